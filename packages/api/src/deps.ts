@@ -1,0 +1,10 @@
+import type { EngineDeps } from "@svc/runtime/engine";
+import type { Principal } from "./auth/principal.ts";
+
+export interface AppDeps {
+  engine: EngineDeps;
+  /** Returns the user id of a valid PAT, or null. Supplied by the credentials module. */
+  verifyPersonalAccessToken?: (token: string) => Promise<string | null>;
+  /** Verifies a public JWT into a principal, or throws AuthenticationError. */
+  verifyPublicJwt?: (token: string) => Promise<Extract<Principal, { kind: "publicJwt" }>>;
+}

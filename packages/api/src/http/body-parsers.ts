@@ -1,0 +1,23 @@
+import type { FastifyInstance } from "fastify";
+import { ValidationError } from "@svc/runtime/engine";
+
+/**
+ * JSON bodies: an empty body parses as `undefined` (routes decide whether that is an error; the
+ * waitpoint callback treats it as `{}`); malformed JSON is a 400. NDJSON and text arrive as strings;
+ * anything else as a Buffer (packet uploads).
+ */
+export function registerBodyParsers(app: FastifyInstance) {
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser(["application/json", "application/super+json"], { parseAs: "string" }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim().length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ValidationError("Invalid JSON"), undefined);
+    }
+  });
+  app.removeContentTypeParser("text/plain");
+  app.addContentTypeParser(["text/plain", "application/x-ndjson"], { parseAs: "string" }, (_request, body, done) => done(null, String(body)));
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+}

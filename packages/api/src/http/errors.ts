@@ -1,0 +1,48 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { ZodError } from "zod";
+import { SvcError } from "@svc/runtime/engine";
+
+/** The one table from engine error codes to HTTP statuses. */
+const STATUS_BY_CODE: Record<string, number> = {
+  validation: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  illegal_transition: 409,
+};
+
+/** Formats zod issues as one readable line: `options.tags.0: Expected string, received number`. */
+export function formatZodError(error: ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join(".") + ": " : ""}${issue.message}`)
+    .join("; ");
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string, extra: Record<string, unknown> = {}) {
+  // The SDK retries 409 and 5xx unless told not to; our errors are deterministic.
+  if (status === 409 || status >= 500) reply.header("x-should-retry", "false");
+  return reply.status(status).send({ error: message, ...extra });
+}
+
+/** Fastify error handler: every error becomes `{ error }` with a 4xx where the input was at fault. */
+export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof ZodError) return sendError(reply, 400, formatZodError(error));
+  if (error instanceof SvcError) {
+    const status = STATUS_BY_CODE[error.code] ?? 400;
+    const extra = status === 403 ? { code: "unauthorized", param: "access_token", type: "authorization" } : {};
+    return sendError(reply, status, error.message, extra);
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.code === "FST_ERR_CTP_EMPTY_JSON_BODY") return sendError(reply, 400, "Request body is empty");
+  if (fastifyError.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return sendError(reply, 415, `Unsupported Content-Type: ${request.headers["content-type"] ?? "none"}`);
+  if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(reply, 413, "Request body too large");
+  if (error instanceof SyntaxError || fastifyError.code === "FST_ERR_CTP_INVALID_JSON_BODY") return sendError(reply, 400, "Invalid JSON");
+  if (typeof fastifyError.statusCode === "number" && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return sendError(reply, fastifyError.statusCode, error.message);
+  }
+  request.log.error({ err: error }, "unhandled error");
+  if (process.env.SVC_DEBUG_ERRORS) console.error(error);
+  return sendError(reply, 500, "Internal Server Error");
+}

@@ -1,0 +1,3 @@
+export { createApp } from "./app.ts";
+export type { AppDeps } from "./deps.ts";
+export { credentialVerifiers } from "./auth/verifiers.ts";

@@ -1,0 +1,35 @@
+import pino from "pino";
+import { createPool, migrate } from "@svc/runtime/db";
+import { SecretBox, systemClock } from "@svc/runtime/engine";
+import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
+import { createApp } from "./app.ts";
+import { parseApiConfig } from "./config.ts";
+import { credentialVerifiers } from "./auth/verifiers.ts";
+
+const config = parseApiConfig(process.env);
+const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
+
+const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-api" });
+await migrate(db);
+const boss = await startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5 });
+const engine = {
+  db,
+  clock: systemClock,
+  dispatcher: new PgBossDispatcher(boss),
+  secrets: new SecretBox(config.SVC_ENCRYPTION_KEY),
+  apiUrl: config.SERVICE_API_URL ?? `http://localhost:${config.PORT}`,
+};
+const deps = { engine, ...credentialVerifiers(engine) };
+const app = await createApp(deps, { logger });
+await app.listen({ port: config.PORT, host: config.HOST });
+logger.info({ port: config.PORT }, "svc api listening");
+
+async function shutdown(signal: string) {
+  logger.info({ signal }, "shutting down");
+  await app.close();
+  await boss.stop({ graceful: false, close: true });
+  await db.end();
+  process.exit(0);
+}
+process.once("SIGTERM", () => void shutdown("SIGTERM"));
+process.once("SIGINT", () => void shutdown("SIGINT"));

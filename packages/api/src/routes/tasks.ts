@@ -1,0 +1,33 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { triggerRun } from "@svc/runtime/engine";
+import { TriggerTaskRequestBody, TriggerTaskResponse } from "@svc/runtime/contracts";
+import type { AppDeps } from "../deps.ts";
+import { attachPublicToken } from "../http/jwt-headers.ts";
+import { environmentOf } from "../http/principal-guards.ts";
+import { defineRoute } from "../http/route.ts";
+
+export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
+  defineRoute(app, deps, {
+    method: "POST",
+    url: "/api/v1/tasks/:taskId/trigger",
+    summary: "Trigger a task run",
+    tags: ["tasks"],
+    auth: { allow: ["secretKey", "publicJwt"] },
+    params: z.object({ taskId: z.string().min(1).max(128) }),
+    body: TriggerTaskRequestBody,
+    response: TriggerTaskResponse,
+    async handler({ params, body, principal, reply, request }) {
+      const env = environmentOf(principal);
+      const options = { ...body.options };
+      // Trigger.dev lets headers carry the idempotency key; they win over the body.
+      const headerKey = request.headers["idempotency-key"];
+      if (typeof headerKey === "string" && headerKey) options.idempotencyKey = headerKey;
+      const headerTtl = request.headers["idempotency-key-ttl"];
+      if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
+      const result = await triggerRun(deps.engine, env, params.taskId, body.payload, options);
+      await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
+      return { id: result.id, isCached: result.isCached };
+    },
+  });
+}

@@ -1,0 +1,54 @@
+import type { FastifyInstance } from "fastify";
+import { withTransaction } from "@svc/runtime/db";
+import { ensureDefaultProject, FakeClock, SecretBox, systemClock, type Clock, type EngineDeps, type ProjectCredentials } from "@svc/runtime/engine";
+import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
+import { createApp } from "../src/app.ts";
+import { credentialVerifiers } from "../src/auth/verifiers.ts";
+import type { AppDeps } from "../src/deps.ts";
+
+export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";
+
+export interface TestApi {
+  app: FastifyInstance;
+  deps: AppDeps;
+  engine: EngineDeps;
+  db: TestDatabase;
+  /** The default project with its four environments and secret keys. */
+  project: ProjectCredentials;
+  /** Authorization header for the default project's dev environment. */
+  devAuth: { authorization: string };
+  close(): Promise<void>;
+}
+
+/** An API app on a fresh database (cloned template), driven with `app.inject`. */
+export async function startTestApi(options: { clock?: Clock } = {}): Promise<TestApi> {
+  const db = await createTestDatabase();
+  const boss = await startBoss({ connectionString: db.url, supervise: false, max: 3 });
+  const engine: EngineDeps = {
+    db: db.pool,
+    clock: options.clock ?? systemClock,
+    dispatcher: new PgBossDispatcher(boss),
+    secrets: new SecretBox(TEST_ENCRYPTION_KEY),
+    apiUrl: "http://svc.test",
+  };
+  const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine) };
+  const app = await createApp(deps, { logger: false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    engine,
+    db,
+    project,
+    devAuth: { authorization: `Bearer ${project.environments.dev.secretKey}` },
+    async close() {
+      await app.close();
+      await boss.stop({ graceful: false, close: true });
+      await db.drop();
+    },
+  };
+}
+
+export { FakeClock };

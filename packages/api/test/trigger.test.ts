@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApi, type TestApi } from "./harness.ts";
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => api?.close());
+
+async function trigger(body: unknown, headers: Record<string, string> = api.devAuth, taskId = "hello-world") {
+  return api.app.inject({ method: "POST", url: `/api/v1/tasks/${taskId}/trigger`, headers, payload: body as object });
+}
+
+describe("POST /api/v1/tasks/{taskId}/trigger", () => {
+  it("creates a QUEUED run for an unknown task and returns its id", async () => {
+    const res = await trigger({ payload: { name: "Ada" } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.id).toMatch(/^run_/);
+    expect(body.isCached).toBe(false);
+    expect(res.headers["x-trigger-jwt"]).toBeTypeOf("string");
+    const { rows } = await api.db.pool.query("SELECT status, payload, queue_name FROM runs WHERE id = $1", [body.id]);
+    expect(rows[0]).toMatchObject({ status: "QUEUED", payload: '{"name":"Ada"}', queue_name: "task/hello-world" });
+  });
+
+  it("rejects a missing or unknown secret key with 401", async () => {
+    expect((await trigger({ payload: 1 }, {})).statusCode).toBe(401);
+    const res = await trigger({ payload: 1 }, { authorization: "Bearer svc_dev_nope" });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error).toMatch(/Invalid API key/);
+  });
+
+  it("returns the same run for the same idempotency key", async () => {
+    const first = (await trigger({ payload: 1, options: { idempotencyKey: "k-1" } })).json();
+    const second = (await trigger({ payload: 2, options: { idempotencyKey: "k-1" } })).json();
+    expect(second).toEqual({ id: first.id, isCached: true });
+  });
+
+  it("answers bad input with a 4xx and a clear message", async () => {
+    const tooManyTags = await trigger({ payload: 1, options: { tags: Array.from({ length: 11 }, (_, i) => `t${i}`) } });
+    expect(tooManyTags.statusCode).toBe(422);
+    expect(tooManyTags.json().error).toMatch(/10 tags/);
+    const badDelay = await trigger({ payload: 1, options: { delay: "soonish" } });
+    expect(badDelay.statusCode).toBe(400);
+    expect(badDelay.json().error).toMatch(/delay/);
+    const notJson = await api.app.inject({
+      method: "POST",
+      url: "/api/v1/tasks/x/trigger",
+      headers: { ...api.devAuth, "content-type": "application/json" },
+      payload: "{nope",
+    });
+    expect(notJson.statusCode).toBe(400);
+    const empty = await api.app.inject({ method: "POST", url: "/api/v1/tasks/x/trigger", headers: { ...api.devAuth, "content-type": "application/json" } });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().error).toBe("Request body is empty");
+  });
+});

@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+const Tags = z.union([z.string(), z.array(z.string())]);
+
+/** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
+export const TriggerOptions = z
+  .object({
+    payloadType: z.string().optional(),
+    payloadSize: z.number().int().nonnegative().optional(),
+    queue: z.object({ name: z.string().min(1).max(128) }).passthrough().optional(),
+    concurrencyKey: z.union([z.string().max(512), z.number()]).optional(),
+    delay: z.union([z.string(), z.coerce.date()]).optional(),
+    ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
+    idempotencyKey: z.string().min(1).max(2048).optional(),
+    idempotencyKeyTTL: z.string().optional(),
+    idempotencyKeyOptions: z.object({ key: z.string(), scope: z.string().optional() }).passthrough().optional(),
+    tags: Tags.optional(),
+    metadata: z.unknown().optional(),
+    metadataType: z.string().optional(),
+    maxAttempts: z.number().int().min(1).max(100).optional(),
+    maxDuration: z.number().int().min(1).optional(),
+    machine: z.string().optional(),
+    priority: z.number().optional(),
+    test: z.boolean().optional(),
+    lockToVersion: z.string().optional(),
+    parentRunId: z.string().optional(),
+    resumeParentOnCompletion: z.boolean().optional(),
+    parentBatch: z.string().optional(),
+  })
+  .passthrough();
+export type TriggerOptions = z.infer<typeof TriggerOptions>;
+
+export const TriggerTaskRequestBody = z.object({
+  payload: z.unknown().optional(),
+  context: z.unknown().optional(),
+  options: TriggerOptions.optional(),
+});
+export type TriggerTaskRequestBody = z.infer<typeof TriggerTaskRequestBody>;
+
+export const TriggerTaskResponse = z.object({ id: z.string(), isCached: z.boolean() });

@@ -1,0 +1,44 @@
+import pg from "pg";
+
+/**
+ * The one database seam: anything that can run a parameterised statement.
+ * A `pg.Pool`, a checked-out `pg.PoolClient` and a caller's own transaction client all fit,
+ * so every store function can join the caller's transaction.
+ */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Timestamps come back as JS Dates; bigint counts as numbers (our counters stay far below 2^53).
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function createPool(connectionString: string, options: { max?: number; applicationName?: string } = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    idleTimeoutMillis: 0,
+    application_name: options.applicationName ?? "svc",
+  });
+  // An idle client that errors (server restart, network) must not crash the process.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Runs `fn` inside BEGIN/COMMIT on one client; rolls back when it throws. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

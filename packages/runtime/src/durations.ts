@@ -1,0 +1,55 @@
+import { ValidationError } from "./errors.ts";
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/**
+ * Parses "30s", "10m", "1h30m", "2d", "1w" into milliseconds; null when the text is not a duration.
+ */
+export function parseDuration(text: string): number | null {
+  const trimmed = text.trim();
+  if (!/^(\d+(ms|s|m|hr|h|d|w))+$/.test(trimmed)) return null;
+  let total = 0;
+  for (const match of trimmed.matchAll(/(\d+)(ms|s|m|hr|h|d|w)/g)) {
+    total += Number(match[1]) * UNIT_MS[match[2]!]!;
+  }
+  return total;
+}
+
+/**
+ * Resolves a duration string, an ISO date string, a Date or a number of seconds to an absolute time.
+ * Throws a ValidationError naming `field` when the value is neither a duration nor a date.
+ */
+export function resolveTime(value: string | number | Date, now: Date, field: string): Date {
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new ValidationError(`${field}: invalid date`);
+    return value;
+  }
+  if (typeof value === "number") {
+    if (!Number.isFinite(value) || value < 0) throw new ValidationError(`${field}: expected a non-negative number of seconds`);
+    return new Date(now.getTime() + value * 1000);
+  }
+  const ms = parseDuration(value);
+  if (ms !== null) return new Date(now.getTime() + ms);
+  if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
+    const date = new Date(value);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  throw new ValidationError(
+    `${field}: "${value}" is neither a duration (e.g. "30s", "10m", "1h30m", "2d") nor an ISO 8601 date`,
+  );
+}
+
+/** Parses a TTL such as "1h" to milliseconds, throwing a ValidationError naming `field`. */
+export function parseTtl(value: string, field: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw new ValidationError(`${field}: "${value}" is not a duration (e.g. "30s", "10m", "1h", "7d")`);
+  return ms;
+}

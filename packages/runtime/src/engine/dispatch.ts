@@ -1,0 +1,20 @@
+import type { Queryable } from "../db/queryable.ts";
+
+/**
+ * One unit of work for a worker: start (or restart) a run's attempt, or resume a waiting run.
+ * The engine only knows this interface; the pg-boss implementation lives in packages/worker/src/queue.
+ */
+export interface RunJob {
+  kind: "start" | "resume";
+  runId: string;
+  environmentId: string;
+  queueName: string;
+  concurrencyKey?: string | null;
+  /** Resumes: a backstop in case no worker hears the fast-path NOTIFY. */
+  startAfter?: Date;
+}
+
+export interface Dispatcher {
+  /** Enqueues the jobs inside `tx`, so they exist if and only if the caller commits. */
+  dispatch(tx: Queryable, jobs: RunJob[]): Promise<void>;
+}

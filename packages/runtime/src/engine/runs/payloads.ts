@@ -1,0 +1,81 @@
+import superjson from "superjson";
+import type { Queryable } from "../../db/queryable.ts";
+import { ValidationError } from "../../errors.ts";
+
+export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
+export type PayloadType = (typeof PAYLOAD_TYPES)[number];
+
+/** A packet as stored: serialised text plus how to read it. */
+export interface Packet {
+  data: string | null;
+  type: string;
+}
+
+/**
+ * Normalises a trigger's payload into stored text. The published SDK sends super+json as a string;
+ * curl users send plain JSON values.
+ */
+export function encodePayload(payload: unknown, type: string): Packet {
+  switch (type) {
+    case "application/json":
+      if (payload === undefined) return { data: null, type };
+      if (typeof payload === "string") {
+        try {
+          JSON.parse(payload);
+          return { data: payload, type };
+        } catch {
+          return { data: JSON.stringify(payload), type };
+        }
+      }
+      return { data: JSON.stringify(payload), type };
+    case "application/super+json":
+      if (typeof payload !== "string") return { data: superjson.stringify(payload), type };
+      try {
+        superjson.parse(payload);
+      } catch {
+        throw new ValidationError("payload: application/super+json payload is not valid superjson text");
+      }
+      return { data: payload, type };
+    case "text/plain":
+      if (typeof payload !== "string") throw new ValidationError("payload: text/plain payload must be a string");
+      return { data: payload, type };
+    case "application/store":
+      if (typeof payload !== "string" || payload.length === 0) {
+        throw new ValidationError("payload: application/store payload must be the storagePath returned by PUT /api/v2/packets");
+      }
+      return { data: payload, type };
+    default:
+      throw new ValidationError(`payloadType: unsupported type "${type}" (use ${PAYLOAD_TYPES.join(", ")})`);
+  }
+}
+
+/** Reads stored text back into a value (Dates and other superjson types restored). */
+export function decodePacket(packet: Packet): unknown {
+  if (packet.data === null || packet.data === undefined) return undefined;
+  switch (packet.type) {
+    case "application/super+json":
+      return superjson.parse(packet.data);
+    case "text/plain":
+      return packet.data;
+    default:
+      return JSON.parse(packet.data);
+  }
+}
+
+/** Serialises a task's return value (or a token output) for storage, keeping Dates and friends. */
+export function encodeOutput(value: unknown): Packet {
+  if (value === undefined) return { data: null, type: "application/json" };
+  return { data: superjson.stringify(value), type: "application/super+json" };
+}
+
+/** Resolves application/store packets to their uploaded content. */
+export async function loadStoredPacket(db: Queryable, environmentId: string, packet: Packet): Promise<Packet> {
+  if (packet.type !== "application/store" || packet.data === null) return packet;
+  const { rows } = await db.query<{ data: Buffer | null; content_type: string }>(
+    `SELECT data, content_type FROM packets WHERE environment_id = $1 AND path = $2`,
+    [environmentId, packet.data],
+  );
+  const row = rows[0];
+  if (!row || row.data === null) throw new ValidationError(`payload: packet "${packet.data}" has not been uploaded`);
+  return { data: row.data.toString("utf8"), type: row.content_type };
+}

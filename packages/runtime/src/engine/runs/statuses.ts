@@ -1,0 +1,81 @@
+/** Run statuses: Trigger.dev's 2025-07-16 API vocabulary, which the published SDK validates. */
+export const RUN_STATUSES = [
+  "PENDING_VERSION",
+  "QUEUED",
+  "DEQUEUED",
+  "EXECUTING",
+  "WAITING",
+  "COMPLETED",
+  "CANCELED",
+  "FAILED",
+  "CRASHED",
+  "SYSTEM_FAILURE",
+  "DELAYED",
+  "EXPIRED",
+  "TIMED_OUT",
+] as const;
+
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const FINAL_STATUSES: readonly RunStatus[] = [
+  "COMPLETED",
+  "CANCELED",
+  "FAILED",
+  "CRASHED",
+  "SYSTEM_FAILURE",
+  "EXPIRED",
+  "TIMED_OUT",
+];
+
+/** The one transition table. Anything not listed is refused. */
+export const TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  PENDING_VERSION: ["QUEUED", "CANCELED", "EXPIRED"],
+  DELAYED: ["QUEUED", "CANCELED", "EXPIRED"],
+  QUEUED: ["DEQUEUED", "EXECUTING", "CANCELED", "EXPIRED", "PENDING_VERSION"],
+  DEQUEUED: ["EXECUTING", "QUEUED", "CANCELED"],
+  EXECUTING: ["COMPLETED", "FAILED", "CRASHED", "SYSTEM_FAILURE", "TIMED_OUT", "WAITING", "QUEUED", "CANCELED", "EXECUTING"],
+  WAITING: ["EXECUTING", "CANCELED"],
+  COMPLETED: [],
+  CANCELED: [],
+  FAILED: [],
+  CRASHED: [],
+  SYSTEM_FAILURE: [],
+  EXPIRED: [],
+  TIMED_OUT: [],
+};
+
+export function isRunStatus(value: string): value is RunStatus {
+  return (RUN_STATUSES as readonly string[]).includes(value);
+}
+
+export function isFinal(status: RunStatus): boolean {
+  return FINAL_STATUSES.includes(status);
+}
+
+export function canTransition(from: RunStatus, to: RunStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The statuses from which `to` may be reached; the WHERE clause of a guarded update. */
+export function sourcesOf(to: RunStatus): RunStatus[] {
+  return RUN_STATUSES.filter((from) => TRANSITIONS[from].includes(to));
+}
+
+/** A failed run frees its idempotency key (as do EXPIRED and TIMED_OUT); CANCELED keeps it. */
+export function freesIdempotencyKey(status: RunStatus): boolean {
+  return status === "FAILED" || status === "CRASHED" || status === "SYSTEM_FAILURE" || status === "EXPIRED" || status === "TIMED_OUT";
+}
+
+/** Trigger.dev's boolean helpers (EXPIRED and TIMED_OUT are neither completed nor failed). */
+export function statusFlags(status: RunStatus) {
+  const isCompleted = ["COMPLETED", "CANCELED", "FAILED", "CRASHED", "SYSTEM_FAILURE"].includes(status);
+  return {
+    isQueued: status === "QUEUED" || status === "DELAYED" || status === "PENDING_VERSION",
+    isExecuting: status === "EXECUTING" || status === "DEQUEUED",
+    isWaiting: status === "WAITING",
+    isCompleted,
+    isSuccess: status === "COMPLETED",
+    isFailed: isCompleted && status !== "COMPLETED",
+    isCancelled: status === "CANCELED",
+  };
+}

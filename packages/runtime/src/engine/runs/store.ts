@@ -1,0 +1,89 @@
+import type { Queryable } from "../../db/queryable.ts";
+import { IllegalTransitionError } from "../../errors.ts";
+import { canTransition, sourcesOf, type RunStatus } from "./statuses.ts";
+
+/** A runs row as the engine reads it. */
+export interface RunRow {
+  id: string;
+  environment_id: string;
+  project_id: string;
+  task_identifier: string;
+  status: RunStatus;
+  queue_name: string;
+  concurrency_key: string | null;
+  payload: string | null;
+  payload_type: string;
+  output: string | null;
+  output_type: string | null;
+  error: unknown;
+  idempotency_key: string | null;
+  idempotency_key_user: string | null;
+  idempotency_key_expires_at: Date | null;
+  tags: string[];
+  metadata: unknown;
+  max_attempts: number | null;
+  max_duration_s: number | null;
+  ttl: string | null;
+  expire_at: Date | null;
+  delay_until: Date | null;
+  available_at: Date | null;
+  attempt_number: number;
+  ledger_epoch: number;
+  claim_token: string | null;
+  job_id: string | null;
+  worker_id: string | null;
+  worker_version: string | null;
+  parent_run_id: string | null;
+  root_run_id: string | null;
+  depth: number;
+  trigger_function: string;
+  batch_id: string | null;
+  batch_index: number | null;
+  schedule_id: string | null;
+  is_test: boolean;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  expired_at: Date | null;
+}
+
+export async function getRun(db: Queryable, id: string, environmentId?: string): Promise<RunRow | null> {
+  const { rows } = environmentId
+    ? await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND environment_id = $2`, [id, environmentId])
+    : await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [id]);
+  return rows[0] ?? null;
+}
+
+export type TransitionResult = { changed: true; run: RunRow } | { changed: false };
+
+/**
+ * The guarded update every status change goes through:
+ * `UPDATE runs SET status = $to … WHERE id = $id AND status = ANY($from)`.
+ * `from` defaults to every status the table allows into `to`; `extraWhere` adds fencing
+ * (e.g. the claim token). Zero rows means someone else changed the run first: `{ changed: false }`.
+ */
+export async function transitionRun(
+  db: Queryable,
+  id: string,
+  to: RunStatus,
+  options: { from?: RunStatus[]; set?: Record<string, unknown>; extraWhere?: { sql: string; values: unknown[] } } = {},
+): Promise<TransitionResult> {
+  const from = options.from ?? sourcesOf(to);
+  for (const status of from) if (!canTransition(status, to)) throw new IllegalTransitionError(status, to);
+  const values: unknown[] = [id, to, from];
+  const sets = ["status = $2", "updated_at = now()"];
+  for (const [column, value] of Object.entries(options.set ?? {})) {
+    if (!/^[a-z_]+$/.test(column)) throw new Error(`bad column ${column}`);
+    values.push(value);
+    sets.push(`${column} = $${values.length}`);
+  }
+  let where = "id = $1 AND status = ANY($3::text[])";
+  if (options.extraWhere) {
+    const offset = values.length;
+    where += " AND " + options.extraWhere.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
+    values.push(...options.extraWhere.values);
+  }
+  const { rows } = await db.query<RunRow>(`UPDATE runs SET ${sets.join(", ")} WHERE ${where} RETURNING *`, values);
+  return rows[0] ? { changed: true, run: rows[0] } : { changed: false };
+}

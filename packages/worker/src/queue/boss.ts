@@ -1,0 +1,39 @@
+import { PgBoss } from "pg-boss";
+import { notifyChannelSql } from "pg-boss/dist/plans.js";
+
+export const BOSS_SCHEMA = "pgboss";
+
+export interface BossOptions {
+  connectionString: string;
+  /** Workers supervise (heartbeat expiry, retries); API processes only insert. */
+  supervise: boolean;
+  max?: number;
+}
+
+/**
+ * A pg-boss instance configured for svc. Supervision runs every 2 s so a job whose worker died
+ * (no heartbeat for 10 s) is retried within about 12 s, not pg-boss's 15-minute expiry.
+ */
+export async function startBoss(options: BossOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: options.connectionString,
+    schema: BOSS_SCHEMA,
+    max: options.max ?? 10,
+    supervise: options.supervise,
+    superviseIntervalSeconds: 2,
+    monitorIntervalSeconds: 2,
+    schedule: false,
+    migrate: true,
+    useListenNotify: false,
+  } as ConstructorParameters<typeof PgBoss>[0]);
+  boss.on("error", () => {});
+  boss.on("warning", () => {});
+  await boss.start();
+  return boss;
+}
+
+/** The channel pg-boss NOTIFYs (payload: queue name) when a job becomes ready on a notify queue. */
+export async function bossNotifyChannel(query: (sql: string) => Promise<{ rows: any[] }>): Promise<string> {
+  const { rows } = await query(`SELECT ${notifyChannelSql(BOSS_SCHEMA)} AS channel`);
+  return rows[0].channel as string;
+}

@@ -1,0 +1,190 @@
+import type { Job, PgBoss } from "pg-boss";
+
+export interface ConsumedJob {
+  id: string;
+  queue: string;
+  retryCount: number;
+  data: { runId: string; kind: "start" | "resume" };
+}
+
+export interface QueueSubscription {
+  /** pg-boss queue name. */
+  name: string;
+  /** Global limit per group (a svc queue's concurrencyLimit, per concurrencyKey). */
+  concurrencyLimit?: number | null;
+}
+
+export interface ConsumerOptions {
+  concurrency: number;
+  /** Backstop poll when no NOTIFY arrives. */
+  pollIntervalMs: number;
+  /** How often in-flight jobs are touched (pg-boss heartbeat). */
+  heartbeatIntervalMs: number;
+  handle(job: ConsumedJob): Promise<void>;
+  onError(error: unknown): void;
+}
+
+/**
+ * Claims jobs from pg-boss into a fixed number of slots. One loop per process (no wake-up herd):
+ * it fetches up to the free slot count from queues that were notified first, then the rest;
+ * sleeps until a NOTIFY, a freed slot or the poll interval; touches in-flight jobs as heartbeats;
+ * and completes finished jobs in batches.
+ */
+export class JobConsumer {
+  readonly #boss: PgBoss;
+  readonly #options: ConsumerOptions;
+  readonly #queues = new Map<string, QueueSubscription>();
+  readonly #dirty = new Set<string>();
+  readonly #inFlight = new Map<string, ConsumedJob>();
+  readonly #completions = new Map<string, ConsumedJob[]>();
+  #wake: (() => void) | null = null;
+  #stopping = false;
+  #loop: Promise<void> | null = null;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #flushScheduled = false;
+  #drained: (() => void) | null = null;
+
+  constructor(boss: PgBoss, options: ConsumerOptions) {
+    this.#boss = boss;
+    this.#options = options;
+  }
+
+  get inFlightCount(): number {
+    return this.#inFlight.size;
+  }
+
+  subscribe(queue: QueueSubscription): void {
+    this.#queues.set(queue.name, queue);
+    this.notify(queue.name);
+  }
+
+  /** A NOTIFY for `queue` arrived (or something else made work likely). */
+  notify(queue?: string): void {
+    if (queue !== undefined) {
+      if (!this.#queues.has(queue)) return;
+      this.#dirty.add(queue);
+    }
+    this.#wake?.();
+  }
+
+  start(): void {
+    this.#loop = this.#run();
+    this.#heartbeat = setInterval(() => void this.#touchAll(), this.#options.heartbeatIntervalMs);
+    this.#heartbeat.unref();
+  }
+
+  /** Stops claiming; resolves once in-flight jobs have finished and been completed. */
+  async drain(): Promise<void> {
+    this.#stopping = true;
+    this.#wake?.();
+    await this.#loop;
+    if (this.#inFlight.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+    await this.#flush();
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+  }
+
+  /** Stops at once, leaving in-flight jobs to pg-boss's heartbeat expiry. */
+  abandon(): void {
+    this.#stopping = true;
+    this.#wake?.();
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      const free = this.#options.concurrency - this.#inFlight.size;
+      let fetched = 0;
+      if (free > 0) {
+        try {
+          fetched = await this.#fetchInto(free);
+        } catch (error) {
+          this.#options.onError(error);
+        }
+      }
+      if (this.#stopping) break;
+      // Full batch: there is probably more; go again at once (when slots allow).
+      if (fetched > 0 && fetched === free) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.#options.pollIntervalMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#wake = done;
+      });
+      this.#wake = null;
+    }
+  }
+
+  async #fetchInto(free: number): Promise<number> {
+    const order = [...this.#dirty, ...[...this.#queues.keys()].filter((q) => !this.#dirty.has(q))];
+    this.#dirty.clear();
+    let fetched = 0;
+    for (const name of order) {
+      if (free - fetched <= 0 || this.#stopping) break;
+      const queue = this.#queues.get(name);
+      if (!queue) continue;
+      const jobs = (await this.#boss.fetch(name, {
+        batchSize: free - fetched,
+        ...(queue.concurrencyLimit ? { groupConcurrency: queue.concurrencyLimit } : {}),
+      })) as Job<ConsumedJob["data"]>[];
+      for (const job of jobs) {
+        fetched++;
+        this.#launch({ id: job.id, queue: name, retryCount: job.retryCount, data: job.data });
+      }
+    }
+    return fetched;
+  }
+
+  #launch(job: ConsumedJob): void {
+    this.#inFlight.set(job.id, job);
+    this.#options
+      .handle(job)
+      .catch((error) => this.#options.onError(error))
+      .finally(() => {
+        this.#inFlight.delete(job.id);
+        let list = this.#completions.get(job.queue);
+        if (!list) this.#completions.set(job.queue, (list = []));
+        list.push(job);
+        this.#scheduleFlush();
+        this.#wake?.();
+      });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      void this.#flush().then(() => {
+        if (this.#inFlight.size === 0 && this.#drained) this.#drained();
+      });
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const batches = [...this.#completions];
+    this.#completions.clear();
+    for (const [queue, jobs] of batches) {
+      try {
+        // Passing {id, retryCount} settles only the attempt we hold: a job that was redelivered
+        // to another worker meanwhile is left alone.
+        await this.#boss.complete(queue, jobs.map((j) => ({ id: j.id, retryCount: j.retryCount })));
+      } catch (error) {
+        this.#options.onError(error);
+      }
+    }
+  }
+
+  async #touchAll(): Promise<void> {
+    const byQueue = new Map<string, { id: string; retryCount: number }[]>();
+    for (const job of this.#inFlight.values()) {
+      let list = byQueue.get(job.queue);
+      if (!list) byQueue.set(job.queue, (list = []));
+      list.push({ id: job.id, retryCount: job.retryCount });
+    }
+    for (const [queue, ids] of byQueue) {
+      await this.#boss.touch(queue, ids).catch((error) => this.#options.onError(error));
+    }
+  }
+}

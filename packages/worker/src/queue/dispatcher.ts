@@ -1,0 +1,59 @@
+import type { PgBoss } from "pg-boss";
+import type { Dispatcher, RunJob } from "@svc/runtime/engine";
+import type { Queryable } from "@svc/runtime/db";
+import { resumeQueueName, startQueueName } from "./names.ts";
+
+/** Heartbeats are required: a job whose worker stops touching it for this long is retried. */
+export const HEARTBEAT_SECONDS = 10;
+
+/**
+ * Enqueues run jobs with pg-boss inside the caller's transaction (`insert(…, { db })`), so a job
+ * exists if and only if the state change that needs it commits.
+ */
+export class PgBossDispatcher implements Dispatcher {
+  readonly #boss: PgBoss;
+  readonly #known = new Set<string>();
+
+  constructor(boss: PgBoss) {
+    this.#boss = boss;
+  }
+
+  /** Creates the pg-boss queue once per process; createQueue is idempotent across processes. */
+  async ensureQueue(name: string, kind: "start" | "resume"): Promise<void> {
+    if (this.#known.has(name)) return;
+    await this.#boss.createQueue(name, {
+      // Start jobs wake workers through NOTIFY. Resume jobs are the backstop of our own NOTIFY
+      // fast path, so pg-boss must not also wake every worker for them (resume-spike pitfall 3).
+      notify: kind === "start",
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      // Redeliveries after a dead worker; the engine bounds real attempts by maxAttempts.
+      retryLimit: 1000,
+      retryDelay: 0,
+      // pg-boss caps expiry at 24 h; liveness comes from heartbeats, this is only a ceiling.
+      expireInSeconds: 86_400,
+      deleteAfterSeconds: 3600,
+    });
+    this.#known.add(name);
+  }
+
+  async dispatch(tx: Queryable, jobs: RunJob[]): Promise<void> {
+    const byQueue = new Map<string, { kind: RunJob["kind"]; rows: object[] }>();
+    for (const job of jobs) {
+      const name = job.kind === "start" ? startQueueName(job.environmentId, job.queueName) : resumeQueueName(job.environmentId);
+      let entry = byQueue.get(name);
+      if (!entry) byQueue.set(name, (entry = { kind: job.kind, rows: [] }));
+      entry.rows.push({
+        data: { runId: job.runId, kind: job.kind },
+        // Every job carries a group so a queue's concurrencyLimit (and per-key limits) can be
+        // enforced by pg-boss's global group concurrency at fetch time.
+        group: { id: job.concurrencyKey ? `k:${job.concurrencyKey}` : "default" },
+        ...(job.startAfter ? { startAfter: job.startAfter } : {}),
+      });
+    }
+    const db = { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
+    for (const [name, entry] of byQueue) {
+      await this.ensureQueue(name, entry.kind);
+      await this.#boss.insert(name, entry.rows, { db });
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import { createHash } from "node:crypto";
+
+/** pg-boss allows [\w.\-/] in queue names; anything else is replaced and disambiguated by a hash. */
+function safe(name: string): string {
+  const cleaned = name.replace(/[^\w.\-/]/g, "_");
+  if (cleaned === name) return name;
+  return `${cleaned}~${createHash("sha256").update(name).digest("hex").slice(0, 8)}`.replace("~", "_h");
+}
+
+/** The pg-boss queue that carries start jobs for one svc queue of one environment. */
+export function startQueueName(environmentId: string, queueName: string): string {
+  return `svc.${environmentId}.${safe(queueName)}`;
+}
+
+/** The pg-boss queue that carries resume jobs of one environment (the durable backstop of the fast path). */
+export function resumeQueueName(environmentId: string): string {
+  return `svc-resume.${environmentId}`;
+}
