@@ -10,8 +10,8 @@ export interface RunJob {
   environmentId: string;
   queueName: string;
   concurrencyKey?: string | null;
-  /** Resumes: a backstop in case no worker hears the fast-path NOTIFY. */
-  startAfter?: Date;
+  /** Not before this many seconds from now (database time); resumes use it as the backstop delay. */
+  startAfterSeconds?: number;
 }
 
 export interface Dispatcher {

@@ -11,3 +11,8 @@ export * from "./runs/store.ts";
 export * from "./runs/trigger.ts";
 export * from "./runs/payloads.ts";
 export * from "./runs/retry-policy.ts";
+export * from "./channels.ts";
+export * from "./waitpoints/statuses.ts";
+export * from "./waitpoints/store.ts";
+export * from "./waitpoints/complete-waitpoint.ts";
+export * from "./timers/fire-due.ts";

@@ -47,7 +47,7 @@ export class PgBossDispatcher implements Dispatcher {
         // Every job carries a group so a queue's concurrencyLimit (and per-key limits) can be
         // enforced by pg-boss's global group concurrency at fetch time.
         group: { id: job.concurrencyKey ? `k:${job.concurrencyKey}` : "default" },
-        ...(job.startAfter ? { startAfter: job.startAfter } : {}),
+        ...(job.startAfterSeconds ? { startAfter: job.startAfterSeconds } : {}),
       });
     }
     const db = { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };

@@ -1,0 +1,9 @@
+/** Postgres NOTIFY channels svc uses (payloads in comments). */
+export const CHANNELS = {
+  /** Comma-separated run ids whose wait resolved: the resume fast path. */
+  resume: "svc_resume",
+  /** A run id that was canceled: its executing worker aborts it. */
+  runCanceled: "svc_run_canceled",
+  /** Something time-based was scheduled (delay, retry, timeout, schedule): timer loops re-plan. */
+  timers: "svc_timers",
+} as const;

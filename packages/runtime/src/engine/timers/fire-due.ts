@@ -1,0 +1,139 @@
+import { withTransaction, type Queryable } from "../../db/queryable.ts";
+import type { EngineDeps } from "../deps.ts";
+import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
+import type { RunRow } from "../runs/store.ts";
+
+/**
+ * Time-driven transitions, evaluated against an injected `now` (tests move a fake clock and call
+ * these; the worker's timer loop calls them when the next one is due). Each claims due rows with
+ * FOR UPDATE SKIP LOCKED, so any number of processes can run them and each event fires once.
+ */
+export interface DueWork {
+  name: string;
+  /** Fires what is due at `now`; returns how many items it handled. */
+  fire(deps: EngineDeps, now: Date, limit: number): Promise<number>;
+  /** The earliest time something will be due, or null. */
+  nextDue(db: Queryable): Promise<Date | null>;
+}
+
+/** DELAYED runs whose delay passed become QUEUED and are enqueued. */
+export const delayedRuns: DueWork = {
+  name: "delayed-runs",
+  async fire(deps, now, limit) {
+    return withTransaction(deps.db, async (tx) => {
+      const { rows } = await tx.query<RunRow>(
+        `UPDATE runs SET status = 'QUEUED', delay_until = NULL, updated_at = now()
+         WHERE id IN (SELECT id FROM runs WHERE status = 'DELAYED' AND delay_until <= $1
+                      ORDER BY delay_until LIMIT $2 FOR UPDATE SKIP LOCKED)
+           AND status = 'DELAYED'
+         RETURNING *`,
+        [now, limit],
+      );
+      if (rows.length > 0) {
+        await deps.dispatcher.dispatch(
+          tx,
+          rows.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
+        );
+      }
+      return rows.length;
+    });
+  },
+  async nextDue(db) {
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(delay_until) AS at FROM runs WHERE status = 'DELAYED'`);
+    return rows[0]?.at ?? null;
+  },
+};
+
+/** QUEUED runs waiting out a retry backoff are enqueued once it passed. */
+export const retryingRuns: DueWork = {
+  name: "retrying-runs",
+  async fire(deps, now, limit) {
+    return withTransaction(deps.db, async (tx) => {
+      const { rows } = await tx.query<RunRow>(
+        `UPDATE runs SET available_at = NULL, updated_at = now()
+         WHERE id IN (SELECT id FROM runs WHERE status = 'QUEUED' AND available_at <= $1
+                      ORDER BY available_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+        [now, limit],
+      );
+      if (rows.length > 0) {
+        await deps.dispatcher.dispatch(
+          tx,
+          rows.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
+        );
+      }
+      return rows.length;
+    });
+  },
+  async nextDue(db) {
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(available_at) AS at FROM runs WHERE status = 'QUEUED' AND available_at IS NOT NULL`);
+    return rows[0]?.at ?? null;
+  },
+};
+
+/** Runs not started before their TTL become EXPIRED (and free their idempotency key). */
+export const expiringRuns: DueWork = {
+  name: "expiring-runs",
+  async fire(deps, now, limit) {
+    const { rowCount } = await deps.db.query(
+      `UPDATE runs SET status = 'EXPIRED', expired_at = $1, finished_at = $1, updated_at = now()
+       WHERE id IN (SELECT id FROM runs WHERE status IN ('QUEUED', 'DELAYED') AND expire_at <= $1
+                    ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         AND status IN ('QUEUED', 'DELAYED')`,
+      [now, limit],
+    );
+    return rowCount ?? 0;
+  },
+  async nextDue(db) {
+    const { rows } = await db.query<{ at: Date | null }>(
+      `SELECT min(expire_at) AS at FROM runs WHERE status IN ('QUEUED', 'DELAYED') AND expire_at IS NOT NULL`,
+    );
+    return rows[0]?.at ?? null;
+  },
+};
+
+/** Waitpoints whose time came: DATETIME ones complete, MANUAL tokens time out. */
+export const dueWaitpoints: DueWork = {
+  name: "due-waitpoints",
+  async fire(deps, now, limit) {
+    return withTransaction(deps.db, async (tx) => {
+      const { rows } = await tx.query<{ id: string; type: string; timeout_at: Date }>(
+        `SELECT id, type, timeout_at FROM waitpoints WHERE status = 'WAITING' AND timeout_at <= $1
+         ORDER BY timeout_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [now, limit],
+      );
+      for (const w of rows) {
+        if (w.type === "DATETIME") {
+          await completeWaitpoint(deps, tx, w.id, { ok: true, output: JSON.stringify({ date: w.timeout_at.toISOString() }), outputType: "application/json" });
+        } else {
+          await completeWaitpoint(deps, tx, w.id, {
+            ok: false,
+            error: { name: "WaitpointTimeoutError", code: "WAITPOINT_TIMEOUT", message: `Waitpoint timed out at ${w.timeout_at.toISOString()}` },
+          });
+        }
+      }
+      return rows.length;
+    });
+  },
+  async nextDue(db) {
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(timeout_at) AS at FROM waitpoints WHERE status = 'WAITING' AND timeout_at IS NOT NULL`);
+    return rows[0]?.at ?? null;
+  },
+};
+
+export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints];
+
+/** Fires everything due at `now` until nothing is left; returns the count per kind. */
+export async function fireAllDue(deps: EngineDeps, now: Date, work: DueWork[] = BUILT_IN_DUE_WORK, limit = 500): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const w of work) {
+    let total = 0;
+    for (;;) {
+      const n = await w.fire(deps, now, limit);
+      total += n;
+      if (n < limit) break;
+    }
+    counts[w.name] = total;
+  }
+  return counts;
+}

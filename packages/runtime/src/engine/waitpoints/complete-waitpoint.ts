@@ -1,0 +1,89 @@
+import type { Queryable } from "../../db/queryable.ts";
+import { CHANNELS } from "../channels.ts";
+import type { EngineDeps } from "../deps.ts";
+import type { WaitpointRow } from "./store.ts";
+
+/** How a wait ended, as recorded in the ledger and handed back to the waiting code. */
+export interface WaitOutcome {
+  ok: boolean;
+  /** Serialised output (see outputType), absent when there is none. */
+  output?: string | null;
+  outputType?: string | null;
+  /** Present when ok is false (a timeout, a failed child run). */
+  error?: { name?: string; message: string; code?: string };
+}
+
+export type CompleteResult = { changed: true; waitpoint: WaitpointRow; resumedRunIds: string[] } | { changed: false; waitpoint: WaitpointRow | null };
+
+/**
+ * Completes (or times out) a waitpoint inside the caller's transaction: first writer wins.
+ *
+ * Two statements on purpose (resume-spike pitfall 5): the guarded UPDATE of the waitpoint waits
+ * behind a waiter that holds it FOR SHARE; the ledger UPDATE then runs with a fresh snapshot and
+ * sees the row that waiter committed. Resume jobs and the fast-path NOTIFY commit with the caller:
+ * the runs resume if and only if the transaction commits.
+ */
+export async function completeWaitpoint(
+  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  tx: Queryable,
+  waitpointId: string,
+  outcome: WaitOutcome,
+  options: { environmentId?: string; status?: "COMPLETED" | "TIMED_OUT" } = {},
+): Promise<CompleteResult> {
+  const now = deps.clock.now();
+  const status = options.status ?? (outcome.ok ? "COMPLETED" : "TIMED_OUT");
+  const values: unknown[] = [waitpointId, status, now, outcome.ok ? (outcome.output ?? null) : JSON.stringify(outcome.error ?? {}), outcome.ok ? (outcome.outputType ?? null) : "application/json", !outcome.ok];
+  let envFilter = "";
+  if (options.environmentId) {
+    values.push(options.environmentId);
+    envFilter = ` AND environment_id = $${values.length}`;
+  }
+  const updated = await tx.query<WaitpointRow>(
+    `UPDATE waitpoints SET status = $2, completed_at = $3, output = $4, output_type = $5, output_is_error = $6
+     WHERE id = $1 AND status = 'WAITING'${envFilter} RETURNING *`,
+    values,
+  );
+  const waitpoint = updated.rows[0];
+  if (!waitpoint) {
+    const { rows } = await tx.query<WaitpointRow>(`SELECT * FROM waitpoints WHERE id = $1${options.environmentId ? " AND environment_id = $2" : ""}`, options.environmentId ? [waitpointId, options.environmentId] : [waitpointId]);
+    return { changed: false, waitpoint: rows[0] ?? null };
+  }
+  const resumedRunIds = await resolveLedgerAndResume(deps, tx, waitpointId, outcome, now);
+  return { changed: true, waitpoint, resumedRunIds };
+}
+
+/** Records the outcome on every ledger entry waiting on the waitpoint and wakes their runs. */
+async function resolveLedgerAndResume(
+  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  tx: Queryable,
+  waitpointId: string,
+  outcome: WaitOutcome,
+  now: Date,
+): Promise<string[]> {
+  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string; status: string }>(
+    `WITH resolved AS (
+       UPDATE run_ledger SET resolved = true, outcome = $2, resolved_at = $3
+       WHERE waitpoint_id = $1 AND NOT resolved RETURNING run_id)
+     SELECT DISTINCT r.id AS run_id, r.environment_id, r.queue_name, r.status
+     FROM resolved JOIN runs r ON r.id = resolved.run_id`,
+    [waitpointId, JSON.stringify(outcome), now],
+  );
+  const waiting = rows.filter((r) => r.status === "WAITING");
+  if (waiting.length === 0) return [];
+  await deps.dispatcher.dispatch(
+    tx,
+    waiting.map((r) => ({
+      kind: "resume" as const,
+      runId: r.run_id,
+      environmentId: r.environment_id,
+      queueName: r.queue_name,
+      // The durable backstop: runs only if no worker took the fast path first.
+      startAfterSeconds: RESUME_BACKSTOP_SECONDS,
+    })),
+  );
+  await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, waiting.map((r) => r.run_id).join(",")]);
+  return waiting.map((r) => r.run_id);
+}
+
+/** How long the pg-boss resume job waits before it backs up the NOTIFY fast path. */
+export const RESUME_BACKSTOP_SECONDS = 2;
