@@ -20,6 +20,8 @@ export interface ConsumerOptions {
   pollIntervalMs: number;
   /** How often in-flight jobs are touched (pg-boss heartbeat). */
   heartbeatIntervalMs: number;
+  /** Slots taken by work that did not come through pg-boss (the resume fast path). */
+  externalInFlight?: () => number;
   handle(job: ConsumedJob): Promise<void>;
   onError(error: unknown): void;
 }
@@ -51,6 +53,10 @@ export class JobConsumer {
 
   get inFlightCount(): number {
     return this.#inFlight.size;
+  }
+
+  freeSlots(): number {
+    return this.#options.concurrency - this.#inFlight.size - (this.#options.externalInFlight?.() ?? 0);
   }
 
   subscribe(queue: QueueSubscription): void {
@@ -92,7 +98,7 @@ export class JobConsumer {
 
   async #run(): Promise<void> {
     while (!this.#stopping) {
-      const free = this.#options.concurrency - this.#inFlight.size;
+      const free = this.freeSlots();
       let fetched = 0;
       if (free > 0) {
         try {

@@ -11,6 +11,8 @@ export interface WaitOutcome {
   outputType?: string | null;
   /** Present when ok is false (a timeout, a failed child run). */
   error?: { name?: string; message: string; code?: string };
+  /** For RUN waitpoints: the child run that finished. */
+  runId?: string;
 }
 
 export type CompleteResult = { changed: true; waitpoint: WaitpointRow; resumedRunIds: string[] } | { changed: false; waitpoint: WaitpointRow | null };
@@ -81,9 +83,35 @@ async function resolveLedgerAndResume(
       startAfterSeconds: RESUME_BACKSTOP_SECONDS,
     })),
   );
-  await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, waiting.map((r) => r.run_id).join(",")]);
+  for (const payload of resumePayloads(waiting.map((r) => ({ environmentId: r.environment_id, runId: r.run_id })))) {
+    await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, payload]);
+  }
   return waiting.map((r) => r.run_id);
 }
 
 /** How long the pg-boss resume job waits before it backs up the NOTIFY fast path. */
 export const RESUME_BACKSTOP_SECONDS = 2;
+
+/**
+ * NOTIFY payloads for the resume fast path: `<environmentId> <runId>,<runId>,…`, at most 100 runs
+ * each (a payload must stay under 8000 bytes; one token can release many runs).
+ */
+export function resumePayloads(items: { environmentId: string; runId: string }[]): string[] {
+  const byEnv = new Map<string, string[]>();
+  for (const item of items) {
+    let list = byEnv.get(item.environmentId);
+    if (!list) byEnv.set(item.environmentId, (list = []));
+    list.push(item.runId);
+  }
+  const payloads: string[] = [];
+  for (const [env, runIds] of byEnv) {
+    for (let i = 0; i < runIds.length; i += 100) payloads.push(`${env} ${runIds.slice(i, i + 100).join(",")}`);
+  }
+  return payloads;
+}
+
+export function parseResumePayload(payload: string): { environmentId: string; runIds: string[] } | null {
+  const space = payload.indexOf(" ");
+  if (space <= 0) return null;
+  return { environmentId: payload.slice(0, space), runIds: payload.slice(space + 1).split(",").filter(Boolean) };
+}

@@ -1,0 +1,33 @@
+import type { Queryable } from "../../db/queryable.ts";
+import type { EngineDeps } from "../deps.ts";
+import { completeWaitpoint, type WaitOutcome } from "../waitpoints/complete-waitpoint.ts";
+import type { RunRow } from "./store.ts";
+
+/** A child run finished: complete the waitpoint its parent waits on (and the batch's, when it was the last). */
+/** Call in the transaction that moved the run to a final status (completed, failed, canceled …). */
+export async function notifyWaitersOfRun(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, run: RunRow): Promise<void> {
+  const { rows } = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_run_id = $1 AND status = 'WAITING'`, [run.id]);
+  for (const w of rows) await completeWaitpoint(deps, tx, w.id, childOutcome(run), { status: "COMPLETED" });
+  if (run.batch_id) await completeBatchIfDone(deps, tx, run.batch_id);
+}
+
+export function childOutcome(run: Pick<RunRow, "id" | "status" | "output" | "output_type" | "error">): WaitOutcome {
+  if (run.status === "COMPLETED") return { ok: true, output: run.output, outputType: run.output_type, runId: run.id };
+  const error = (run.error as { message?: string; name?: string } | null) ?? {};
+  return { ok: false, error: { name: error.name ?? "Error", message: error.message ?? `child run ended ${run.status}`, code: run.status }, runId: run.id };
+}
+
+const FINAL = ["COMPLETED", "CANCELED", "FAILED", "CRASHED", "SYSTEM_FAILURE", "EXPIRED", "TIMED_OUT"];
+
+async function completeBatchIfDone(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, batchId: string): Promise<void> {
+  const waiting = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_batch_id = $1 AND status = 'WAITING'`, [batchId]);
+  if (waiting.rows.length === 0) return;
+  // Serialise the last children of a batch so exactly one of them sees "all done".
+  const batch = await tx.query<{ run_count: number }>(`SELECT run_count FROM batches WHERE id = $1 FOR UPDATE`, [batchId]);
+  const runs = await tx.query<RunRow>(`SELECT * FROM runs WHERE batch_id = $1 ORDER BY batch_index`, [batchId]);
+  if (runs.rows.length < (batch.rows[0]?.run_count ?? 0) || runs.rows.some((r) => !FINAL.includes(r.status))) return;
+  const results = runs.rows.map((r) => ({ ...childOutcome(r), id: r.id, taskIdentifier: r.task_identifier }));
+  for (const w of waiting.rows) {
+    await completeWaitpoint(deps, tx, w.id, { ok: true, output: JSON.stringify(results), outputType: "application/json" }, { status: "COMPLETED" });
+  }
+}

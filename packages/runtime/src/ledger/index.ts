@@ -1,0 +1,4 @@
+export * from "./entries.ts";
+export * from "./step-keys.ts";
+export * from "./ledger-store.ts";
+export * from "./replay.ts";

@@ -1,0 +1,47 @@
+import { KEYED_EPOCH, NondeterminismError, type LedgerEntry, type LedgerKind } from "./entries.ts";
+import { StepKeys } from "./step-keys.ts";
+
+/**
+ * An execution's view of its ledger: hands out step keys in call order and answers, for each
+ * durable call, whether it was already recorded (replay) — refusing a recorded entry of another
+ * kind or target with a NondeterminismError that names both.
+ */
+export class LedgerSession {
+  readonly #entries = new Map<string, LedgerEntry>();
+  readonly #keys = new StepKeys();
+  readonly epoch: number;
+
+  constructor(epoch: number, entries: LedgerEntry[]) {
+    this.epoch = epoch;
+    for (const e of entries) this.#entries.set(`${e.epoch}|${e.stepKey}`, e);
+  }
+
+  /** Resolves the key of the next durable call: `#n` by call order, or `key:<k>` for keyed calls. */
+  nextKey(idempotencyKey?: string): { stepKey: string; epoch: number } {
+    if (idempotencyKey) return { stepKey: StepKeys.keyed(idempotencyKey), epoch: KEYED_EPOCH };
+    return { stepKey: this.#keys.nextOrdinal(), epoch: this.epoch };
+  }
+
+  /**
+   * The recorded entry at `key`, if any and still valid (a keyed entry past its TTL counts as absent).
+   * Throws NondeterminismError when the recorded kind or target differs from the request.
+   */
+  lookup(key: { stepKey: string; epoch: number }, kind: LedgerKind, target: string | null, now: Date): LedgerEntry | null {
+    const entry = this.#entries.get(`${key.epoch}|${key.stepKey}`);
+    if (!entry) return null;
+    if (entry.expiresAt && entry.expiresAt.getTime() <= now.getTime()) return null;
+    if (entry.kind !== kind || (target !== null && entry.target !== null && entry.target !== target)) {
+      throw new NondeterminismError(key.stepKey, { kind: entry.kind, target: entry.target }, { kind, target });
+    }
+    return entry;
+  }
+
+  /** Keeps the session in step with what was just written. */
+  remember(entry: LedgerEntry): void {
+    this.#entries.set(`${entry.epoch}|${entry.stepKey}`, entry);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}

@@ -1,0 +1,72 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { TaskContext } from "./task.ts";
+
+/** A wait's result as the engine hands it to the SDK (before wrapping with unwrap()). */
+export type RawWaitResult = { ok: true; output: unknown } | { ok: false; error: { name?: string; message: string; code?: string } };
+
+export interface WaitOptions {
+  /** A wait with a key is skipped when a previous attempt of the run already passed it. */
+  idempotencyKey?: string;
+  /** How long the key counts; e.g. "1h". @default "1h" */
+  idempotencyKeyTTL?: string;
+}
+
+export interface CreateTokenOptions extends WaitOptions {
+  /** Duration ("10m") or date. @default "10m" */
+  timeout?: string | Date;
+  tags?: string | string[];
+}
+
+export interface CreatedToken {
+  id: string;
+  url: string;
+  isCached: boolean;
+  publicAccessToken: string;
+}
+
+export interface ChildRunResult {
+  ok: boolean;
+  id: string;
+  taskIdentifier: string;
+  output?: unknown;
+  error?: { name?: string; message: string; stackTrace?: string };
+}
+
+/**
+ * The durable operations of one execution of a run. The worker implements it (against Postgres);
+ * the SDK functions task code calls (`wait.*`, `step.run`, `tasks.triggerAndWait`) delegate here.
+ * After the execution suspends or ends it is fenced: every call returns a promise that never
+ * settles and writes nothing.
+ */
+export interface RunExecution {
+  readonly ctx: TaskContext;
+  readonly signal: AbortSignal;
+  isFenced(): boolean;
+  waitForToken(tokenId: string, options?: WaitOptions): Promise<RawWaitResult>;
+  waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult>;
+  runStep<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  createToken(options: CreateTokenOptions): Promise<CreatedToken>;
+  triggerAndWait(taskId: string, payload: unknown, options?: Record<string, unknown>): Promise<ChildRunResult>;
+  batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]>;
+}
+
+const storage = new AsyncLocalStorage<RunExecution>();
+
+/** Runs `fn` as the given execution (used by the worker). */
+export function runInExecution<T>(execution: RunExecution, fn: () => T): T {
+  return storage.run(execution, fn);
+}
+
+/** The execution of the current async context, or undefined outside a run. */
+export function currentExecution(): RunExecution | undefined {
+  return storage.getStore();
+}
+
+/** The current execution, or a clear error naming the function that needs one. */
+export function requireExecution(fnName: string): RunExecution {
+  const execution = storage.getStore();
+  if (!execution) {
+    throw new Error(`${fnName}() can only be called inside a task run (from a task's run function, executed by an svc worker).`);
+  }
+  return execution;
+}

@@ -1,0 +1,18 @@
+import { requireExecution } from "./run-context.ts";
+
+/**
+ * A memoised durable step for side effects between waits: `fn` runs once, its result is recorded,
+ * and every replay of the run returns the recorded result without calling `fn` again.
+ * The result must be JSON/superjson-serialisable. A step that throws is not recorded.
+ *
+ * @example
+ * const charge = await step.run("charge-card", () => stripe.charges.create({ amount: 100 }));
+ * await wait.for({ hours: 1 });
+ * await step.run("send-receipt", () => email.send(charge.receipt_url));
+ */
+export const step = {
+  run<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    if (!name || typeof name !== "string") throw new Error("step.run(): a step name is required");
+    return requireExecution("step.run").runStep(name, fn);
+  },
+};

@@ -1,0 +1,75 @@
+import pg from "pg";
+
+export type NotificationHandler = (channel: string, payload: string) => void;
+
+/**
+ * One dedicated connection that LISTENs on svc's channels (and pg-boss's job channel) and
+ * reconnects with backoff if it drops. `onReconnect` lets callers re-check what they may have
+ * missed while disconnected.
+ */
+export class NotificationListener {
+  readonly #url: string;
+  readonly #channels: string[];
+  readonly #onNotification: NotificationHandler;
+  readonly #onReconnect: () => void;
+  readonly #onError: (error: unknown) => void;
+  #client: pg.Client | null = null;
+  #stopped = false;
+  #attempt = 0;
+
+  constructor(options: { url: string; channels: string[]; onNotification: NotificationHandler; onReconnect?: () => void; onError?: (error: unknown) => void }) {
+    this.#url = options.url;
+    this.#channels = options.channels;
+    this.#onNotification = options.onNotification;
+    this.#onReconnect = options.onReconnect ?? (() => {});
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  async start(): Promise<void> {
+    this.#stopped = false;
+    await this.#connect();
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.#url, application_name: "svc-worker-listen" });
+    client.on("notification", (message) => this.#onNotification(message.channel, message.payload ?? ""));
+    client.on("error", (error) => {
+      this.#onError(error);
+      void this.#reconnect();
+    });
+    client.on("end", () => void this.#reconnect());
+    await client.connect();
+    for (const channel of this.#channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    this.#client = client;
+    this.#attempt = 0;
+  }
+
+  async #reconnect(): Promise<void> {
+    if (this.#stopped || !this.#client) return;
+    const old = this.#client;
+    this.#client = null;
+    old.removeAllListeners();
+    old.end().catch(() => {});
+    while (!this.#stopped) {
+      const delay = Math.min(5000, 100 * 2 ** this.#attempt++);
+      await new Promise((r) => setTimeout(r, delay));
+      try {
+        await this.#connect();
+        this.#onReconnect();
+        return;
+      } catch (error) {
+        this.#onError(error);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const client = this.#client;
+    this.#client = null;
+    if (client) {
+      client.removeAllListeners();
+      await client.end().catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+/** Worker configuration, parsed once from the environment at the entry point. */
+export const WorkerConfig = z.object({
+  DATABASE_URL: z.string().url(),
+  SVC_ENCRYPTION_KEY: z.string().min(16, "SVC_ENCRYPTION_KEY must be at least 16 characters"),
+  /** The secret key of the environment this worker serves; without it, the default project's dev environment. */
+  SERVICE_SECRET_KEY: z.string().optional(),
+  /** For a preview environment: the branch this worker serves. */
+  SERVICE_PREVIEW_BRANCH: z.string().optional(),
+  SERVICE_API_URL: z.string().url().default("http://localhost:3030"),
+  /** Path of svc.config.ts (which names the task folders). */
+  SVC_CONFIG: z.string().default("svc.config.ts"),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Recorded on every run this worker executes; defaults to a hash of the task files. */
+  WORKER_VERSION: z.string().optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DB_POOL_MAX: z.coerce.number().int().min(2).default(20),
+});
+export type WorkerConfig = z.infer<typeof WorkerConfig>;
+
+export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
+  const result = WorkerConfig.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n");
+    throw new Error(`invalid worker configuration:\n${lines}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,42 @@
+import { EventEmitter } from "node:events";
+
+/** Typed, past-tense worker events; tests await them instead of sleeping. */
+export interface WorkerEventMap {
+  runStarted: { runId: string; attempt: number; replayedEntries: number };
+  runResumed: { runId: string; attempt: number; replayedEntries: number };
+  runSuspended: { runId: string };
+  runFinished: { runId: string; status: string };
+  runRetryScheduled: { runId: string; attempt: number; at: Date };
+  runAbandoned: { runId: string; reason: string };
+  runCrashRecovered: { runId: string; attempt: number };
+  error: { error: unknown; where: string };
+}
+
+export class WorkerEvents {
+  readonly #emitter = new EventEmitter();
+  constructor() {
+    this.#emitter.setMaxListeners(0);
+  }
+  emit<K extends keyof WorkerEventMap>(name: K, payload: WorkerEventMap[K]): void {
+    this.#emitter.emit(name, payload);
+  }
+  on<K extends keyof WorkerEventMap>(name: K, listener: (payload: WorkerEventMap[K]) => void): () => void {
+    this.#emitter.on(name, listener);
+    return () => this.#emitter.off(name, listener);
+  }
+  /** The next `name` event matching `predicate` (rejects after `timeoutMs` so a test fails instead of hanging). */
+  next<K extends keyof WorkerEventMap>(name: K, predicate: (payload: WorkerEventMap[K]) => boolean = () => true, timeoutMs = 20_000): Promise<WorkerEventMap[K]> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for worker event "${name}"`));
+      }, timeoutMs);
+      const off = this.on(name, (payload) => {
+        if (!predicate(payload)) return;
+        clearTimeout(timer);
+        off();
+        resolve(payload);
+      });
+    });
+  }
+}

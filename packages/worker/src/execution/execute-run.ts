@@ -1,0 +1,191 @@
+import { randomUUID } from "node:crypto";
+import {
+  decideAfterFailure,
+  decodePacket,
+  loadLedger,
+  loadStoredPacket,
+  LedgerSession,
+  NondeterminismError,
+  transitionRun,
+  withTransaction,
+  type EngineDeps,
+  type Environment,
+  type RunRow,
+} from "@svc/runtime/engine";
+import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
+import { claimResume, claimStart, type Claim } from "./claim.ts";
+import { finishExecution, type Ending } from "./finish.ts";
+import { DurableExecution, type CreateToken } from "./run-execution.ts";
+import { internalError, serializeError } from "./serialize-error.ts";
+import type { WorkerEvents } from "../events.ts";
+
+export interface ExecutorDeps {
+  engine: EngineDeps;
+  environment: Environment;
+  tasks: Map<string, Task>;
+  workerId: string;
+  workerVersion: string;
+  events: WorkerEvents;
+  createToken: CreateToken;
+  /** Called before each execution: the environment's variables for process.env. */
+  prepareEnvironment?: () => Promise<void>;
+  /** Lease for executions without a pg-boss job (resume fast path). */
+  leaseMs: number;
+  random?: () => number;
+}
+
+export type Dispatch = { kind: "start"; runId: string; jobId: string } | { kind: "resume"; runId: string; jobId: string | null };
+
+/** Executions this process is running, by run id (cancel and lease renewal look here). */
+export class ActiveExecutions {
+  readonly byRun = new Map<string, { claimToken: string; abort: AbortController; leased: boolean }>();
+  leasedClaimTokens(): string[] {
+    return [...this.byRun.values()].filter((e) => e.leased).map((e) => e.claimToken);
+  }
+}
+
+/**
+ * Claims and executes one run: start (a fresh attempt, or a takeover after a crash) or resume
+ * (replay the ledger and continue). Returns when the run finished, suspended or was lost.
+ */
+export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch): Promise<void> {
+  const { engine } = deps;
+  const claimToken = randomUUID();
+  const base = { runId: dispatch.runId, claimToken, workerId: deps.workerId, workerVersion: deps.workerVersion, now: engine.clock.now() };
+  const claim =
+    dispatch.kind === "start"
+      ? await withTransaction(engine.db, (tx) => claimStart(tx, { ...base, jobId: dispatch.jobId }))
+      : await claimResume(engine.db, { ...base, jobId: dispatch.jobId, leaseMs: deps.leaseMs });
+  if (!claim) return;
+  const { run } = claim;
+
+  if (claim.previousStatus === "EXECUTING") {
+    deps.events.emit("runCrashRecovered", { runId: run.id, attempt: run.attempt_number });
+    const maxAttempts = run.max_attempts ?? deps.tasks.get(run.task_identifier)?.retry?.maxAttempts ?? 3;
+    if (run.attempt_number > maxAttempts) {
+      await finishExecution(engine, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
+      deps.events.emit("runFinished", { runId: run.id, status: "CRASHED" });
+      return;
+    }
+  }
+
+  const task = deps.tasks.get(run.task_identifier);
+  if (!task) {
+    // A shared queue can carry a task this worker doesn't have: hand the run back for another worker.
+    await transitionRun(engine.db, run.id, "QUEUED", {
+      from: ["EXECUTING"],
+      set: { claim_token: null, job_id: null, attempt_number: Math.max(0, run.attempt_number - (dispatch.kind === "start" ? 1 : 0)), available_at: new Date(engine.clock.now().getTime() + 5000) },
+      extraWhere: { sql: "claim_token = $1", values: [claimToken] },
+    });
+    return;
+  }
+
+  const abort = new AbortController();
+  const leased = dispatch.kind === "resume" && dispatch.jobId === null;
+  active.byRun.set(run.id, { claimToken, abort, leased });
+  try {
+    await deps.prepareEnvironment?.();
+    await runTask(deps, run, task, claim, claimToken, abort);
+  } finally {
+    active.byRun.delete(run.id);
+  }
+}
+
+async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim, claimToken: string, abort: AbortController): Promise<void> {
+  const { engine } = deps;
+  const resumed = claim.previousStatus === "WAITING";
+  let payload: unknown;
+  try {
+    payload = decodePacket(await loadStoredPacket(engine.db, run.environment_id, { data: run.payload, type: run.payload_type }));
+  } catch (error) {
+    await finishExecution(engine, run, claimToken, { kind: "failed", error: internalError("PAYLOAD_UNREADABLE", `The run's payload could not be read: ${(error as Error).message}`) });
+    deps.events.emit("runFinished", { runId: run.id, status: "FAILED" });
+    return;
+  }
+  const ledger = new LedgerSession(run.ledger_epoch, await loadLedger(engine.db, run.id, run.ledger_epoch));
+  const execution = new DurableExecution({
+    deps: engine,
+    run,
+    env: deps.environment,
+    claimToken,
+    ledger,
+    ctx: contextOf(deps, run, task),
+    signal: abort.signal,
+    createToken: deps.createToken,
+  });
+  deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size });
+
+  const maxDuration = run.max_duration_s ?? task.maxDuration;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timed_out">((resolve) => {
+    if (maxDuration) timer = setTimeout(() => resolve("timed_out"), maxDuration * 1000);
+  });
+  const canceled = new Promise<"canceled">((resolve) => abort.signal.addEventListener("abort", () => resolve("canceled"), { once: true }));
+  const userCode = runInExecution(execution, () => Promise.resolve().then(() => task.run(payload, { ctx: execution.ctx, signal: abort.signal })));
+  const outcome = await Promise.race([
+    userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
+    execution.ended.then((end) => ({ kind: end.kind })),
+    timedOut.then(() => ({ kind: "timed_out" as const })),
+    canceled.then(() => ({ kind: "canceled" as const })),
+  ]);
+  if (timer) clearTimeout(timer);
+
+  switch (outcome.kind) {
+    case "suspended":
+      deps.events.emit("runSuspended", { runId: run.id });
+      return;
+    case "fenced":
+    case "canceled":
+      execution.fence();
+      abort.abort(new Error("run canceled"));
+      deps.events.emit("runAbandoned", { runId: run.id, reason: outcome.kind });
+      return;
+    case "timed_out":
+      execution.fence();
+      abort.abort(new Error(`maxDuration of ${maxDuration}s exceeded`));
+      await finishAndReport(deps, run, claimToken, { kind: "timed_out", error: internalError("MAX_DURATION_EXCEEDED", `Run exceeded its maxDuration of ${maxDuration}s`) });
+      return;
+    case "returned":
+      execution.fence();
+      await finishAndReport(deps, run, claimToken, { kind: "completed", output: outcome.output });
+      return;
+    case "threw": {
+      execution.fence();
+      const error = outcome.error instanceof NondeterminismError ? { ...serializeError(outcome.error), type: "internal" as const, code: "NONDETERMINISM" } : serializeError(outcome.error);
+      const retryable = !(outcome.error instanceof NondeterminismError) && (outcome.error as { name?: string })?.name !== "AbortTaskRunError";
+      const decision = decideAfterFailure(run.attempt_number, task.retry, run.max_attempts, engine.clock.now(), deps.random, retryable);
+      await finishAndReport(deps, run, claimToken, decision.kind === "retry" ? { kind: "retry", error, at: decision.at } : { kind: "failed", error });
+      return;
+    }
+  }
+}
+
+async function finishAndReport(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending) {
+  const written = await finishExecution(deps.engine, run, claimToken, ending);
+  if (!written) return deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
+  if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
+  else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
+}
+
+function contextOf(deps: ExecutorDeps, run: RunRow, task: Task): TaskContext {
+  const env = deps.environment;
+  return {
+    run: {
+      id: run.id,
+      tags: run.tags,
+      isTest: run.is_test,
+      createdAt: run.created_at,
+      ...(run.idempotency_key_user ? { idempotencyKey: run.idempotency_key_user } : {}),
+      ...(run.max_attempts ? { maxAttempts: run.max_attempts } : {}),
+      version: deps.workerVersion,
+    },
+    attempt: { number: run.attempt_number, startedAt: deps.engine.clock.now() },
+    task: { id: task.id },
+    queue: { name: run.queue_name },
+    environment: { id: env.id, slug: env.slug, type: env.type, ...(env.branchName ? { branchName: env.branchName } : {}) },
+    project: { id: env.projectId, ref: env.projectRef },
+    organization: { id: env.organizationId },
+    ...(run.batch_id ? { batch: { id: run.batch_id } } : {}),
+  };
+}
+

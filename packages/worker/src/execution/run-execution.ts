@@ -1,0 +1,257 @@
+import superjson from "superjson";
+import {
+  CHANNELS,
+  decodePacket,
+  insertWaitpoint,
+  LedgerSession,
+  newId,
+  parseTtl,
+  recordStep,
+  registerWait,
+  triggerRunInTransaction,
+  withTransaction,
+  type EngineDeps,
+  type Environment,
+  type LedgerKind,
+  type RunRow,
+  type WaitRegistration,
+} from "@svc/runtime/engine";
+import type { ChildRunResult, CreatedToken, CreateTokenOptions, RawWaitResult, RunExecution, WaitOptions } from "@svc/runtime/sdk";
+import type { TaskContext } from "@svc/runtime/sdk";
+
+/** Creates a waitpoint token for task code (bound to the waitpoint-token service by the worker). */
+export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<CreatedToken>;
+
+const NEVER = new Promise<never>(() => {});
+const DEFAULT_WAIT_KEY_TTL = "1h";
+
+export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
+
+/**
+ * One execution of a run: the durable operations task code calls, against the ledger in Postgres.
+ * When a wait cannot be satisfied the run is checkpointed (WAITING, claim released) and the
+ * execution is fenced: from then on every call returns a promise that never settles, so abandoned
+ * code (a Promise.race with a timer, a finally block) cannot write anything for the run.
+ */
+export class DurableExecution implements RunExecution {
+  readonly ctx: TaskContext;
+  readonly signal: AbortSignal;
+  readonly #deps: EngineDeps;
+  readonly #run: RunRow;
+  readonly #env: Environment;
+  readonly #claimToken: string;
+  readonly #ledger: LedgerSession;
+  readonly #createToken: CreateToken;
+  #fenced = false;
+  #endListeners: ((end: ExecutionEnd) => void)[] = [];
+  /** Resolves when the execution suspends or loses its claim. */
+  readonly ended: Promise<ExecutionEnd>;
+
+  constructor(args: {
+    deps: EngineDeps;
+    run: RunRow;
+    env: Environment;
+    claimToken: string;
+    ledger: LedgerSession;
+    ctx: TaskContext;
+    signal: AbortSignal;
+    createToken: CreateToken;
+  }) {
+    this.#deps = args.deps;
+    this.#run = args.run;
+    this.#env = args.env;
+    this.#claimToken = args.claimToken;
+    this.#ledger = args.ledger;
+    this.#createToken = args.createToken;
+    this.ctx = args.ctx;
+    this.signal = args.signal;
+    this.ended = new Promise((resolve) => this.#endListeners.push(resolve));
+  }
+
+  isFenced(): boolean {
+    return this.#fenced;
+  }
+
+  /** Stops the execution from writing anything more (after it suspended, finished or was canceled). */
+  fence(end: ExecutionEnd = { kind: "fenced" }): void {
+    if (this.#fenced) return;
+    this.#fenced = true;
+    for (const listener of this.#endListeners) listener(end);
+  }
+
+  async waitForToken(tokenId: string, options?: WaitOptions): Promise<RawWaitResult> {
+    if (this.#fenced) return NEVER;
+    const key = this.#ledger.nextKey(options?.idempotencyKey);
+    const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
+    if (entry?.resolved) return this.#waitResult(entry.outcome);
+    return this.#register(key, "token", tokenId, tokenId, options, async () => tokenId);
+  }
+
+  async waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult> {
+    if (this.#fenced) return NEVER;
+    const now = this.#deps.clock.now();
+    const key = this.#ledger.nextKey(options?.idempotencyKey);
+    const entry = this.#ledger.lookup(key, "datetime", spec, now);
+    if (entry?.resolved) return { ok: true, output: undefined };
+    // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
+    const wakeAt = date ?? new Date(now.getTime() + (durationMs ?? 0));
+    return this.#register(key, "datetime", spec, entry?.waitpointId ?? null, options, async (tx) => {
+      const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "DATETIME", timeoutAt: wakeAt, createdAt: now });
+      await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
+      return waitpoint.id;
+    });
+  }
+
+  async runStep<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    if (this.#fenced) return NEVER;
+    const key = this.#ledger.nextKey();
+    const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
+    if (entry?.resolved) return superjson.parse((entry.outcome as { value: string }).value) as T;
+    const value = await fn();
+    return this.#recordStep(key, name, value);
+  }
+
+  async createToken(options: CreateTokenOptions): Promise<CreatedToken> {
+    if (this.#fenced) return NEVER;
+    const key = this.#ledger.nextKey();
+    const entry = this.#ledger.lookup(key, "step", "wait.createToken", this.#deps.clock.now());
+    if (entry?.resolved) return superjson.parse((entry.outcome as { value: string }).value) as CreatedToken;
+    const token = await this.#createToken(this.#env, options);
+    return this.#recordStep(key, "wait.createToken", token);
+  }
+
+  async triggerAndWait(taskId: string, payload: unknown, options: Record<string, unknown> = {}): Promise<ChildRunResult> {
+    if (this.#fenced) return NEVER;
+    const key = this.#ledger.nextKey();
+    const entry = this.#ledger.lookup(key, "child", taskId, this.#deps.clock.now());
+    if (entry?.resolved) return this.#childResult(entry.outcome, taskId);
+    const result = await this.#register(key, "child", taskId, entry?.waitpointId ?? null, undefined, async (tx) => {
+      const now = this.#deps.clock.now();
+      const child = await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, payload, { ...options, payloadType: "application/super+json" }, {
+        parentRunId: this.#run.id,
+        triggerFunction: "triggerAndWait",
+      });
+      const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "RUN", completedByRunId: child.id, createdAt: now });
+      return waitpoint.id;
+    });
+    return this.#childResult(result, taskId);
+  }
+
+  async batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]> {
+    if (this.#fenced) return NEVER;
+    if (items.length === 0) return [];
+    const key = this.#ledger.nextKey();
+    const entry = this.#ledger.lookup(key, "batch", taskId, this.#deps.clock.now());
+    if (entry?.resolved) return this.#batchResults(entry.outcome);
+    const raw = await this.#register(key, "batch", taskId, entry?.waitpointId ?? null, undefined, async (tx) => {
+      const now = this.#deps.clock.now();
+      const batchId = newId.batch();
+      await tx.query(`INSERT INTO batches (id, environment_id, run_count, parent_run_id, resume_parent_on_completion, sealed_at, created_at) VALUES ($1, $2, $3, $4, true, $5, $5)`, [
+        batchId,
+        this.#env.id,
+        items.length,
+        this.#run.id,
+        now,
+      ]);
+      for (const [index, item] of items.entries()) {
+        await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, item.payload, { ...item.options, payloadType: "application/super+json" }, {
+          parentRunId: this.#run.id,
+          triggerFunction: "batchTriggerAndWait",
+          batchId,
+          batchIndex: index,
+        });
+      }
+      const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "BATCH", completedByBatchId: batchId, createdAt: now });
+      return waitpoint.id;
+    });
+    return this.#batchResults(raw);
+  }
+
+  /**
+   * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
+   * with `makeWaitpoint` in the same transaction) and suspends unless it is already finished.
+   */
+  async #register(
+    key: { stepKey: string; epoch: number },
+    kind: LedgerKind,
+    target: string,
+    existingWaitpointId: string | null,
+    options: WaitOptions | undefined,
+    makeWaitpoint: (tx: import("@svc/runtime/engine").Queryable) => Promise<string>,
+  ): Promise<any> {
+    const now = this.#deps.clock.now();
+    const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
+    const registration: WaitRegistration = await withTransaction(this.#deps.db, async (tx) => {
+      const waitpointId = existingWaitpointId ?? (await makeWaitpoint(tx));
+      return registerWait(tx, {
+        runId: this.#run.id,
+        environmentId: this.#env.id,
+        claimToken: this.#claimToken,
+        epoch: key.epoch,
+        stepKey: key.stepKey,
+        kind,
+        target,
+        waitpointId,
+        expiresAt,
+        now,
+      });
+    });
+    switch (registration.kind) {
+      case "resolved":
+        this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt });
+        return kind === "token" || kind === "datetime" ? this.#waitResult(registration.outcome) : registration.outcome;
+      case "suspended":
+        this.fence({ kind: "suspended" });
+        return NEVER;
+      case "fenced":
+        this.fence();
+        return NEVER;
+      case "waitpoint_missing":
+        throw new Error(`wait.forToken(): there is no token "${target}" in this environment`);
+    }
+  }
+
+  async #recordStep<T>(key: { stepKey: string; epoch: number }, name: string, value: T): Promise<T> {
+    if (this.#fenced) return NEVER;
+    const outcome = { ok: true, value: superjson.stringify(value) };
+    const recorded = await recordStep(this.#deps.db, {
+      runId: this.#run.id,
+      claimToken: this.#claimToken,
+      epoch: key.epoch,
+      stepKey: key.stepKey,
+      kind: "step",
+      target: name,
+      outcome,
+      now: this.#deps.clock.now(),
+    });
+    if (!recorded) {
+      this.fence();
+      return NEVER;
+    }
+    this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome, expiresAt: null });
+    return value;
+  }
+
+  #waitResult(outcome: unknown): RawWaitResult {
+    const o = outcome as { ok: boolean; output?: string | null; outputType?: string | null; error?: { name?: string; message: string; code?: string } };
+    if (o.ok) return { ok: true, output: o.output == null ? undefined : decodePacket({ data: o.output, type: o.outputType ?? "application/json" }) };
+    return { ok: false, error: o.error ?? { message: "wait failed" } };
+  }
+
+  #childResult(outcome: unknown, taskId: string): ChildRunResult {
+    const o = outcome as { ok: boolean; output?: string | null; outputType?: string | null; error?: { name?: string; message: string }; runId?: string };
+    return o.ok
+      ? { ok: true, id: o.runId ?? "", taskIdentifier: taskId, output: o.output == null ? undefined : decodePacket({ data: o.output, type: o.outputType ?? "application/json" }) }
+      : { ok: false, id: o.runId ?? "", taskIdentifier: taskId, error: o.error ?? { message: "child run failed" } };
+  }
+
+  #batchResults(outcome: unknown): ChildRunResult[] {
+    const o = outcome as { ok: boolean; output?: string | null };
+    const items = JSON.parse(o.output ?? "[]") as { id: string; taskIdentifier: string; ok: boolean; output?: string | null; outputType?: string | null; error?: { name?: string; message: string } }[];
+    return items.map((i) =>
+      i.ok
+        ? { ok: true, id: i.id, taskIdentifier: i.taskIdentifier, output: i.output == null ? undefined : decodePacket({ data: i.output, type: i.outputType ?? "application/json" }) }
+        : { ok: false, id: i.id, taskIdentifier: i.taskIdentifier, error: i.error ?? { message: "child run failed" } },
+    );
+  }
+}

@@ -1,0 +1,60 @@
+import pino from "pino";
+import { createPool, migrate } from "@svc/runtime/db";
+import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
+import { parseWorkerConfig } from "./config.ts";
+import { resolveWorkerEnvironment } from "./environment.ts";
+import { tokenCreator } from "./execution/create-token.ts";
+import { startBoss } from "./queue/boss.ts";
+import { PgBossDispatcher } from "./queue/dispatcher.ts";
+import { installShutdown } from "./shutdown.ts";
+import { loadTasks } from "./tasks/load-tasks.ts";
+import { workerIntegrations } from "./integrations.ts";
+import { createWorker } from "./worker.ts";
+
+const config = parseWorkerConfig(process.env);
+const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-worker" } });
+
+const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-worker" });
+await migrate(db);
+const boss = await startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10 });
+const dispatcher = new PgBossDispatcher(boss);
+const engine: EngineDeps = { db, clock: systemClock, dispatcher, secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SERVICE_API_URL };
+
+const { environment, secretKey } = await resolveWorkerEnvironment(engine, config.SERVICE_SECRET_KEY, config.SERVICE_PREVIEW_BRANCH);
+// Task code that calls the API (tasks.trigger, runs.list …) is configured from these, as users expect.
+process.env.SERVICE_SECRET_KEY ??= secretKey;
+process.env.SERVICE_API_URL ??= config.SERVICE_API_URL;
+if (environment.branchName) process.env.SERVICE_PREVIEW_BRANCH ??= environment.branchName;
+
+const loaded = await loadTasks(config.SVC_CONFIG);
+const workerVersion = config.WORKER_VERSION ?? loaded.version;
+const worker = createWorker({
+  engine,
+  boss,
+  dispatcher,
+  databaseUrl: config.DATABASE_URL,
+  environment,
+  tasks: loaded.tasks,
+  workerVersion,
+  concurrency: config.WORKER_CONCURRENCY,
+  createToken: tokenCreator(engine),
+  ...workerIntegrations(engine, environment),
+  onError: (error, where) => logger.error({ err: error, where }, "worker error"),
+});
+worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));
+worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));
+await worker.start();
+logger.info(
+  { workerId: worker.id, environment: environment.slug, branch: environment.branchName ?? undefined, project: environment.projectRef, tasks: loaded.tasks.map((t) => t.id), workerVersion, concurrency: config.WORKER_CONCURRENCY },
+  "svc worker started",
+);
+
+installShutdown(
+  () => worker.drain(),
+  async () => {
+    await boss.stop({ graceful: false, close: true });
+    await db.end();
+  },
+  logger,
+  config.SHUTDOWN_TIMEOUT_MS,
+);

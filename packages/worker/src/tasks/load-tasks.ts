@@ -1,0 +1,60 @@
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { isTask, type SvcConfig, type Task } from "@svc/runtime/sdk";
+
+
+const TASK_FILE = /\.(ts|mts|js|mjs)$/;
+const SKIPPED = /(\.test\.|\.spec\.|\.d\.ts$)/;
+
+async function filesIn(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== "node_modules") files.push(...(await filesIn(path)));
+    else if (entry.isFile() && TASK_FILE.test(entry.name) && !SKIPPED.test(entry.name)) files.push(path);
+  }
+  return files;
+}
+
+export interface LoadedTasks {
+  tasks: Task[];
+  /** Content hash of the task files: the worker version runs record. */
+  version: string;
+  files: string[];
+}
+
+/**
+ * Loads the config file, imports every task file in its `dirs` (TypeScript runs without a build
+ * step because the worker runs under tsx) and collects exported tasks. Duplicate ids are an error.
+ */
+export async function loadTasks(configPath: string): Promise<LoadedTasks> {
+  const absolute = resolve(configPath);
+  const config = (await import(pathToFileURL(absolute).href)).default as SvcConfig;
+  if (!config || !Array.isArray(config.dirs) || config.dirs.length === 0) {
+    throw new Error(`${configPath}: the default export must be { dirs: ["./path/to/tasks"] }`);
+  }
+  const base = dirname(absolute);
+  const files: string[] = [];
+  for (const dir of config.dirs) {
+    const path = resolve(base, dir);
+    if (!(await stat(path).catch(() => null))?.isDirectory()) throw new Error(`${configPath}: task folder ${dir} does not exist`);
+    files.push(...(await filesIn(path)));
+  }
+  const hash = createHash("sha256");
+  const byId = new Map<string, { task: Task; file: string }>();
+  for (const file of files) {
+    hash.update(file).update(await readFile(file));
+    const module = await import(pathToFileURL(file).href);
+    for (const value of Object.values(module)) {
+      if (!isTask(value)) continue;
+      const existing = byId.get(value.id);
+      if (existing && existing.task !== value) throw new Error(`duplicate task id "${value.id}" in ${existing.file} and ${file}`);
+      byId.set(value.id, { task: value, file });
+    }
+  }
+  return { tasks: [...byId.values()].map((v) => v.task), version: hash.digest("hex").slice(0, 12), files };
+}
+

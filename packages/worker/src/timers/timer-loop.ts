@@ -1,0 +1,68 @@
+import { fireAllDue, type DueWork, type EngineDeps } from "@svc/runtime/engine";
+
+/**
+ * Fires time-driven work (delays, retries, TTLs, token timeouts, sleeps, schedules, lapsed leases)
+ * when it is due: sleeps until the earliest due time (at most `maxSleepMs`), and wakes early on a
+ * `svc_timers` NOTIFY when something new was scheduled. Every worker runs one; SKIP LOCKED makes
+ * each item fire once.
+ */
+export class TimerLoop {
+  readonly #deps: EngineDeps;
+  readonly #work: DueWork[];
+  readonly #maxSleepMs: number;
+  readonly #onError: (error: unknown) => void;
+  #stopped = true;
+  #wake: (() => void) | null = null;
+  #loop: Promise<void> | null = null;
+
+  constructor(deps: EngineDeps, work: DueWork[], options: { maxSleepMs: number; onError: (error: unknown) => void }) {
+    this.#deps = deps;
+    this.#work = work;
+    this.#maxSleepMs = options.maxSleepMs;
+    this.#onError = options.onError;
+  }
+
+  /** Fires everything due now (tests call this with a FakeClock instead of running the loop). */
+  tick(): Promise<Record<string, number>> {
+    return fireAllDue(this.#deps, this.#deps.clock.now(), this.#work);
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#loop = this.#run();
+  }
+
+  wake(): void {
+    this.#wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      let sleepMs = this.#maxSleepMs;
+      try {
+        await this.tick();
+        const dues = await Promise.all(this.#work.map((w) => w.nextDue(this.#deps.db)));
+        const now = this.#deps.clock.now().getTime();
+        for (const due of dues) if (due) sleepMs = Math.min(sleepMs, Math.max(0, due.getTime() - now));
+      } catch (error) {
+        this.#onError(error);
+      }
+      if (this.#stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, sleepMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#wake = done;
+      });
+      this.#wake = null;
+    }
+  }
+}

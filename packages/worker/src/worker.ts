@@ -1,0 +1,181 @@
+import { randomUUID } from "node:crypto";
+import type { PgBoss } from "pg-boss";
+import {
+  BUILT_IN_DUE_WORK,
+  CHANNELS,
+  lapsedLeases,
+  parseResumePayload,
+  type DueWork,
+  type EngineDeps,
+  type Environment,
+} from "@svc/runtime/engine";
+import type { Task } from "@svc/runtime/sdk";
+import { NotificationListener } from "./checkpoints/notifications.ts";
+import { renewLeases } from "./execution/claim.ts";
+import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
+import type { CreateToken } from "./execution/run-execution.ts";
+import { WorkerEvents } from "./events.ts";
+import { bossNotifyChannel } from "./queue/boss.ts";
+import { JobConsumer, type ConsumedJob } from "./queue/consumer.ts";
+import { PgBossDispatcher } from "./queue/dispatcher.ts";
+import { resumeQueueName, startQueueName } from "./queue/names.ts";
+import { queueOf, registerTasks } from "./tasks/register-tasks.ts";
+import { TimerLoop } from "./timers/timer-loop.ts";
+
+export interface WorkerOptions {
+  engine: EngineDeps;
+  boss: PgBoss;
+  dispatcher: PgBossDispatcher;
+  databaseUrl: string;
+  environment: Environment;
+  tasks: Task[];
+  workerVersion: string;
+  concurrency: number;
+  createToken: CreateToken;
+  /** Extra time-driven work (e.g. schedules). */
+  dueWork?: DueWork[];
+  /** Runs before each execution (e.g. loads env vars into process.env). */
+  prepareEnvironment?: () => Promise<void>;
+  /** Runs once after tasks are registered (e.g. declarative schedules). */
+  onRegistered?: (tasks: Task[]) => Promise<void>;
+  /** false in tests that drive time with `worker.timers.tick()`. @default true */
+  timerLoop?: boolean;
+  pollIntervalMs?: number;
+  leaseMs?: number;
+  onError?: (error: unknown, where: string) => void;
+}
+
+export interface Worker {
+  readonly id: string;
+  readonly events: WorkerEvents;
+  readonly timers: TimerLoop;
+  start(): Promise<void>;
+  /** Stops claiming, lets in-flight runs finish, then stops. */
+  drain(): Promise<void>;
+  /** Stops at once; in-flight runs are recovered by other workers (tests of crash recovery). */
+  abandon(): Promise<void>;
+}
+
+/** A worker process's engine room: claims runs for one environment and executes them. */
+export function createWorker(options: WorkerOptions): Worker {
+  const id = `worker_${randomUUID().slice(0, 8)}`;
+  const events = new WorkerEvents();
+  const onError = (error: unknown, where: string) => {
+    events.emit("error", { error, where });
+    options.onError?.(error, where);
+  };
+  const active = new ActiveExecutions();
+  const leaseMs = options.leaseMs ?? 15_000;
+  const tasks = new Map(options.tasks.map((t) => [t.id, t]));
+  const env = options.environment;
+  const executorDeps = {
+    engine: options.engine,
+    environment: env,
+    tasks,
+    workerId: id,
+    workerVersion: options.workerVersion,
+    events,
+    createToken: options.createToken,
+    prepareEnvironment: options.prepareEnvironment,
+    leaseMs,
+  };
+  let fastPathInFlight = 0;
+  const consumer = new JobConsumer(options.boss, {
+    concurrency: options.concurrency,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    heartbeatIntervalMs: 4000,
+    externalInFlight: () => fastPathInFlight,
+    handle: (job: ConsumedJob) =>
+      executeRun(executorDeps, active, job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }),
+    onError: (error) => onError(error, "consumer"),
+  });
+  const timers = new TimerLoop(options.engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...(options.dueWork ?? [])], {
+    maxSleepMs: 1000,
+    onError: (error) => onError(error, "timers"),
+  });
+  let listener: NotificationListener | null = null;
+  let leaseTimer: NodeJS.Timeout | null = null;
+
+  /** The resume fast path: claim directly on NOTIFY, no pg-boss fetch (resume-spike §4). */
+  function resumeNow(runIds: string[]) {
+    for (const runId of runIds) {
+      if (consumer.freeSlots() <= 0) return; // the pg-boss backstop job picks it up
+      fastPathInFlight++;
+      executeRun(executorDeps, active, { kind: "resume", runId, jobId: null })
+        .catch((error) => onError(error, "resume"))
+        .finally(() => {
+          fastPathInFlight--;
+          consumer.notify();
+        });
+    }
+  }
+
+  async function start() {
+    await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion);
+    const queues = new Map<string, number | null>();
+    for (const task of options.tasks) {
+      const limit = task.queue?.concurrencyLimit ?? null;
+      queues.set(queueOf(task), limit);
+      if (!queues.has(`task/${task.id}`)) queues.set(`task/${task.id}`, null);
+    }
+    for (const [queue, limit] of queues) {
+      const name = startQueueName(env.id, queue);
+      await options.dispatcher.ensureQueue(name, "start");
+      consumer.subscribe({ name, concurrencyLimit: limit });
+    }
+    const resumeQueue = resumeQueueName(env.id);
+    await options.dispatcher.ensureQueue(resumeQueue, "resume");
+    consumer.subscribe({ name: resumeQueue });
+    await options.onRegistered?.(options.tasks);
+
+    const bossChannel = await bossNotifyChannel((sql) => options.engine.db.query(sql));
+    listener = new NotificationListener({
+      url: options.databaseUrl,
+      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, bossChannel],
+      onNotification(channel, payload) {
+        if (channel === bossChannel) return consumer.notify(payload);
+        if (channel === CHANNELS.timers) return timers.wake();
+        if (channel === CHANNELS.runCanceled) return active.byRun.get(payload)?.abort.abort(new Error("run canceled"));
+        if (channel === CHANNELS.resume) {
+          const parsed = parseResumePayload(payload);
+          if (parsed && parsed.environmentId === env.id) resumeNow(parsed.runIds);
+        }
+      },
+      onReconnect: () => {
+        consumer.notify();
+        timers.wake();
+      },
+      onError: (error) => onError(error, "listener"),
+    });
+    await listener.start();
+    consumer.start();
+    if (options.timerLoop !== false) timers.start();
+    leaseTimer = setInterval(() => {
+      renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs).catch((error) => onError(error, "leases"));
+    }, Math.max(1000, Math.floor(leaseMs / 3)));
+    leaseTimer.unref();
+  }
+
+  async function stopBackground() {
+    if (leaseTimer) clearInterval(leaseTimer);
+    await timers.stop();
+    await listener?.stop();
+  }
+
+  return {
+    id,
+    events,
+    timers,
+    start,
+    async drain() {
+      await consumer.drain();
+      while (fastPathInFlight > 0) await events.next("runFinished", () => true, 60_000).catch(() => {});
+      await stopBackground();
+    },
+    async abandon() {
+      consumer.abandon();
+      for (const execution of active.byRun.values()) execution.abort.abort(new Error("worker stopped"));
+      await stopBackground();
+    },
+  };
+}
