@@ -14,6 +14,8 @@ export const WorkerConfig = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   /** Recorded on every run this worker executes; defaults to a hash of the task files. */
   WORKER_VERSION: z.string().optional(),
+  /** How long a resumed run's worker may go silent before the run is restarted elsewhere. */
+  WORKER_LEASE_MS: z.coerce.number().int().min(1000).default(15_000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(2).default(20),

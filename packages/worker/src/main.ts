@@ -37,6 +37,7 @@ const worker = createWorker({
   tasks: loaded.tasks,
   workerVersion,
   concurrency: config.WORKER_CONCURRENCY,
+  leaseMs: config.WORKER_LEASE_MS,
   createToken: tokenCreator(engine),
   ...workerIntegrations(engine, environment),
   onError: (error, where) => logger.error({ err: error, where }, "worker error"),
