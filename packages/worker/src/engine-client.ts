@@ -1,0 +1,86 @@
+import { createPool } from "@svc/runtime/db";
+import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
+import { PgBossDispatcher, startBoss } from "./queue/index.ts";
+
+export interface ConnectEngineOptions {
+  /** The Postgres database svc runs on (already migrated by the API or worker). */
+  databaseUrl: string;
+  /**
+   * The server's `SVC_ENCRYPTION_KEY`. Only needed for operations that read secret keys
+   * (callback URLs, public tokens); completing tokens does not need it.
+   * @default undefined (such operations throw)
+   */
+  encryptionKey?: string;
+  /**
+   * Public base URL of the svc API, used to build callback URLs.
+   * @default "http://localhost:3030"
+   */
+  apiUrl?: string;
+  /**
+   * Size of the connection pool.
+   * @default 5
+   */
+  poolMax?: number;
+}
+
+export interface EngineConnection {
+  /** Pass to engine functions such as `completeToken(engine.deps, tx, id, output)`. */
+  deps: EngineDeps;
+  /** Closes the pool and the queue client. */
+  close(): Promise<void>;
+}
+
+/** Stands in when no encryption key was given: fails loudly instead of decrypting garbage. */
+class MissingSecretBox extends SecretBox {
+  constructor() {
+    super("unused");
+  }
+  override encrypt(): string {
+    throw new Error("connectEngine: pass encryptionKey (the server's SVC_ENCRYPTION_KEY) to use secret keys");
+  }
+  override decrypt(): string {
+    return this.encrypt();
+  }
+}
+
+/**
+ * Connects a backend to svc's engine through the shared Postgres, so it can call engine
+ * functions inside its own transactions: a token completed with `completeToken` resumes its
+ * waiting runs if and only if the backend's transaction commits.
+ *
+ * @example
+ * import { connectEngine } from "@svc/worker";
+ * import { withTransaction } from "@svc/runtime/db";
+ * import { completeToken } from "@svc/runtime/engine";
+ *
+ * const engine = await connectEngine({ databaseUrl: process.env.DATABASE_URL! });
+ * await withTransaction(engine.deps.db, async (tx) => {
+ *   await tx.query("UPDATE orders SET approved = true WHERE id = $1", [orderId]);
+ *   await completeToken(engine.deps, tx, tokenId, { approved: true });
+ * });
+ * await engine.close();
+ */
+export async function connectEngine(options: ConnectEngineOptions): Promise<EngineConnection> {
+  const db = createPool(options.databaseUrl, { max: options.poolMax ?? 5, applicationName: "svc-engine-client" });
+  try {
+    // Only inserts jobs (inside the caller's transaction); workers do the supervising.
+    const boss = await startBoss({ connectionString: options.databaseUrl, supervise: false, max: 2 });
+    const deps: EngineDeps = {
+      db,
+      clock: systemClock,
+      dispatcher: new PgBossDispatcher(boss),
+      secrets: options.encryptionKey ? new SecretBox(options.encryptionKey) : new MissingSecretBox(),
+      apiUrl: options.apiUrl ?? "http://localhost:3030",
+    };
+    return {
+      deps,
+      async close() {
+        await boss.stop({ graceful: false, close: true });
+        await db.end();
+      },
+    };
+  } catch (error) {
+    await db.end().catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,6 @@
+// What backends import from "@svc/worker".
+export { connectEngine, type ConnectEngineOptions, type EngineConnection } from "./engine-client.ts";
+export { createWorker, type Worker, type WorkerOptions } from "./worker.ts";
+export { WorkerEvents } from "./events.ts";
+export { tokenCreator } from "./execution/create-token.ts";
+export { loadTasks } from "./tasks/load-tasks.ts";
