@@ -1,0 +1,108 @@
+// An explicit client: owns its credential, base URL and preview branch, isolated from configure(),
+// withAuth() and every other instance. The global functions use one built from the ambient config.
+import { applyLayer, configFromEnvironment, processEnvironment, type ClientConfig, type ResolvedConfig } from "./config.ts";
+import { EnvVarsResource } from "./envvars.ts";
+import { HttpTransport } from "./http.ts";
+import { flattenScopes, signPublicToken, type Expiration, type PublicTokenScopes } from "./public-tokens.ts";
+import { RunsResource } from "./runs.ts";
+import { SchedulesResource } from "./schedules.ts";
+import { TasksResource } from "./tasks.ts";
+import { WaitpointsResource } from "./waitpoints.ts";
+
+export interface CreatePublicTokenOptions {
+  /** What the token may do; an empty object grants nothing. @default {} */
+  scopes?: PublicTokenScopes;
+  /** A duration ("15m", "2h"), seconds from now, or a Date. @default "1h" */
+  expirationTime?: Expiration;
+}
+
+export interface CreateTriggerTokenOptions {
+  /** @default "1h" */
+  expirationTime?: Expiration;
+}
+
+/**
+ * A client with its own configuration. Fields it leaves out fall back to the environment
+ * variables (`SERVICE_API_URL`, `SERVICE_SECRET_KEY`, `SERVICE_PREVIEW_BRANCH`), never to configure().
+ *
+ * @example
+ * const prod = new ApiClient({ secretKey: process.env.PROD_KEY, baseURL: "https://svc.example.com" });
+ * const staging = new ApiClient({ secretKey: process.env.STAGING_KEY, baseURL: "https://svc.example.com" });
+ * await prod.tasks.trigger("send-email", { to: "ada@example.com" });
+ * for await (const run of staging.runs.list({ status: "FAILED" })) console.log(run.id);
+ */
+/** @internal A configuration already resolved (the global functions resolve it per call). */
+export class FixedConfig {
+  constructor(readonly resolved: ResolvedConfig) {}
+}
+
+export class ApiClient {
+  readonly tasks: TasksResource;
+  readonly runs: RunsResource;
+  readonly envvars: EnvVarsResource;
+  readonly schedules: SchedulesResource;
+  readonly waitpoints: WaitpointsResource;
+  readonly #resolve: () => ResolvedConfig;
+
+  constructor(config: ClientConfig | FixedConfig = {}) {
+    if (config instanceof FixedConfig) {
+      this.#resolve = () => config.resolved;
+    } else {
+      const own = { ...config };
+      this.#resolve = () => applyLayer(configFromEnvironment(processEnvironment()), own);
+    }
+    const connect = () => new HttpTransport(this.#resolve());
+    this.tasks = new TasksResource(connect);
+    this.runs = new RunsResource(connect);
+    this.envvars = new EnvVarsResource(connect);
+    this.schedules = new SchedulesResource(connect);
+    this.waitpoints = new WaitpointsResource(connect);
+  }
+
+  /** The configuration this client's next call is sent with (credential, base URL, branch). */
+  get config(): ResolvedConfig {
+    return this.#resolve();
+  }
+
+  /**
+   * Mints a public access token for browsers or other backends, signed locally with this
+   * client's secret key after asking the server for the environment's claims.
+   *
+   * @example
+   * const token = await client.createPublicToken({ scopes: { read: { runs: [run.id] } }, expirationTime: "15m" });
+   */
+  async createPublicToken(options: CreatePublicTokenOptions = {}): Promise<string> {
+    const http = new HttpTransport(this.config);
+    const secretKey = http.requireAccessToken("auth.createPublicToken");
+    const { data: claims } = await http.request<Record<string, unknown>>({ method: "POST", path: "/api/v1/auth/jwt/claims", body: {} });
+    if (typeof claims !== "object" || claims === null || Array.isArray(claims)) {
+      throw new TypeError("auth.createPublicToken: the server's claims are not a JSON object");
+    }
+    return signPublicToken({
+      secretKey,
+      claims,
+      scopes: flattenScopes(options.scopes ?? {}),
+      ...(options.expirationTime !== undefined ? { expirationTime: options.expirationTime } : {}),
+    });
+  }
+
+  /**
+   * Mints a token that may trigger the given task(s) and nothing else (scope `trigger:tasks:<id>`).
+   *
+   * @example
+   * const token = await client.createTriggerPublicToken("upload-avatar");
+   */
+  createTriggerPublicToken(taskId: string | string[], options: CreateTriggerTokenOptions = {}): Promise<string> {
+    return this.createPublicToken({ scopes: { trigger: { tasks: taskId } }, ...options });
+  }
+
+  /**
+   * Mints a token that may batch-trigger the given task(s) (scope `batchTrigger:tasks:<id>`).
+   *
+   * @example
+   * const token = await client.createBatchTriggerPublicToken(["resize", "thumbnail"]);
+   */
+  createBatchTriggerPublicToken(taskId: string | string[], options: CreateTriggerTokenOptions = {}): Promise<string> {
+    return this.createPublicToken({ scopes: { batchTrigger: { tasks: taskId } }, ...options });
+  }
+}

@@ -1,0 +1,166 @@
+// The global functions (`runs.list`, `tasksClient.trigger`, `auth.withAuth`, …). Each call builds
+// a client from the configuration of the caller's async context at the moment of the call:
+// environment variables < configure() < enclosing withAuth scopes.
+import { ApiClient, FixedConfig, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
+import { ambientConfig } from "./auth-scope.ts";
+import type { ClientConfig } from "./config.ts";
+import type { EnvVarsResource } from "./envvars.ts";
+import type { RunsResource } from "./runs.ts";
+import type { SchedulesResource } from "./schedules.ts";
+import type { TasksResource } from "./tasks.ts";
+import type { WaitpointsResource } from "./waitpoints.ts";
+
+/**
+ * A client for the current async context's configuration (what a global call right now would use).
+ *
+ * @example
+ * const client = currentApiClient();
+ * console.log(client.config.baseURL);
+ */
+export function currentApiClient(): ApiClient {
+  return new ApiClient(new FixedConfig(ambientConfig.resolve()));
+}
+
+/**
+ * Sets the global client configuration, replacing the previous one. Fields left out fall back
+ * to `SERVICE_SECRET_KEY`, `SERVICE_API_URL` (default `http://localhost:3030`) and
+ * `SERVICE_PREVIEW_BRANCH`, read at each call.
+ *
+ * @example
+ * configure({ secretKey: process.env.SVC_KEY, baseURL: "https://svc.example.com" });
+ */
+export function configure(config: ClientConfig): void {
+  ambientConfig.configure(config);
+}
+
+/**
+ * Runs `fn` with `config` applied on top of the current configuration, for the calls made inside
+ * it (and only those: concurrent calls elsewhere are unaffected), then restores the previous
+ * configuration, also when `fn` throws. Nested calls compose: an inner `{ previewBranch }` inside
+ * an outer `{ secretKey }` uses both. Where AsyncLocalStorage is unavailable (some non-Node
+ * runtimes), the override swaps the global configuration for the duration of `fn` and is NOT
+ * safe with concurrent calls.
+ *
+ * @example
+ * await auth.withAuth({ secretKey: process.env.PROD_KEY }, async () => {
+ *   await tasksClient.trigger("send-email", { to: "ada@example.com" }); // uses the prod key
+ * });
+ */
+export function withAuth<T>(config: ClientConfig, fn: () => Promise<T> | T): Promise<T> {
+  return ambientConfig.withAuth(config, fn);
+}
+
+/**
+ * Credentials and public tokens.
+ *
+ * @example
+ * auth.configure({ secretKey: "svc_dev_…" });
+ * const token = await auth.createPublicToken({ scopes: { read: { runs: ["run_abc"] } } });
+ * await auth.withAuth({ previewBranch: "feature-x" }, () => envvars.list("proj_abc", "preview"));
+ */
+export const auth = {
+  configure,
+  withAuth,
+  /**
+   * Mints a public access token (default lifetime 1 hour) with the current secret key.
+   * Each scope id field takes one id, an array of ids, or `true` for all of that type.
+   *
+   * @example
+   * const token = await auth.createPublicToken({
+   *   scopes: { read: { runs: ["run_abc"], sessions: "session_1" }, write: { waitpoints: true } },
+   *   expirationTime: "15m",
+   * });
+   */
+  createPublicToken: (options?: CreatePublicTokenOptions) => currentApiClient().createPublicToken(options),
+  /**
+   * A token that may trigger only these task(s).
+   *
+   * @example
+   * const token = await auth.createTriggerPublicToken("upload-avatar");
+   */
+  createTriggerPublicToken: (taskId: string | string[], options?: CreateTriggerTokenOptions) =>
+    currentApiClient().createTriggerPublicToken(taskId, options),
+  /**
+   * A token that may batch-trigger only these task(s).
+   *
+   * @example
+   * const token = await auth.createBatchTriggerPublicToken("resize");
+   */
+  createBatchTriggerPublicToken: (taskId: string | string[], options?: CreateTriggerTokenOptions) =>
+    currentApiClient().createBatchTriggerPublicToken(taskId, options),
+};
+
+/**
+ * Runs: list, retrieve, cancel, replay.
+ *
+ * @example
+ * const run = await runs.retrieve("run_abc");
+ * for await (const failed of runs.list({ status: "FAILED", period: "1d" })) await runs.replay(failed.id);
+ */
+export const runs: Pick<RunsResource, "list" | "retrieve" | "cancel" | "replay"> = {
+  list: ((...args: Parameters<RunsResource["list"]>) => currentApiClient().runs.list(...(args as [string]))) as RunsResource["list"],
+  retrieve: (runId) => currentApiClient().runs.retrieve(runId),
+  cancel: (runId) => currentApiClient().runs.cancel(runId),
+  replay: (runId) => currentApiClient().runs.replay(runId),
+};
+
+/**
+ * Environment variables of a project's environments (secret key or personal access token).
+ *
+ * @example
+ * await envvars.upload("proj_abc", "prod", { variables: { LOG_LEVEL: "info" }, override: true });
+ */
+export const envvars: Pick<EnvVarsResource, "list" | "retrieve" | "upload" | "create" | "update" | "del"> = {
+  list: (projectRef, env) => currentApiClient().envvars.list(projectRef, env),
+  retrieve: (projectRef, env, name) => currentApiClient().envvars.retrieve(projectRef, env, name),
+  upload: (projectRef, env, params) => currentApiClient().envvars.upload(projectRef, env, params),
+  create: (projectRef, env, params) => currentApiClient().envvars.create(projectRef, env, params),
+  update: (projectRef, env, name, params) => currentApiClient().envvars.update(projectRef, env, name, params),
+  del: (projectRef, env, name) => currentApiClient().envvars.del(projectRef, env, name),
+};
+
+/**
+ * Triggering over HTTP (merged into `tasks` with the in-run helpers).
+ *
+ * @example
+ * const { id } = await tasksClient.trigger("hello-world", { name: "Ada" });
+ */
+export const tasksClient: Pick<TasksResource, "trigger" | "batchTrigger" | "batchTriggerItems"> = {
+  trigger: (taskId, payload, options) => currentApiClient().tasks.trigger(taskId, payload, options),
+  batchTrigger: (taskId, items, options) => currentApiClient().tasks.batchTrigger(taskId, items, options),
+  batchTriggerItems: (items, options) => currentApiClient().tasks.batchTriggerItems(items, options),
+};
+
+/**
+ * Waitpoint tokens from a backend (merged into `wait` with the in-run helpers).
+ *
+ * @example
+ * const token = await waitClient.createToken({ timeout: "1h" });
+ * await waitClient.completeToken(token.id, { approved: true });
+ */
+export const waitClient: Pick<WaitpointsResource, "createToken" | "completeToken" | "retrieveToken" | "listTokens"> = {
+  createToken: (options) => currentApiClient().waitpoints.createToken(options),
+  completeToken: (token, output) => currentApiClient().waitpoints.completeToken(token, output),
+  retrieveToken: (token) => currentApiClient().waitpoints.retrieveToken(token),
+  listTokens: (filter) => currentApiClient().waitpoints.listTokens(filter),
+};
+
+/**
+ * Imperative cron schedules (merged into `schedules` with `schedules.task`).
+ *
+ * @example
+ * await schedulesClient.create({ task: "daily-report", cron: "0 9 * * *", deduplicationKey: "daily" });
+ */
+export const schedulesClient: Pick<
+  SchedulesResource,
+  "create" | "list" | "retrieve" | "update" | "activate" | "deactivate" | "del" | "timezones"
+> = {
+  create: (options) => currentApiClient().schedules.create(options),
+  list: (options) => currentApiClient().schedules.list(options),
+  retrieve: (id) => currentApiClient().schedules.retrieve(id),
+  update: (id, options) => currentApiClient().schedules.update(id, options),
+  activate: (id) => currentApiClient().schedules.activate(id),
+  deactivate: (id) => currentApiClient().schedules.deactivate(id),
+  del: (id) => currentApiClient().schedules.del(id),
+  timezones: (options) => currentApiClient().schedules.timezones(options),
+};

@@ -1,0 +1,31 @@
+// The management client: what backends (and task code) use to call svc's HTTP API.
+export { configure, withAuth, auth, runs, envvars, tasksClient, waitClient, schedulesClient, currentApiClient } from "./global.ts";
+export { ApiClient, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
+export type { ClientConfig, RequestOptions, RetryOptions, ResolvedConfig } from "./config.ts";
+export {
+  ApiError,
+  ApiConnectionError,
+  ApiResponseError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  UnprocessableEntityError,
+} from "./errors.ts";
+export { CursorPage, OffsetPage, type PagePromise } from "./pagination.ts";
+export { flattenScopes, type PublicTokenScopes, type ScopeTarget, type ScopeTargets, type Expiration } from "./public-tokens.ts";
+export type { TriggerOptions, RunHandle, BatchItem, BatchTaskItem, BatchHandle, BatchTriggerOptions } from "./tasks.ts";
+export type { RunStatus, RunSummary, RetrievedRun, ListRunsQuery, ListProjectRunsQuery } from "./runs.ts";
+export type { EnvironmentSlug, EnvironmentVariable, UploadEnvironmentVariables, CreateEnvironmentVariable } from "./envvars.ts";
+export type { ScheduleObject, CreateScheduleOptions, UpdateScheduleOptions, ListSchedulesOptions } from "./schedules.ts";
+export type {
+  CreateTokenOptions as CreateWaitpointTokenOptions,
+  CreatedToken as CreatedWaitpointToken,
+  WaitpointTokenItem,
+  WaitpointTokenStatus,
+  RetrievedToken as RetrievedWaitpointToken,
+  ListTokensFilter,
+} from "./waitpoints.ts";
