@@ -1,1 +1,6 @@
 export * from "./trigger.ts";
+export * from "./waitpoints.ts";
+export * from "./envvars.ts";
+export * from "./schedules.ts";
+export * from "./runs.ts";
+export * from "./batches.ts";

@@ -1,0 +1,65 @@
+import { schedulesClient, tasksClient, waitClient } from "../client/global.ts";
+import { currentExecution } from "./run-context.ts";
+import { schedules as scheduleTasks } from "./schedules-task.ts";
+import { batchTriggerAndWait, triggerAndWait } from "./trigger-and-wait.ts";
+import { createTokenInRun, forToken, waitFor, waitUntil } from "./wait.ts";
+
+const NEVER = new Promise<never>(() => {});
+
+/** Inside a run, code abandoned at suspension must not act for the run: its calls never settle. */
+function fencedCall<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args: A) => (currentExecution()?.isFenced() ? NEVER : fn(...args));
+}
+
+/**
+ * Trigger tasks: `trigger`/`batchTrigger` from anywhere (over HTTP); `triggerAndWait` and
+ * `batchTriggerAndWait` inside a run (checkpointed while the children run).
+ *
+ * @example
+ * const handle = await tasks.trigger("hello-world", { name: "Ada" });
+ * // inside a task:
+ * const result = await tasks.triggerAndWait("resize", { url });
+ */
+export const tasks = {
+  trigger: fencedCall((taskId: string, payload?: unknown, options?: Parameters<typeof tasksClient.trigger>[2]) => {
+    const execution = currentExecution();
+    // A trigger from inside a run records its parent (relatedRuns), as Trigger.dev does.
+    const withParent = execution ? { ...options, parentRunId: execution.ctx.run.id } : options;
+    return tasksClient.trigger(taskId, payload, withParent as Parameters<typeof tasksClient.trigger>[2]);
+  }),
+  batchTrigger: fencedCall(tasksClient.batchTrigger),
+  batchTriggerItems: fencedCall(tasksClient.batchTriggerItems),
+  triggerAndWait,
+  batchTriggerAndWait,
+};
+
+/**
+ * Waits and waitpoint tokens. `forToken`, `for`, `until` only inside a run; `createToken` inside a
+ * run is recorded in the run's ledger (a resumed run gets the same token back), outside it calls the API.
+ *
+ * @example
+ * const token = await wait.createToken({ timeout: "1h", tags: ["approval"] });
+ * const result = await wait.forToken<{ ok: boolean }>(token);
+ * await wait.for({ minutes: 5 });
+ * await wait.completeToken(token.id, { ok: true }); // e.g. from your backend
+ */
+export const wait = {
+  forToken,
+  for: waitFor,
+  until: waitUntil,
+  createToken: (options: Parameters<typeof waitClient.createToken>[0] = {}) =>
+    currentExecution() ? createTokenInRun(options as Parameters<typeof createTokenInRun>[0]) : waitClient.createToken(options),
+  completeToken: fencedCall(waitClient.completeToken),
+  retrieveToken: waitClient.retrieveToken,
+  listTokens: waitClient.listTokens,
+};
+
+/**
+ * Cron schedules: `schedules.task({ id, cron, run })` declares one in code; `create/list/…` manage
+ * imperative schedules over the API.
+ *
+ * @example
+ * export const nightly = schedules.task({ id: "nightly", cron: "0 3 * * *", run: async (p) => p.timestamp });
+ * await schedules.create({ task: "nightly", cron: "0 9 * * 1", deduplicationKey: "weekly" });
+ */
+export const schedules = { ...schedulesClient, task: scheduleTasks.task };
