@@ -7,6 +7,7 @@ import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import { encodePayload } from "./payloads.ts";
+import { assertPacketUploaded } from "../packets/store.ts";
 import { freesIdempotencyKey } from "./statuses.ts";
 import type { RunRow } from "./store.ts";
 
@@ -64,6 +65,7 @@ export async function triggerRunInTransaction(
   const now = deps.clock.now();
   const tags = normalizeTags(options.tags);
   const packet = encodePayload(payload, options.payloadType ?? "application/json");
+  if (packet.type === "application/store") await assertPacketUploaded(tx, env.id, packet.data!);
   const delayUntil = options.delay !== undefined ? resolveTime(options.delay, now, "delay") : null;
   const isDelayed = delayUntil !== null && delayUntil.getTime() > now.getTime();
   let expireAt: Date | null = null;

@@ -1,0 +1,144 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import {
+  cancelRun,
+  getRun,
+  listRuns,
+  PermissionError,
+  presentRunListItem,
+  replayRun,
+  resolveRunListFilters,
+  retrieveRun,
+  type RunListItem,
+  type RunListRow,
+  ValidationError,
+} from "@svc/runtime/engine";
+import { ReplayRunBody, RetrieveRunResponse, RunIdParams, RunIdResponse, RunListFilterQuery, RunListResponse } from "@svc/runtime/contracts";
+import { requireScope } from "../auth/scopes.ts";
+import type { Principal } from "../auth/principal.ts";
+import type { AppDeps } from "../deps.ts";
+import { formatZodError } from "../http/errors.ts";
+import { CursorPageQuery, keysetPage, type Page } from "../http/pagination.ts";
+import { environmentOf } from "../http/principal-guards.ts";
+import { defineRoute } from "../http/route.ts";
+
+/** Default and maximum page sizes of run lists (Trigger.dev's: 25 and 100). */
+export const RUN_LIST_PAGE_SIZE = 25;
+
+export const RunListQuery = RunListFilterQuery.extend(CursorPageQuery.shape);
+export type RunListQuery = z.infer<typeof RunListQuery>;
+
+/**
+ * One page of runs across `environmentIds`, filtered and paginated as `GET /api/v1/runs` does
+ * (default window: the last 7 days). Shared with the PAT route `GET /api/v1/projects/{ref}/runs`.
+ */
+export async function runListPage(deps: AppDeps, environmentIds: string[], query: RunListQuery): Promise<Page<RunListItem>> {
+  const filters = resolveRunListFilters(
+    {
+      status: query["filter[status]"],
+      taskIdentifier: query["filter[taskIdentifier]"],
+      version: query["filter[version]"],
+      tag: query["filter[tag]"],
+      batch: query["filter[batch]"],
+      schedule: query["filter[schedule]"],
+      queue: query["filter[queue]"],
+      isTest: query["filter[isTest]"],
+      period: query["filter[createdAt][period]"],
+      from: query["filter[createdAt][from]"],
+      to: query["filter[createdAt][to]"],
+    },
+    deps.engine.clock.now(),
+  );
+  return keysetPage<RunListRow, RunListItem>(
+    query,
+    RUN_LIST_PAGE_SIZE,
+    (keyset, direction, limit) => listRuns(deps.engine.db, environmentIds, filters, { keyset, direction, limit }),
+    presentRunListItem,
+  );
+}
+
+/** A public JWT may list with `read:runs` / `read:tasks`, or `read:tasks:<id>` for every task filtered on. */
+function requireListScope(principal: Principal, taskIdentifiers: string[] | undefined) {
+  try {
+    requireScope(principal, ["read:runs", "read:tasks"]);
+  } catch (error) {
+    if (!(error instanceof PermissionError) || !taskIdentifiers?.length) throw error;
+    for (const task of taskIdentifiers) requireScope(principal, [`read:tasks:${task}`]);
+  }
+}
+
+export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
+  defineRoute(app, deps, {
+    method: "GET",
+    url: "/api/v1/runs",
+    summary: "List runs of the environment (newest first; the last 7 days unless a period or from/to is given)",
+    tags: ["runs"],
+    auth: { allow: ["secretKey", "publicJwt"] },
+    query: RunListQuery,
+    response: RunListResponse,
+    async handler({ principal, query }) {
+      const env = environmentOf(principal);
+      requireListScope(principal, query["filter[taskIdentifier]"]);
+      return runListPage(deps, [env.id], query);
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "GET",
+    url: "/api/v3/runs/:runId",
+    summary: "Retrieve a run with its payload, output, error and related runs",
+    tags: ["runs"],
+    auth: { allow: ["secretKey", "publicJwt"] },
+    params: RunIdParams,
+    response: RetrieveRunResponse,
+    async handler({ principal, params }) {
+      const env = environmentOf(principal);
+      const run = await retrieveRun(deps.engine, env.id, params.runId);
+      requireScope(principal, [
+        `read:runs:${run.id}`,
+        `read:tasks:${run.taskIdentifier}`,
+        ...run.tags.map((tag) => `read:tags:${tag}`),
+        ...(run.batchId ? [`read:batch:${run.batchId}`] : []),
+        "read:runs",
+      ]);
+      return run;
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: "/api/v2/runs/:runId/cancel",
+    summary: "Cancel a run and its unfinished child runs (a finished run is left as it is)",
+    tags: ["runs"],
+    auth: { allow: ["secretKey", "publicJwt"] },
+    params: RunIdParams,
+    response: RunIdResponse,
+    async handler({ principal, params }) {
+      const env = environmentOf(principal);
+      if (principal.kind === "publicJwt") {
+        const run = await getRun(deps.engine.db, params.runId, env.id);
+        requireScope(principal, [`write:runs:${params.runId}`, ...(run ? [`write:tasks:${run.task_identifier}`] : []), "write:runs"]);
+      }
+      const result = await cancelRun(deps.engine, env.id, params.runId);
+      return { id: result.id };
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: "/api/v1/runs/:runId/replay",
+    summary: "Trigger a new run with the same task, payload, queue, tags and metadata (an optional JSON body overrides fields)",
+    tags: ["runs"],
+    auth: { allow: ["secretKey"] },
+    params: RunIdParams,
+    response: RunIdResponse,
+    async handler({ principal, params, request }) {
+      const env = environmentOf(principal);
+      // The body is optional (older SDKs send none), so it is parsed here rather than by defineRoute.
+      const overrides = ReplayRunBody.safeParse(request.body ?? {});
+      if (!overrides.success) throw new ValidationError(`Invalid request body: ${formatZodError(overrides.error)}`);
+      const result = await replayRun(deps.engine, env, params.runId, overrides.data);
+      return { id: result.id };
+    },
+  });
+}

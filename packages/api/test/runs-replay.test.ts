@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getEnvironment } from "@svc/runtime/engine";
+import { mintPublicToken } from "../src/auth/public-tokens.ts";
+import { startTestApi, type TestApi } from "./harness.ts";
+import { insertRun, triggerTask } from "./runs-fixtures.ts";
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => api?.close());
+
+async function replay(id: string, headers: Record<string, string> = api.devAuth) {
+  return api.app.inject({ method: "POST", url: `/api/v1/runs/${id}/replay`, headers });
+}
+
+const COPIED = `task_identifier, payload, payload_type, queue_name, tags, metadata, concurrency_key, status`;
+
+async function row(id: string) {
+  const { rows } = await api.db.pool.query(`SELECT ${COPIED}, idempotency_key, parent_run_id FROM runs WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+describe("POST /api/v1/runs/{id}/replay", () => {
+  it("triggers a new run with the same task, payload, type, queue, tags, metadata and concurrency key", async () => {
+    const original = await triggerTask(
+      api,
+      {
+        payload: '{"json":{"n":1}}',
+        options: { payloadType: "application/super+json", queue: { name: "q-replay" }, tags: ["a", "b"], metadata: { m: 1 }, concurrencyKey: "ck" },
+      },
+      "replay-task",
+    );
+    const res = await replay(original);
+    expect(res.statusCode).toBe(200);
+    const { id } = res.json();
+    expect(id).toMatch(/^run_/);
+    expect(id).not.toBe(original);
+    const before = await row(original);
+    const after = await row(id);
+    expect(after).toEqual({ ...before, status: "QUEUED" });
+    expect(after).toMatchObject({ payload: '{"json":{"n":1}}', payload_type: "application/super+json", queue_name: "q-replay", concurrency_key: "ck" });
+  });
+
+  it("works from a finished run and is not idempotent", async () => {
+    const original = await triggerTask(api, { payload: { x: 1 }, options: { idempotencyKey: "once" } });
+    const done = await insertRun(api, { environmentId: api.project.environments.dev.id, status: "FAILED", createdAt: new Date(), payload: '"text"' });
+    const first = (await replay(original)).json().id;
+    const second = (await replay(original)).json().id;
+    expect(new Set([original, first, second]).size).toBe(3);
+    expect((await row(first)).idempotency_key).toBeNull();
+    const fromFailed = await replay(done);
+    expect(fromFailed.statusCode).toBe(200);
+    expect((await row(fromFailed.json().id)).payload).toBe('"text"');
+  });
+
+  it("applies the SDK's replay overrides (payload, tags, metadata, queue, idempotency key)", async () => {
+    const original = await triggerTask(api, { payload: { v: 1 }, options: { tags: ["old"], metadata: { m: 1 } } }, "replay-over");
+    const post = (payload: unknown) => api.app.inject({ method: "POST", url: `/api/v1/runs/${original}/replay`, headers: api.devAuth, payload: payload as object });
+    const res = await post({ payload: { v: 2 }, tags: ["new"], metadata: { m: 2 }, queue: "q-new", idempotencyKey: "replay-key" });
+    expect(res.statusCode).toBe(200);
+    const { rows } = await api.db.pool.query(`SELECT payload, payload_type, tags, metadata, queue_name, idempotency_key FROM runs WHERE id = $1`, [res.json().id]);
+    expect(rows[0]).toEqual({ payload: '{"v":2}', payload_type: "application/json", tags: ["new"], metadata: { m: 2 }, queue_name: "q-new", idempotency_key: "replay-key" });
+    expect((await post({ idempotencyKey: "replay-key" })).json().id).toBe(res.json().id);
+
+    const typo = await post({ payloads: 1 });
+    expect(typo.statusCode).toBe(400);
+    expect(typo.json().error).toMatch(/Invalid request body/);
+    const badDelay = await post({ delay: "whenever" });
+    expect(badDelay.statusCode).toBe(400);
+    expect(badDelay.json().error).toMatch(/delay/);
+  });
+
+  it("answers 404 for unknown or other-environment runs and refuses public tokens", async () => {
+    expect((await replay("run_missing")).statusCode).toBe(404);
+    const run = await triggerTask(api, { payload: 1 });
+    const other = await replay(run, { authorization: `Bearer ${api.project.environments.prod.secretKey}` });
+    expect(other.statusCode).toBe(404);
+    expect(other.json()).toEqual({ error: "Run not found" });
+    const env = (await getEnvironment(api.db.pool, api.project.environments.dev.id))!;
+    const jwt = await mintPublicToken(api.deps, env, ["admin"]);
+    expect((await replay(run, { authorization: `Bearer ${jwt}` })).statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,137 @@
+import { z } from "zod";
+
+/** Postgres text cannot hold NUL; refuse it at the edge (400) rather than failing in SQL (500). */
+export const NUL_FREE = [(value: string) => !value.includes("\u0000"), { message: "must not contain NUL characters" }] as const;
+
+/** `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). */
+const CommaList = z
+  .union([z.string().refine(...NUL_FREE), z.array(z.string().refine(...NUL_FREE))])
+  .transform((value) =>
+    (Array.isArray(value) ? value.join(",") : value)
+      .split(",")
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  );
+
+/** The `filter[...]` query of GET /api/v1/runs (Trigger.dev's names; unknown filters are ignored). */
+export const RunListFilterQuery = z.object({
+  "filter[status]": CommaList.optional(),
+  "filter[taskIdentifier]": CommaList.optional(),
+  "filter[version]": CommaList.optional(),
+  "filter[tag]": CommaList.optional(),
+  "filter[batch]": CommaList.optional(),
+  "filter[schedule]": CommaList.optional(),
+  "filter[queue]": CommaList.optional(),
+  "filter[isTest]": z.enum(["true", "false"]).optional(),
+  "filter[createdAt][period]": z.string().min(1).refine(...NUL_FREE).optional(),
+  "filter[createdAt][from]": z.string().min(1).refine(...NUL_FREE).optional(),
+  "filter[createdAt][to]": z.string().min(1).refine(...NUL_FREE).optional(),
+});
+export type RunListFilterQuery = z.infer<typeof RunListFilterQuery>;
+
+export const RunIdParams = z.object({ runId: z.string().min(1).max(256).refine(...NUL_FREE) });
+
+const RunStatusSchema = z.enum([
+  "PENDING_VERSION",
+  "QUEUED",
+  "DEQUEUED",
+  "EXECUTING",
+  "WAITING",
+  "COMPLETED",
+  "CANCELED",
+  "FAILED",
+  "CRASHED",
+  "SYSTEM_FAILURE",
+  "DELAYED",
+  "EXPIRED",
+  "TIMED_OUT",
+]);
+
+/** Fields every run object has (list items and retrieve). Optional fields are omitted, never null. */
+export const RunObject = z.object({
+  id: z.string(),
+  status: RunStatusSchema,
+  taskIdentifier: z.string(),
+  idempotencyKey: z.string().optional(),
+  version: z.string().optional(),
+  isQueued: z.boolean(),
+  isExecuting: z.boolean(),
+  isWaiting: z.boolean(),
+  isCompleted: z.boolean(),
+  isSuccess: z.boolean(),
+  isFailed: z.boolean(),
+  isCancelled: z.boolean(),
+  isTest: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  delayedUntil: z.string().optional(),
+  expiredAt: z.string().optional(),
+  ttl: z.string().optional(),
+  tags: z.array(z.string()),
+  costInCents: z.number(),
+  baseCostInCents: z.number(),
+  durationMs: z.number(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const RunListItem = RunObject.extend({ env: z.object({ id: z.string(), name: z.string() }) });
+
+export const RunListResponse = z.object({
+  data: z.array(RunListItem),
+  pagination: z.object({ next: z.string().optional(), previous: z.string().optional() }),
+});
+
+const RelatedRun = RunObject.extend({
+  depth: z.number(),
+  triggerFunction: z.string(),
+  batchId: z.string().optional(),
+});
+
+export const RetrieveRunResponse = RelatedRun.extend({
+  payload: z.unknown().optional(),
+  payloadPresignedUrl: z.string().optional(),
+  output: z.unknown().optional(),
+  outputPresignedUrl: z.string().optional(),
+  error: z.object({ message: z.string(), name: z.string().optional(), stackTrace: z.string().optional() }).optional(),
+  schedule: z
+    .object({
+      id: z.string(),
+      externalId: z.string().optional(),
+      deduplicationKey: z.string().optional(),
+      generator: z.object({ type: z.literal("CRON"), expression: z.string(), description: z.string() }),
+    })
+    .optional(),
+  relatedRuns: z.object({ root: RelatedRun.optional(), parent: RelatedRun.optional(), children: z.array(RelatedRun).optional() }),
+  attemptCount: z.number(),
+  attempts: z.array(z.unknown()),
+});
+
+/** Cancel answers the canceled run's id; replay answers the new run's id. */
+export const RunIdResponse = z.object({ id: z.string() });
+
+/**
+ * Optional body of POST /api/v1/runs/{id}/replay (SDK ≥ 4.8): overrides for the new run. Without
+ * it the replay copies the original run. `machine`, `version`, `region` and `priority` are accepted
+ * and ignored.
+ */
+export const ReplayRunBody = z.strictObject({
+  payload: z.unknown().optional(),
+  payloadType: z.enum(["application/json", "application/super+json"]).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  tags: z.union([z.string(), z.array(z.string())]).optional(),
+  queue: z.string().min(1).max(128).optional(),
+  concurrencyKey: z.union([z.string().max(512), z.number()]).optional(),
+  machine: z.string().optional(),
+  version: z.string().optional(),
+  region: z.string().optional(),
+  delay: z.union([z.string(), z.coerce.date()]).optional(),
+  ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
+  idempotencyKey: z.string().min(1).max(2048).optional(),
+  idempotencyKeyTTL: z.string().optional(),
+  maxAttempts: z.number().int().min(1).max(100).optional(),
+  maxDuration: z.number().int().min(1).optional(),
+  priority: z.number().optional(),
+});
+export type ReplayRunBody = z.infer<typeof ReplayRunBody>;

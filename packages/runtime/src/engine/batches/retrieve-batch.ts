@@ -1,0 +1,40 @@
+import type { Queryable } from "../../db/queryable.ts";
+import { NotFoundError } from "../../errors.ts";
+import { FINAL_STATUSES } from "../runs/statuses.ts";
+import { getBatch } from "./store.ts";
+
+export interface RetrievedBatch {
+  id: string;
+  /** COMPLETED once the batch is sealed and every run in it has finished. */
+  status: "PENDING" | "COMPLETED";
+  runCount: number;
+  /** Run ids in item order. */
+  runs: string[];
+  idempotencyKey?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** GET /api/v2/batches/{id}. */
+export async function retrieveBatch(db: Queryable, environmentId: string, batchId: string): Promise<RetrievedBatch> {
+  const batch = await getBatch(db, batchId, environmentId);
+  if (!batch) throw new NotFoundError("Batch not found");
+  const { rows } = await db.query<{ id: string; status: string; updated_at: Date }>(
+    `SELECT id, status, updated_at FROM runs WHERE batch_id = $1 ORDER BY batch_index, created_at`,
+    [batch.id],
+  );
+  const allFinished = rows.every((r) => (FINAL_STATUSES as readonly string[]).includes(r.status));
+  const times = [batch.created_at, batch.sealed_at, ...rows.map((r) => r.updated_at)].filter((d): d is Date => d !== null);
+  const updatedAt = new Date(Math.max(...times.map((d) => d.getTime())));
+  const result: RetrievedBatch = {
+    id: batch.id,
+    status: batch.sealed_at !== null && allFinished ? "COMPLETED" : "PENDING",
+    runCount: batch.run_count,
+    runs: rows.map((r) => r.id),
+    createdAt: batch.created_at.toISOString(),
+    updatedAt: updatedAt.toISOString(),
+  };
+  const key = batch.idempotency_key_user ?? batch.idempotency_key;
+  if (key) result.idempotencyKey = key;
+  return result;
+}

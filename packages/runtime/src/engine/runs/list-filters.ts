@@ -1,0 +1,93 @@
+import { parseDuration } from "../../durations.ts";
+import { ValidationError } from "../../errors.ts";
+import { RUN_STATUSES, isRunStatus, type RunStatus } from "./statuses.ts";
+
+/** Without a period or from/to, run lists cover the last 7 days (as Trigger.dev's do). */
+export const DEFAULT_RUN_LIST_WINDOW_MS = 7 * 86_400_000;
+
+/** Trigger.dev's legacy status names, still accepted in `filter[status]`. */
+const LEGACY_STATUSES: Record<string, RunStatus> = {
+  WAITING_FOR_DEPLOY: "PENDING_VERSION",
+  REATTEMPTING: "EXECUTING",
+  FROZEN: "WAITING",
+  INTERRUPTED: "FAILED",
+};
+
+/** Filters as they arrive on the query string (lists already split on commas). */
+export interface RunListQueryFilters {
+  status?: string[];
+  taskIdentifier?: string[];
+  version?: string[];
+  tag?: string[];
+  batch?: string[];
+  schedule?: string[];
+  queue?: string[];
+  isTest?: "true" | "false" | boolean;
+  period?: string;
+  from?: string;
+  to?: string;
+}
+
+/** Filters the run list query applies; every field is optional and they combine with AND. */
+export interface RunListFilters {
+  statuses?: RunStatus[];
+  taskIdentifiers?: string[];
+  versions?: string[];
+  /** Any-match: a run with at least one of these tags. */
+  tags?: string[];
+  batchIds?: string[];
+  scheduleIds?: string[];
+  queues?: string[];
+  isTest?: boolean;
+  createdFrom?: Date;
+  createdTo?: Date;
+}
+
+function parseInstant(value: string, param: string): Date {
+  const trimmed = value.trim();
+  const date = /^\d+$/.test(trimmed) ? new Date(Number(trimmed)) : new Date(trimmed);
+  if (Number.isNaN(date.getTime())) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor a date`);
+  return date;
+}
+
+function nonEmpty<T>(list: T[] | undefined): T[] | undefined {
+  return list && list.length > 0 ? list : undefined;
+}
+
+/**
+ * Validates the query filters and applies the default window. Pure: `now` is passed in.
+ * Throws ValidationError naming the parameter (and each invalid status).
+ */
+export function resolveRunListFilters(query: RunListQueryFilters, now: Date): RunListFilters {
+  const filters: RunListFilters = {};
+  if (query.status?.length) {
+    const invalid = query.status.filter((s) => !isRunStatus(s) && !(s in LEGACY_STATUSES));
+    if (invalid.length > 0) {
+      throw new ValidationError(`filter[status]: Invalid status values: ${invalid.join(", ")} (valid: ${RUN_STATUSES.join(", ")})`);
+    }
+    filters.statuses = [...new Set(query.status.map((s) => (isRunStatus(s) ? s : LEGACY_STATUSES[s]!)))];
+  }
+  const lists = {
+    taskIdentifiers: nonEmpty(query.taskIdentifier),
+    versions: nonEmpty(query.version),
+    tags: nonEmpty(query.tag),
+    batchIds: nonEmpty(query.batch),
+    scheduleIds: nonEmpty(query.schedule),
+    queues: nonEmpty(query.queue),
+  };
+  for (const [key, value] of Object.entries(lists)) if (value) (filters as Record<string, unknown>)[key] = value;
+  if (query.isTest !== undefined) filters.isTest = query.isTest === true || query.isTest === "true";
+
+  if (query.period !== undefined) {
+    const ms = parseDuration(query.period);
+    if (ms === null || ms <= 0) throw new ValidationError(`filter[createdAt][period]: "${query.period}" is not a period such as 1h, 1d, 7d or 30d`);
+    filters.createdFrom = new Date(now.getTime() - ms);
+  } else if (query.from !== undefined) {
+    filters.createdFrom = parseInstant(query.from, "filter[createdAt][from]");
+  }
+  if (query.to !== undefined) filters.createdTo = parseInstant(query.to, "filter[createdAt][to]");
+  if (query.period === undefined && query.from === undefined && query.to === undefined) {
+    filters.createdFrom = new Date(now.getTime() - DEFAULT_RUN_LIST_WINDOW_MS);
+  }
+  return filters;
+}
