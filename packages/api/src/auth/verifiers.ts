@@ -1,10 +1,90 @@
-import type { EngineDeps } from "@svc/runtime/engine";
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
+import {
+  activeSecretKeys,
+  AuthenticationError,
+  findUserIdByPersonalAccessToken,
+  getLiveEnvironment,
+  type EngineDeps,
+} from "@svc/runtime/engine";
 import type { AppDeps } from "../deps.ts";
+import type { Principal } from "./principal.ts";
+import { JWT_AUDIENCE, JWT_ISSUER } from "./public-tokens.ts";
+
+type PublicJwtPrincipal = Extract<Principal, { kind: "publicJwt" }>;
+
+const INVALID = "Public Access Token is invalid";
+const EXPIRED = "Public Access Token has expired";
+
+/** Reads the unverified payload, or fails as an invalid token. Only used to find the environment. */
+function unverifiedClaims(token: string): JWTPayload {
+  try {
+    const header = decodeProtectedHeader(token);
+    // Checked before any key is touched: `alg: none` and asymmetric algorithms never verify here.
+    if (header.alg !== "HS256") throw new AuthenticationError(`${INVALID}: only HS256 tokens are accepted`);
+    return decodeJwt(token);
+  } catch (error) {
+    if (error instanceof AuthenticationError) throw error;
+    throw new AuthenticationError(INVALID);
+  }
+}
 
 /**
- * The PAT and public-JWT verifiers wired into the app. Filled in by the credentials module
- * (issue #4); until then only secret keys authenticate.
+ * Checks the claims jose does not check for us: `pub: true`, and the issuer and audience the
+ * published SDK signs with when present (tokens minted by svc always carry both).
  */
-export function credentialVerifiers(_engine: EngineDeps): Pick<AppDeps, "verifyPersonalAccessToken" | "verifyPublicJwt"> {
-  return {};
+function checkClaims(payload: JWTPayload): string[] {
+  if (payload.pub !== true) throw new AuthenticationError(`${INVALID}: not a public access token`);
+  if (payload.iss !== undefined && payload.iss !== JWT_ISSUER) throw new AuthenticationError(`${INVALID}: unexpected issuer`);
+  if (payload.aud !== undefined) {
+    const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    if (!audiences.includes(JWT_AUDIENCE)) throw new AuthenticationError(`${INVALID}: unexpected audience`);
+  }
+  const scopes = payload.scopes ?? [];
+  if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === "string")) throw new AuthenticationError(`${INVALID}: scopes must be a list of strings`);
+  return scopes;
+}
+
+/**
+ * Verifies a public access token: HS256, signed with a currently valid secret key of the
+ * environment named by `sub` (for a preview branch: its parent preview environment's keys),
+ * `exp` present and in the future by the engine clock, `pub: true`.
+ */
+export async function verifyPublicJwt(engine: EngineDeps, token: string): Promise<PublicJwtPrincipal> {
+  const claims = unverifiedClaims(token);
+  if (typeof claims.sub !== "string" || claims.sub.length === 0) throw new AuthenticationError(`${INVALID}: missing subject`);
+  const environment = await getLiveEnvironment(engine.db, claims.sub);
+  if (!environment) throw new AuthenticationError(INVALID);
+  const now = engine.clock.now();
+  const keys = await activeSecretKeys(engine.db, engine.secrets, environment.parentEnvironmentId ?? environment.id, now);
+  // Keys inside their rotation grace period are tried too, newest first.
+  for (const key of keys) {
+    try {
+      const { payload } = await jwtVerify(token, new TextEncoder().encode(key), {
+        algorithms: ["HS256"],
+        currentDate: now,
+        requiredClaims: ["exp"],
+      });
+      const scopes = checkClaims(payload);
+      return { kind: "publicJwt", environment, scopes, claims: payload as Record<string, unknown> };
+    } catch (error) {
+      if (error instanceof AuthenticationError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw new AuthenticationError(EXPIRED);
+      if (error instanceof joseErrors.JWSSignatureVerificationFailed) continue;
+      throw new AuthenticationError(INVALID);
+    }
+  }
+  throw new AuthenticationError(INVALID);
+}
+
+/** The user id of a valid (known, not revoked) personal access token, or null. */
+export async function verifyPersonalAccessToken(engine: EngineDeps, token: string): Promise<string | null> {
+  return findUserIdByPersonalAccessToken(engine.db, token);
+}
+
+/** The PAT and public-JWT verifiers wired into the app (`createApp({ engine, ...credentialVerifiers(engine) })`). */
+export function credentialVerifiers(engine: EngineDeps): Pick<AppDeps, "verifyPersonalAccessToken" | "verifyPublicJwt"> {
+  return {
+    verifyPersonalAccessToken: (token) => verifyPersonalAccessToken(engine, token),
+    verifyPublicJwt: (token) => verifyPublicJwt(engine, token),
+  };
 }

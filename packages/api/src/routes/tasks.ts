@@ -5,6 +5,7 @@ import { TriggerTaskRequestBody, TriggerTaskResponse } from "@svc/runtime/contra
 import type { AppDeps } from "../deps.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
 import { environmentOf } from "../http/principal-guards.ts";
+import { requireScope } from "../auth/scopes.ts";
 import { defineRoute } from "../http/route.ts";
 
 export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
@@ -19,6 +20,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
     response: TriggerTaskResponse,
     async handler({ params, body, principal, reply, request }) {
       const env = environmentOf(principal);
+      requireScope(principal, [`trigger:tasks:${params.taskId}`]);
       const options = { ...body.options };
       // Trigger.dev lets headers carry the idempotency key; they win over the body.
       const headerKey = request.headers["idempotency-key"];

@@ -39,6 +39,22 @@ export async function getEnvironment(db: Queryable, id: string): Promise<Environ
   return rows[0] ?? null;
 }
 
+/** Like getEnvironment, but an archived preview branch counts as gone (its JWTs stop working). */
+export async function getLiveEnvironment(db: Queryable, id: string): Promise<Environment | null> {
+  if (id.includes("\u0000")) return null; // from a JWT `sub`: Postgres text cannot hold NUL
+  const { rows } = await db.query<Environment>(`${SELECT_ENV} WHERE e.id = $1 AND e.archived_at IS NULL`, [id]);
+  return rows[0] ?? null;
+}
+
+/**
+ * The environment slug of a path segment: `dev`, `staging` (or Trigger.dev's `stg`), `prod`,
+ * `preview`. Null for anything else.
+ */
+export function parseEnvironmentSlug(value: string): EnvironmentSlug | null {
+  if (value === "stg") return "staging";
+  return (ENVIRONMENT_SLUGS as readonly string[]).includes(value) ? (value as EnvironmentSlug) : null;
+}
+
 /** The root environment of a project by slug (no branch). */
 export async function getRootEnvironment(db: Queryable, projectRef: string, slug: EnvironmentSlug): Promise<Environment | null> {
   const { rows } = await db.query<Environment>(
@@ -50,6 +66,7 @@ export async function getRootEnvironment(db: Queryable, projectRef: string, slug
 
 /** A live preview branch of a preview environment. */
 export async function getBranchEnvironment(db: Queryable, parentId: string, branchName: string): Promise<Environment | null> {
+  if (branchName.includes("\u0000")) return null; // from a request header: no such branch can exist
   const { rows } = await db.query<Environment>(
     `${SELECT_ENV} WHERE e.parent_environment_id = $1 AND e.branch_name = $2 AND e.archived_at IS NULL`,
     [parentId, branchName],

@@ -44,3 +44,44 @@ export async function activeSecretKeys(db: Queryable, box: SecretBox, environmen
   );
   return rows.map((r) => box.decrypt(r.key_encrypted));
 }
+
+/** How long a rotated-out secret key keeps working unless the operator says otherwise. */
+export const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
+
+/**
+ * Rotates an environment's secret key: issues a new one and lets every currently valid older key
+ * expire after `graceMs` (never extending a key that already expires sooner). Returns the new key.
+ */
+export async function rotateSecretKey(
+  db: Queryable,
+  box: SecretBox,
+  env: { id: string; slug: EnvironmentSlug },
+  now: Date,
+  graceMs = DEFAULT_ROTATION_GRACE_MS,
+): Promise<{ secretKey: string; oldKeysExpireAt: Date }> {
+  const oldKeysExpireAt = new Date(now.getTime() + graceMs);
+  await db.query(
+    `UPDATE secret_keys SET expires_at = $2
+     WHERE environment_id = $1 AND (expires_at IS NULL OR expires_at > $2)`,
+    [env.id, oldKeysExpireAt],
+  );
+  const secretKey = await issueSecretKey(db, box, env);
+  return { secretKey, oldKeysExpireAt };
+}
+
+export interface SecretKeyInfo {
+  secretKey: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+/** Every currently valid key of an environment with its dates, newest first (`svc keys show`). */
+export async function listActiveSecretKeys(db: Queryable, box: SecretBox, environmentId: string, now: Date): Promise<SecretKeyInfo[]> {
+  const { rows } = await db.query<{ key_encrypted: string; created_at: Date; expires_at: Date | null }>(
+    `SELECT key_encrypted, created_at, expires_at FROM secret_keys
+     WHERE environment_id = $1 AND (expires_at IS NULL OR expires_at > $2)
+     ORDER BY created_at DESC, id DESC`,
+    [environmentId, now],
+  );
+  return rows.map((r) => ({ secretKey: box.decrypt(r.key_encrypted), createdAt: r.created_at, expiresAt: r.expires_at }));
+}

@@ -1,0 +1,27 @@
+import type { Command } from "../command.ts";
+import { branchesArchiveCommand } from "./branches-archive.ts";
+import { branchesCreateCommand } from "./branches-create.ts";
+import { branchesListCommand } from "./branches-list.ts";
+import { initCommand } from "./init.ts";
+import { keysRotateCommand } from "./keys-rotate.ts";
+import { keysShowCommand } from "./keys-show.ts";
+import { membersAddCommand } from "./members-add.ts";
+import { orgsCreateCommand } from "./orgs-create.ts";
+import { patsCreateCommand } from "./pats-create.ts";
+import { projectsCreateCommand } from "./projects-create.ts";
+import { usersCreateCommand } from "./users-create.ts";
+
+/** Every `pnpm svc` command, in the order `--help` lists them. */
+export const COMMANDS: Command[] = [
+  initCommand,
+  orgsCreateCommand,
+  projectsCreateCommand,
+  branchesCreateCommand,
+  branchesListCommand,
+  branchesArchiveCommand,
+  usersCreateCommand,
+  patsCreateCommand,
+  membersAddCommand,
+  keysRotateCommand,
+  keysShowCommand,
+];

@@ -1,0 +1,41 @@
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+/** Where `pnpm start` records the embedded Postgres it runs: `<repo>/.svc/runtime.json`. */
+export const DEFAULT_RUNTIME_FILE = fileURLToPath(new URL("../../../../.svc/runtime.json", import.meta.url));
+
+const RuntimeFile = z.object({ databaseUrl: z.string().optional(), encryptionKey: z.string().optional() }).passthrough();
+
+const CliConfig = z.object({
+  databaseUrl: z.string({ error: "DATABASE_URL is not set (and no .svc/runtime.json names a database; run `pnpm start` once or set DATABASE_URL)" }).url("DATABASE_URL is not a URL"),
+  encryptionKey: z
+    .string({ error: "SVC_ENCRYPTION_KEY is not set (and no .svc/runtime.json provides one); use the same key as the API" })
+    .min(16, "SVC_ENCRYPTION_KEY must be at least 16 characters"),
+});
+export type CliConfig = z.infer<typeof CliConfig>;
+
+export class ConfigError extends Error {}
+
+function readRuntimeFile(path: string): z.infer<typeof RuntimeFile> {
+  if (!existsSync(path)) return {};
+  try {
+    return RuntimeFile.parse(JSON.parse(readFileSync(path, "utf8")));
+  } catch (error) {
+    throw new ConfigError(`${path} is not valid: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * CLI configuration, parsed once: DATABASE_URL and SVC_ENCRYPTION_KEY from the environment; each
+ * missing one is taken from the runtime file (SVC_RUNTIME_FILE, default `.svc/runtime.json`).
+ */
+export function parseCliConfig(env: NodeJS.ProcessEnv): CliConfig {
+  const file = readRuntimeFile(env.SVC_RUNTIME_FILE || DEFAULT_RUNTIME_FILE);
+  const result = CliConfig.safeParse({
+    databaseUrl: env.DATABASE_URL || file.databaseUrl,
+    encryptionKey: env.SVC_ENCRYPTION_KEY || file.encryptionKey,
+  });
+  if (!result.success) throw new ConfigError(result.error.issues.map((i) => i.message).join("; "));
+  return result.data;
+}

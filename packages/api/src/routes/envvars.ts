@@ -1,0 +1,144 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import {
+  createEnvironmentVariable,
+  deleteEnvironmentVariable,
+  listEnvironmentVariables,
+  parseEnvironmentSlug,
+  retrieveEnvironmentVariable,
+  updateEnvironmentVariable,
+  uploadEnvironmentVariables,
+  type Environment,
+} from "@svc/runtime/engine";
+import {
+  CreateEnvironmentVariableRequestBody,
+  EnvironmentVariableItem,
+  EnvironmentVariableResponseBody,
+  EnvVarEnvironmentParam,
+  EnvVarNameParam,
+  ProjectRefParam,
+  ImportEnvironmentVariablesRequestBody,
+  ListEnvironmentVariablesResponse,
+  UpdateEnvironmentVariableRequestBody,
+} from "@svc/runtime/contracts";
+import type { AuthRequirement } from "../auth/authenticate.ts";
+import type { Principal } from "../auth/principal.ts";
+import { resolveProjectEnvironment } from "../auth/project-access.ts";
+import type { AppDeps } from "../deps.ts";
+import { sendError } from "../http/errors.ts";
+import { defineRoute } from "../http/route.ts";
+
+const BASE = "/api/v1/projects/:projectRef/envvars/:env";
+/** Env vars accept a secret key of that very environment, or a PAT of a project member (spec §5.4). */
+const auth: AuthRequirement = { allow: ["secretKey", "personalAccessToken"] };
+
+const EnvParams = z.object({ projectRef: ProjectRefParam, env: EnvVarEnvironmentParam });
+const NameParams = EnvParams.extend({ name: EnvVarNameParam });
+
+function target(deps: AppDeps, request: FastifyRequest, principal: Principal, params: z.infer<typeof EnvParams>): Promise<Environment> {
+  // The enum already refused anything else; this only maps `stg` to `staging`.
+  const slug = parseEnvironmentSlug(params.env)!;
+  return resolveProjectEnvironment(deps, request, principal, params.projectRef, slug);
+}
+
+export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
+  const { db, secrets, clock } = deps.engine;
+
+  defineRoute(app, deps, {
+    method: "GET",
+    url: BASE,
+    summary: "List environment variables (secret values redacted; a preview branch includes its parent's)",
+    tags: ["envvars"],
+    auth,
+    params: EnvParams,
+    response: ListEnvironmentVariablesResponse,
+    async handler({ request, params, principal }) {
+      return listEnvironmentVariables(db, secrets, await target(deps, request, principal, params));
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: BASE,
+    summary: "Create an environment variable (replaces an existing value)",
+    tags: ["envvars"],
+    auth,
+    params: EnvParams,
+    body: CreateEnvironmentVariableRequestBody,
+    response: EnvironmentVariableResponseBody,
+    async handler({ request, params, body, principal }) {
+      const env = await target(deps, request, principal, params);
+      await createEnvironmentVariable(db, secrets, env, body, clock.now());
+      return { success: true };
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: `${BASE}/import`,
+    summary: "Upload many environment variables (override defaults to false)",
+    tags: ["envvars"],
+    auth,
+    params: EnvParams,
+    body: ImportEnvironmentVariablesRequestBody,
+    response: EnvironmentVariableResponseBody,
+    async handler({ request, reply, params, body, principal }) {
+      const env = await target(deps, request, principal, params);
+      const result = await uploadEnvironmentVariables(db, secrets, env, body.variables, body, clock.now());
+      if (!result.ok) {
+        return sendError(
+          reply,
+          400,
+          `Some variables are already set in this environment: ${result.conflicts.join(", ")}. Set override to true to replace them.`,
+          { variableErrors: result.conflicts.map((key) => ({ key, error: "Variable already set" })) },
+        );
+      }
+      return { success: true };
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "GET",
+    url: `${BASE}/:name`,
+    summary: "Retrieve an environment variable",
+    tags: ["envvars"],
+    auth,
+    params: NameParams,
+    response: EnvironmentVariableItem,
+    async handler({ request, params, principal }) {
+      return retrieveEnvironmentVariable(db, secrets, await target(deps, request, principal, params), params.name);
+    },
+  });
+
+  for (const method of ["PUT", "POST"] as const) {
+    defineRoute(app, deps, {
+      method,
+      url: `${BASE}/:name`,
+      summary: method === "PUT" ? "Update an environment variable's value" : "Update an environment variable's value (POST alias of PUT)",
+      tags: ["envvars"],
+      auth,
+      params: NameParams,
+      body: UpdateEnvironmentVariableRequestBody,
+      response: EnvironmentVariableResponseBody,
+      async handler({ request, params, body, principal }) {
+        const env = await target(deps, request, principal, params);
+        await updateEnvironmentVariable(db, secrets, env, params.name, body.value, clock.now());
+        return { success: true };
+      },
+    });
+  }
+
+  defineRoute(app, deps, {
+    method: "DELETE",
+    url: `${BASE}/:name`,
+    summary: "Delete an environment variable",
+    tags: ["envvars"],
+    auth,
+    params: NameParams,
+    response: EnvironmentVariableResponseBody,
+    async handler({ request, params, principal }) {
+      await deleteEnvironmentVariable(db, await target(deps, request, principal, params), params.name);
+      return { success: true };
+    },
+  });
+}

@@ -1,0 +1,231 @@
+import type { CredentialKind } from "../src/auth/principal.ts";
+
+/**
+ * The per-route half of the auth matrix: which credential kinds a route accepts, what it acts on,
+ * and how to build a valid request. Every authenticated route registered in the app must have an
+ * entry here (the matrix test fails otherwise), so a new route gets its credentials checked.
+ *
+ * `target` decides what a valid credential of an accepted kind gets when it belongs to a
+ * different environment or project than the fixture (which lives in project A, env dev):
+ * - "resource": a path naming one of A/dev's resources → 404 (it does not exist for them);
+ * - "collection": lists and creates act on the caller's own environment → success, without A's data;
+ * - "project": a path naming A's project and env (`/projects/{ref}/…`) → 403.
+ */
+export interface MatrixRequest {
+  url: string;
+  payload?: string | object;
+  contentType?: string;
+  /** A JWT scope that grants this request (JWT routes only). */
+  scope?: string;
+  /** A well-formed scope that does not grant it. */
+  wrongScope?: string;
+}
+
+export interface MatrixFixtures {
+  projectRef: string;
+  task: string;
+  marker: string;
+  /** A run of A/dev (tags and payload carry the marker); fresh on every call unless `shared`. */
+  run(shared?: boolean): Promise<string>;
+  batch(): Promise<string>;
+  token(shared?: boolean): Promise<string>;
+  schedule(shared?: boolean): Promise<string>;
+  variable(shared?: boolean): Promise<string>;
+  packet(): Promise<string>;
+  unique(prefix: string): string;
+}
+
+export type MatrixEntry =
+  | { unauthenticated: true; why: string }
+  | {
+      unauthenticated?: false;
+      kinds: CredentialKind[];
+      target: "resource" | "collection" | "project";
+      success: number;
+      /** A list whose A/dev answer must show the fixture marker (proves the leak check can fail). */
+      listShowsMarker?: boolean;
+      build(fx: MatrixFixtures): Promise<MatrixRequest>;
+    };
+
+const SK: CredentialKind[] = ["secretKey"];
+const SK_JWT: CredentialKind[] = ["secretKey", "publicJwt"];
+const SK_PAT: CredentialKind[] = ["secretKey", "personalAccessToken"];
+const envvars = (fx: MatrixFixtures, rest = "") => `/api/v1/projects/${fx.projectRef}/envvars/dev${rest}`;
+const ndjson = (task: string, marker: string) => `${JSON.stringify({ index: 0, task, payload: JSON.stringify({ m: marker }), options: { payloadType: "application/json" } })}\n`;
+
+export const MATRIX: Record<string, MatrixEntry> = {
+  // Tasks and batches (trigger scopes for JWTs).
+  "POST /api/v1/tasks/:taskId/trigger": {
+    kinds: SK_JWT, target: "collection", success: 200,
+    build: async (fx) => ({ url: `/api/v1/tasks/${fx.task}/trigger`, payload: { payload: { n: 1 } }, scope: `trigger:tasks:${fx.task}`, wrongScope: "trigger:tasks:some-other-task" }),
+  },
+  "POST /api/v3/batches": {
+    kinds: SK_JWT, target: "collection", success: 202,
+    build: async (fx) => ({ url: "/api/v3/batches", payload: { runCount: 1, taskIdentifiers: [fx.task] }, scope: `batchTrigger:tasks:${fx.task}`, wrongScope: "batchTrigger:tasks:some-other-task" }),
+  },
+  "POST /api/v3/batches/:batchId/items": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => ({
+      url: `/api/v3/batches/${await fx.batch()}/items`,
+      payload: ndjson(fx.task, "items"),
+      contentType: "application/x-ndjson",
+      scope: `batchTrigger:tasks:${fx.task}`,
+      wrongScope: "batchTrigger:tasks:some-other-task",
+    }),
+  },
+  "POST /api/v2/tasks/batch": {
+    kinds: SK_JWT, target: "collection", success: 202,
+    build: async (fx) => ({ url: "/api/v2/tasks/batch", payload: { items: [{ task: fx.task, payload: { n: 1 } }] }, scope: `batchTrigger:tasks:${fx.task}`, wrongScope: "batchTrigger:tasks:some-other-task" }),
+  },
+  "GET /api/v2/batches/:batchId": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.batch();
+      return { url: `/api/v2/batches/${id}`, scope: `read:batch:${id}`, wrongScope: "read:batch:batch_someotherbatch" };
+    },
+  },
+
+  // Runs.
+  "GET /api/v1/runs": {
+    kinds: SK_JWT, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.run(true);
+      return { url: "/api/v1/runs", scope: "read:runs", wrongScope: "read:batch:batch_someotherbatch" };
+    },
+  },
+  "GET /api/v3/runs/:runId": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run(true);
+      return { url: `/api/v3/runs/${id}`, scope: `read:runs:${id}`, wrongScope: "read:runs:run_someotherrun" };
+    },
+  },
+  "POST /api/v2/runs/:runId/cancel": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run();
+      return { url: `/api/v2/runs/${id}/cancel`, scope: `write:runs:${id}`, wrongScope: `read:runs:${id}` };
+    },
+  },
+  "POST /api/v1/runs/:runId/replay": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/runs/${await fx.run(true)}/replay` }),
+  },
+  "GET /api/v1/projects/:projectRef/runs": {
+    kinds: ["personalAccessToken"], target: "project", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.run(true);
+      return { url: `/api/v1/projects/${fx.projectRef}/runs?filter[env]=dev` };
+    },
+  },
+
+  // Packets (large payloads).
+  "PUT /api/v2/packets/*": {
+    kinds: SK, target: "collection", success: 200,
+    build: async (fx) => ({ url: `/api/v2/packets/${encodeURIComponent(`matrix/${fx.unique("p")}/payload.json`)}` }),
+  },
+  "GET /api/v1/packets/*": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/packets/${encodeURIComponent(await fx.packet())}` }),
+  },
+  "GET /api/v1/packets/download/:token": { unauthenticated: true, why: "the presigned URL is the credential" },
+  "PUT /api/v1/packets/upload/:token": { unauthenticated: true, why: "the presigned URL is the credential" },
+
+  // Waitpoint tokens: create/list/retrieve with a secret key; complete also with write:waitpoints.
+  "POST /api/v1/waitpoints/tokens": {
+    kinds: SK, target: "collection", success: 200,
+    build: async () => ({ url: "/api/v1/waitpoints/tokens", payload: { timeout: "1h" } }),
+  },
+  "GET /api/v1/waitpoints/tokens": {
+    kinds: SK, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.token(true);
+      return { url: "/api/v1/waitpoints/tokens" };
+    },
+  },
+  "GET /api/v1/waitpoints/tokens/:id": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/waitpoints/tokens/${await fx.token(true)}` }),
+  },
+  "POST /api/v1/waitpoints/tokens/:id/complete": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.token();
+      return { url: `/api/v1/waitpoints/tokens/${id}/complete`, payload: { data: { ok: 1 } }, scope: `write:waitpoints:${id}`, wrongScope: "write:waitpoints:waitpoint_someothertoken" };
+    },
+  },
+  "POST /api/v1/waitpoints/tokens/:id/callback/:hash": { unauthenticated: true, why: "the HMAC in the callback URL is the credential" },
+
+  // Schedules: secret key only.
+  "POST /api/v1/schedules": {
+    kinds: SK, target: "collection", success: 200,
+    build: async (fx) => ({ url: "/api/v1/schedules", payload: { task: fx.task, cron: "0 * * * *", deduplicationKey: fx.unique("dk") } }),
+  },
+  "GET /api/v1/schedules": {
+    kinds: SK, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.schedule(true);
+      return { url: "/api/v1/schedules?perPage=100" };
+    },
+  },
+  "GET /api/v1/schedules/:id": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/schedules/${await fx.schedule(true)}` }),
+  },
+  "PUT /api/v1/schedules/:id": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/schedules/${await fx.schedule()}`, payload: { task: fx.task, cron: "30 * * * *" } }),
+  },
+  "POST /api/v1/schedules/:id/activate": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/schedules/${await fx.schedule()}/activate` }),
+  },
+  "POST /api/v1/schedules/:id/deactivate": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/schedules/${await fx.schedule()}/deactivate` }),
+  },
+  "DELETE /api/v1/schedules/:id": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/schedules/${await fx.schedule()}` }),
+  },
+  "GET /api/v1/timezones": { unauthenticated: true, why: "public reference data" },
+
+  // Auth.
+  "POST /api/v1/auth/jwt/claims": {
+    kinds: SK, target: "collection", success: 200,
+    build: async () => ({ url: "/api/v1/auth/jwt/claims" }),
+  },
+
+  // Environment variables: a secret key of that environment, or a PAT of a member.
+  "GET /api/v1/projects/:projectRef/envvars/:env": {
+    kinds: SK_PAT, target: "project", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.variable(true);
+      return { url: envvars(fx) };
+    },
+  },
+  "POST /api/v1/projects/:projectRef/envvars/:env": {
+    kinds: SK_PAT, target: "project", success: 200,
+    build: async (fx) => ({ url: envvars(fx), payload: { name: fx.unique("NEW_VAR"), value: "v" } }),
+  },
+  "POST /api/v1/projects/:projectRef/envvars/:env/import": {
+    kinds: SK_PAT, target: "project", success: 200,
+    build: async (fx) => ({ url: envvars(fx, "/import"), payload: { variables: { [fx.unique("IMPORTED")]: "v" } } }),
+  },
+  "GET /api/v1/projects/:projectRef/envvars/:env/:name": {
+    kinds: SK_PAT, target: "project", success: 200,
+    build: async (fx) => ({ url: envvars(fx, `/${await fx.variable(true)}`) }),
+  },
+  "PUT /api/v1/projects/:projectRef/envvars/:env/:name": {
+    kinds: SK_PAT, target: "project", success: 200,
+    build: async (fx) => ({ url: envvars(fx, `/${await fx.variable()}`), payload: { value: "updated" } }),
+  },
+  "POST /api/v1/projects/:projectRef/envvars/:env/:name": {
+    kinds: SK_PAT, target: "project", success: 200,
+    build: async (fx) => ({ url: envvars(fx, `/${await fx.variable()}`), payload: { value: "updated" } }),
+  },
+  "DELETE /api/v1/projects/:projectRef/envvars/:env/:name": {
+    kinds: SK_PAT, target: "project", success: 200,
+    build: async (fx) => ({ url: envvars(fx, `/${await fx.variable()}`) }),
+  },
+};

@@ -1,0 +1,178 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findEnvironmentBySecretKey } from "@svc/runtime/engine";
+import { startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
+import { runCli } from "../src/cli/run.ts";
+import { bearer } from "./credentials-fixtures.ts";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const TSX = join(ROOT, "node_modules/.bin/tsx");
+const MAIN = join(ROOT, "packages/api/src/cli/main.ts");
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => api?.close());
+
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json(): any;
+}
+
+/** Runs `pnpm svc …` as the operator would: a separate process against the test database. */
+function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const base: Record<string, string | undefined> = { ...process.env, DATABASE_URL: api.db.url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SVC_RUNTIME_FILE: "/nonexistent/runtime.json" };
+  const merged = Object.fromEntries(Object.entries({ ...base, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  return new Promise((resolve) => {
+    execFile(TSX, [MAIN, ...args], { cwd: ROOT, env: merged, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+    });
+  });
+}
+
+/** The same CLI in this process (argument errors need no separate process to be checked). */
+async function svcInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const env = { DATABASE_URL: api.db.url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SVC_RUNTIME_FILE: "/nonexistent/runtime.json" };
+  const code = await runCli(args, env, { stdout: (t) => (stdout += t + "\n"), stderr: (t) => (stderr += t + "\n") });
+  return { code, stdout, stderr };
+}
+
+describe("pnpm svc init", () => {
+  it("prints the default project's ref and four working secret keys, the same on every run", { timeout: 60_000 }, async () => {
+    const first = await svc(["init", "--json"]);
+    expect(first.code).toBe(0);
+    const body = first.json();
+    expect(Object.keys(body)).toEqual(["projectRef", "environments"]);
+    expect(body.projectRef).toBe(api.project.projectRef);
+    expect(Object.keys(body.environments)).toEqual(["dev", "staging", "prod", "preview"]);
+    expect(body.environments.dev).toEqual({ secretKey: expect.stringMatching(/^svc_dev_/) });
+    expect(body.environments.staging.secretKey).toMatch(/^svc_stg_/);
+    expect(body.environments.prod.secretKey).toMatch(/^svc_prod_/);
+    expect(body.environments.preview.secretKey).toMatch(/^svc_preview_/);
+    const env = await findEnvironmentBySecretKey(api.db.pool, body.environments.prod.secretKey, new Date());
+    expect(env?.slug).toBe("prod");
+    expect((await svc(["init", "--json"])).json()).toEqual(body);
+  });
+});
+
+describe("provisioning a tenant", () => {
+  it("creates an organisation, a project, a user with a PAT and a membership the API honours", { timeout: 120_000 }, async () => {
+    expect((await svc(["orgs", "create", "acme", "--name", "Acme Inc", "--json"])).json()).toMatchObject({ slug: "acme", name: "Acme Inc" });
+    const project = await svc(["projects", "create", "--org", "acme", "--name", "Web Shop", "--json"]);
+    expect(project.code).toBe(0);
+    const { projectRef, environments, slug } = project.json();
+    expect(projectRef).toMatch(/^proj_/);
+    expect(slug).toBe("web-shop");
+    expect(Object.keys(environments)).toEqual(["dev", "staging", "prod", "preview"]);
+
+    expect((await svc(["users", "create", "Ada@Example.com", "--json"])).json()).toMatchObject({ email: "ada@example.com" });
+    const pat = await svc(["pats", "create", "--user", "ada@example.com", "--name", "laptop", "--json"]);
+    const token = pat.json().token as string;
+    expect(token).toMatch(/^svc_pat_/);
+
+    const url = `/api/v1/projects/${projectRef}/envvars/prod`;
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(token) })).statusCode).toBe(403);
+    expect((await svc(["members", "add", "--project", projectRef, "--user", "ada@example.com", "--json"])).json()).toEqual({
+      user: "ada@example.com",
+      projectRef,
+      added: true,
+    });
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(token) })).statusCode).toBe(200);
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(environments.prod.secretKey) })).statusCode).toBe(200);
+  });
+
+  it("creates, lists and archives preview branches", { timeout: 120_000 }, async () => {
+    const ref = api.project.projectRef;
+    const created = await svc(["branches", "create", "--project", ref, "refs/heads/feat-cli", "--json"]);
+    expect(created.json()).toMatchObject({ projectRef: ref, branch: "feat-cli", created: true });
+    const listed = (await svc(["branches", "list", "--project", ref, "--json"])).json();
+    expect(listed.branches.map((b: { name: string }) => b.name)).toEqual(["feat-cli"]);
+    const headers = { ...bearer(api.project.environments.preview.secretKey), "x-service-branch": "feat-cli" };
+    expect((await api.app.inject({ method: "GET", url: `/api/v1/projects/${ref}/envvars/preview`, headers })).statusCode).toBe(200);
+    expect((await svc(["branches", "archive", "--project", ref, "feat-cli", "--json"])).json()).toEqual({ projectRef: ref, branch: "feat-cli", archived: true });
+    expect((await api.app.inject({ method: "GET", url: `/api/v1/projects/${ref}/envvars/preview`, headers })).statusCode).toBe(401);
+    expect((await svc(["branches", "list", "--project", ref, "--json"])).json().branches).toEqual([]);
+    const again = await svc(["branches", "archive", "--project", ref, "feat-cli"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/no live preview branch named feat-cli/);
+  });
+
+  it("rotates a key with a grace period and shows both keys until it ends", { timeout: 120_000 }, async () => {
+    const ref = api.project.projectRef;
+    const oldKey = api.project.environments.staging.secretKey;
+    const rotated = (await svc(["keys", "rotate", "--project", ref, "--env", "staging", "--grace", "1h", "--json"])).json();
+    expect(rotated.secretKey).toMatch(/^svc_stg_/);
+    expect(new Date(rotated.previousKeysExpireAt).getTime()).toBeGreaterThan(Date.now() + 59 * 60_000);
+    const shown = (await svc(["keys", "show", "--project", ref, "--json"])).json();
+    expect(shown.environments.staging.secretKey).toBe(rotated.secretKey);
+    expect(shown.environments.staging.keys.map((k: { secretKey: string }) => k.secretKey)).toEqual([rotated.secretKey, oldKey]);
+    expect(shown.environments.staging.keys[1].expiresAt).toBe(rotated.previousKeysExpireAt);
+    const url = `/api/v1/projects/${ref}/envvars/staging`;
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(oldKey) })).statusCode).toBe(200);
+
+    // A zero grace period ends the old keys at once.
+    const now = (await svc(["keys", "rotate", "--project", ref, "--env", "staging", "--grace", "0s", "--json"])).json();
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(rotated.secretKey) })).statusCode).toBe(401);
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(now.secretKey) })).statusCode).toBe(200);
+  });
+});
+
+describe("bad usage and failures", () => {
+  it("exits with 2 and a clear message for bad arguments", { timeout: 60_000 }, async () => {
+    const spawned = await svc(["keys", "rotate", "--project", "p", "--env", "qa"]);
+    expect(spawned.code).toBe(2);
+    expect(spawned.stderr).toMatch(/--env must be one of dev, staging, prod, preview\nusage: pnpm svc keys rotate/);
+    const cases: [string[], RegExp][] = [
+      [["frobnicate"], /unknown command "frobnicate"/],
+      [["orgs", "create"], /missing <slug>/],
+      [["orgs", "create", "a", "b"], /unexpected argument "b"/],
+      [["projects", "create", "--org", "acme"], /--name is required/],
+      [["keys", "rotate", "--project", "p", "--env", "dev", "--grace", "soon"], /not a duration/],
+      [["branches", "list", "--project", "p", "--bogus"], /Unknown option '--bogus'/],
+      [["members", "add", "--user", "a@b.c"], /exactly one of --project or --org/],
+      [["users", "create", "not-an-email"], /not an email address/],
+      [["orgs", "create", "Not A Slug"], /slug "Not A Slug" must be/],
+      [[], /Usage: pnpm svc <command>/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await svcInProcess(args);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr, args.join(" ")).toMatch(message);
+    }
+    const help = await svcInProcess(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/keys rotate --project <ref>/);
+  });
+
+  it("exits with 1 when the operation fails, with a JSON error under --json", { timeout: 60_000 }, async () => {
+    const missing = await svc(["keys", "show", "--project", "proj_nope", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(missing.json()).toEqual({ error: "Project proj_nope not found" });
+    await svc(["orgs", "create", "dupe"]);
+    const dupe = await svc(["orgs", "create", "dupe"]);
+    expect(dupe.code).toBe(1);
+    expect(dupe.stderr).toMatch(/already exists/);
+  });
+
+  it("reads the database and key from .svc/runtime.json when the environment has none", { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
+    const file = join(dir, "runtime.json");
+    writeFileSync(file, JSON.stringify({ databaseUrl: api.db.url, encryptionKey: TEST_ENCRYPTION_KEY }));
+    const run = await svc(["init", "--json"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined, SVC_RUNTIME_FILE: file });
+    expect(run.code).toBe(0);
+    expect(run.json().environments.dev.secretKey).toBe(api.project.environments.dev.secretKey);
+    const unconfigured = await svc(["init"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined });
+    expect(unconfigured.code).toBe(1);
+    expect(unconfigured.stderr).toMatch(/DATABASE_URL is not set/);
+  });
+});

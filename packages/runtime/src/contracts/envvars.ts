@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { NUL_FREE } from "./runs.ts";
+
+/** `{projectRef}` of `/api/v1/projects/{projectRef}/…`. */
+export const ProjectRefParam = z.string().min(1).max(128).refine(...NUL_FREE);
+
+/** `{name}` of `…/envvars/{env}/{name}`: looked up as given (a name that cannot exist is a 404). */
+export const EnvVarNameParam = z.string().min(1).max(1024).refine(...NUL_FREE);
+
+/** `{env}` in `/api/v1/projects/{projectRef}/envvars/{env}`: `stg` is accepted for staging. */
+export const EnvVarEnvironmentParam = z.enum(["dev", "staging", "stg", "prod", "preview"], {
+  error: "env must be one of dev, staging, prod, preview",
+});
+
+export const EnvironmentVariableItem = z.object({
+  name: z.string(),
+  /** "<redacted>" for secret variables. */
+  value: z.string(),
+  isSecret: z.boolean(),
+});
+export type EnvironmentVariableItem = z.infer<typeof EnvironmentVariableItem>;
+
+/** `envvars.list` answers a bare array (the SDK rejects a `{ data }` wrapper). */
+export const ListEnvironmentVariablesResponse = z.array(EnvironmentVariableItem);
+
+/** `envvars.upload(projectRef, env, { variables, override })`. */
+export const ImportEnvironmentVariablesRequestBody = z.object({
+  variables: z.record(z.string(), z.string()),
+  /** Replace variables that already exist. @default false */
+  override: z.boolean().optional(),
+  /** Mark every uploaded variable secret (redacted on read). @default false for new variables */
+  isSecret: z.boolean().optional(),
+});
+
+/** `envvars.create(projectRef, env, { name, value, isSecret })`: always replaces an existing value. */
+export const CreateEnvironmentVariableRequestBody = z.object({
+  name: z.string().min(1, "name must not be empty"),
+  value: z.string(),
+  /** @default false (or the existing variable's flag) */
+  isSecret: z.boolean().optional(),
+});
+
+/** `envvars.update(projectRef, env, name, { value })`, spec §4.1. */
+export const UpdateEnvironmentVariableRequestBody = z.object({ value: z.string() });
+
+/** Every env var write answers `{ success: true }`. */
+export const EnvironmentVariableResponseBody = z.object({ success: z.boolean() });
