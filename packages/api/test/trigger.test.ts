@@ -55,3 +55,15 @@ describe("POST /api/v1/tasks/{taskId}/trigger", () => {
     expect(empty.json().error).toBe("Request body is empty");
   });
 });
+
+describe("input Postgres cannot store", () => {
+  it("answers a NUL character in a task id, tag or metadata with 400, not 500", async () => {
+    const inTaskId = await api.app.inject({ method: "POST", url: "/api/v1/tasks/a%00b/trigger", headers: api.devAuth, payload: { payload: 1 } });
+    expect(inTaskId.statusCode).toBe(400);
+    const inTag = await trigger({ payload: 1, options: { tags: ["a\u0000b"] } });
+    expect(inTag.statusCode).toBe(400);
+    const inMetadata = await trigger({ payload: 1, options: { metadata: { k: "a\u0000b" } } });
+    expect(inMetadata.statusCode).toBe(400);
+    expect(inMetadata.json().error).toMatch(/Invalid input/);
+  });
+});

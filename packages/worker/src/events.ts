@@ -2,8 +2,8 @@ import { EventEmitter } from "node:events";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
 export interface WorkerEventMap {
-  runStarted: { runId: string; attempt: number; replayedEntries: number };
-  runResumed: { runId: string; attempt: number; replayedEntries: number };
+  runStarted: { runId: string; attempt: number; replayedEntries: number; via?: "fast-path" | "job" };
+  runResumed: { runId: string; attempt: number; replayedEntries: number; via: "fast-path" | "job" };
   runSuspended: { runId: string };
   runFinished: { runId: string; status: string };
   runRetryScheduled: { runId: string; attempt: number; at: Date };
@@ -18,6 +18,9 @@ export class WorkerEvents {
     this.#emitter.setMaxListeners(0);
   }
   emit<K extends keyof WorkerEventMap>(name: K, payload: WorkerEventMap[K]): void {
+    // EventEmitter throws an "error" event nobody listens to; the worker's onError option already
+    // reports it, and throwing here would kill the loop that caught the error.
+    if (name === "error" && this.#emitter.listenerCount("error") === 0) return;
     this.#emitter.emit(name, payload);
   }
   on<K extends keyof WorkerEventMap>(name: K, listener: (payload: WorkerEventMap[K]) => void): () => void {

@@ -8,10 +8,13 @@ import {
   type DueWork,
   type EngineDeps,
   type Environment,
+  withTransaction,
 } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import { NotificationListener } from "./checkpoints/notifications.ts";
-import { renewLeases } from "./execution/claim.ts";
+import { claimStarts, renewLeases } from "./execution/claim.ts";
+import { finishExecutions, type Finish } from "./execution/finish.ts";
+import { MicroBatcher } from "./execution/micro-batch.ts";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
@@ -68,7 +71,13 @@ export function createWorker(options: WorkerOptions): Worker {
   const leaseMs = options.leaseMs ?? 15_000;
   const tasks = new Map(options.tasks.map((t) => [t.id, t]));
   const env = options.environment;
+  const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) =>
+    claimStarts(options.engine.db, items.map((i) => ({ ...i, workerId: id, workerVersion: options.workerVersion, now: options.engine.clock.now() })), { id, version: options.workerVersion }, options.engine.clock.now()),
+  );
+  const finishes = new MicroBatcher((items: Finish[]) => finishExecutions(options.engine.db, items, options.engine.clock.now()));
   const executorDeps = {
+    startClaims,
+    finishes,
     engine: options.engine,
     environment: env,
     tasks,
@@ -88,6 +97,12 @@ export function createWorker(options: WorkerOptions): Worker {
     handle: (job: ConsumedJob) =>
       executeRun(executorDeps, active, job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }),
     onError: (error) => onError(error, "consumer"),
+    // One fetch at a time per limited queue, across all workers (the lock ends with the transaction).
+    serializeFetch: (queue, fetch) =>
+      withTransaction(options.engine.db, async (tx) => {
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`svc-queue-fetch:${queue}`]);
+        return fetch({ executeSql: (text, values) => tx.query(text, values) });
+      }),
   });
   const timers = new TimerLoop(options.engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...(options.dueWork ?? [])], {
     maxSleepMs: 1000,

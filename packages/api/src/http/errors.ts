@@ -39,6 +39,12 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   if (fastifyError.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return sendError(reply, 415, `Unsupported Content-Type: ${request.headers["content-type"] ?? "none"}`);
   if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(reply, 413, "Request body too large");
   if (error instanceof SyntaxError || fastifyError.code === "FST_ERR_CTP_INVALID_JSON_BODY") return sendError(reply, 400, "Invalid JSON");
+  // SQLSTATE class 22 (data exception): input Postgres cannot store, e.g. a NUL character in text
+  // or jsonb, or a date out of range. The input is at fault, whichever route carried it.
+  const sqlState = (error as { code?: unknown }).code;
+  if (typeof sqlState === "string" && /^22[0-9A-Z]{3}$/.test(sqlState)) {
+    return sendError(reply, 400, `Invalid input: ${error.message.replace(/\u0000/g, "\\u0000")}`);
+  }
   if (typeof fastifyError.statusCode === "number" && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return sendError(reply, fastifyError.statusCode, error.message);
   }

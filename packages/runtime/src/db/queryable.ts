@@ -7,6 +7,16 @@ import pg from "pg";
  */
 export interface Queryable {
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  /** A named statement: parsed and planned once per connection (hot paths use `prepared`). */
+  query<R extends pg.QueryResultRow = any>(config: { name: string; text: string; values?: unknown[] }): Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * A hot statement as a named prepared statement: after the first use on a connection only its
+ * parameters travel, and Postgres skips parsing and planning.
+ */
+export function prepared(name: string, text: string, values: unknown[]): { name: string; text: string; values: unknown[] } {
+  return { name, text, values };
 }
 
 export type Pool = pg.Pool;

@@ -1,7 +1,8 @@
 import type { Queryable } from "../db/queryable.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 
-interface LedgerRow {
+/** A run_ledger row as Postgres returns it (also from json_agg, where dates are strings). */
+export interface LedgerRow {
   step_key: string;
   epoch: number;
   kind: LedgerKind;
@@ -9,10 +10,10 @@ interface LedgerRow {
   waitpoint_id: string | null;
   resolved: boolean;
   outcome: unknown;
-  expires_at: Date | null;
+  expires_at: Date | string | null;
 }
 
-const toEntry = (r: LedgerRow): LedgerEntry => ({
+export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
   stepKey: r.step_key,
   epoch: r.epoch,
   kind: r.kind,
@@ -20,7 +21,7 @@ const toEntry = (r: LedgerRow): LedgerEntry => ({
   waitpointId: r.waitpoint_id,
   resolved: r.resolved,
   outcome: r.outcome,
-  expiresAt: r.expires_at,
+  expiresAt: r.expires_at === null ? null : new Date(r.expires_at),
 });
 
 /** The entries an execution replays: its epoch's entries plus the run's keyed (cross-attempt) ones. */
@@ -30,7 +31,7 @@ export async function loadLedger(db: Queryable, runId: string, epoch: number): P
      FROM run_ledger WHERE run_id = $1 AND epoch IN ($2, ${KEYED_EPOCH})`,
     [runId, epoch],
   );
-  return rows.map(toEntry);
+  return rows.map(ledgerEntryFromRow);
 }
 
 /**

@@ -1,9 +1,12 @@
-import type { Queryable, RunRow } from "@svc/runtime/engine";
+import { KEYED_EPOCH, prepared, ledgerEntryFromRow, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
+import { LIMITED_QUEUE_SQL } from "../queue/dispatcher.ts";
 
 export interface Claim {
   run: RunRow;
   /** The run's status before this claim: EXECUTING means its previous worker died (a crash). */
   previousStatus: string;
+  /** Loaded with the claim when cheap (resumes); otherwise the executor loads it. */
+  ledger?: LedgerEntry[];
 }
 
 export interface ClaimInput {
@@ -15,36 +18,45 @@ export interface ClaimInput {
 }
 
 /**
- * Starts a new attempt of a QUEUED run, or takes over a run whose previous holder died (pg-boss
+ * Starts new attempts of QUEUED runs, or takes over runs whose previous holder died (pg-boss
  * redelivered the same job after its heartbeat lapsed). The attempt number goes up by one; the
- * ledger epoch does not (a crash loses nothing). Expired TTLs are honoured here too.
+ * ledger epoch does not (a crash loses nothing). Expired TTLs are honoured here too. One statement
+ * for the whole batch: claims, attempt bookkeeping and ledger loads. Results are in input order;
+ * null where the run could not be claimed (finished, canceled, taken by another job).
  */
-export async function claimStart(db: Queryable, input: ClaimInput & { jobId: string }): Promise<Claim | null> {
-  const { rows } = await db.query<RunRow & { previous_status: string }>(
-    `WITH prev AS (SELECT id, status FROM runs WHERE id = $1 FOR UPDATE)
-     UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = $2, worker_id = $3,
-       worker_version = $4, job_id = $5, lease_expires_at = NULL, available_at = NULL,
-       started_at = coalesce(r.started_at, $6), updated_at = now()
-     FROM prev
-     WHERE r.id = prev.id
-       AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $6)) OR (prev.status = 'EXECUTING' AND r.job_id = $5))
-     RETURNING r.*, prev.status AS previous_status`,
-    [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId, input.now],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  const { previous_status, ...run } = row;
-  await db.query(
-    `UPDATE run_attempts SET status = 'CRASHED', finished_at = $2, error = '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
-     WHERE run_id = $1 AND status = 'EXECUTING'`,
-    [input.runId, input.now],
-  );
-  await db.query(
-    `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at) VALUES ($1, $2, 'EXECUTING', $3, $4, $5)
-     ON CONFLICT (run_id, number) DO NOTHING`,
-    [run.id, run.attempt_number, input.workerId, input.workerVersion, input.now],
-  );
-  return { run: run as RunRow, previousStatus: previous_status };
+export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
+  const { rows } = await db.query<RunRow & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
+    "svc_claim_starts",
+    `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS i(run_id, claim_token, job_id)),
+     prev AS (SELECT r.id, r.status FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
+     claimed AS (
+       UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $4,
+         worker_version = $5, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
+         started_at = coalesce(r.started_at, $6), updated_at = now()
+       FROM prev JOIN input i ON i.run_id = prev.id
+       WHERE r.id = prev.id
+         AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $6)) OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
+       RETURNING r.*, prev.status AS previous_status),
+     crashed AS (
+       UPDATE run_attempts a SET status = 'CRASHED', finished_at = $6,
+         error = '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
+       FROM claimed c WHERE a.run_id = c.id AND a.status = 'EXECUTING'),
+     attempt AS (
+       INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at)
+       SELECT id, attempt_number, 'EXECUTING', $4, $5, $6 FROM claimed
+       ON CONFLICT (run_id, number) DO NOTHING)
+     SELECT claimed.*, (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH})) AS ledger
+     FROM claimed`,
+    [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), inputs.map((i) => i.jobId), worker.id, worker.version, now],
+  ));
+  // Matched by claim token: two jobs for one run yield one claim, the other gets null.
+  const byToken = new Map(rows.map((row) => [row.claim_token, row]));
+  return inputs.map((input) => {
+    const row = byToken.get(input.claimToken);
+    if (!row) return null;
+    const { previous_status, ledger, ...run } = row;
+    return { run: run as RunRow, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+  });
 }
 
 /**
@@ -53,16 +65,26 @@ export async function claimStart(db: Queryable, input: ClaimInput & { jobId: str
  * The attempt number does not change on resume.
  */
 export async function claimResume(db: Queryable, input: ClaimInput & { jobId: string | null; leaseMs: number }): Promise<Claim | null> {
-  const { rows } = await db.query<RunRow>(
-    `UPDATE runs SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
-       lease_expires_at = CASE WHEN $5::text IS NULL THEN $6::timestamptz + make_interval(secs => $7::double precision / 1000) END,
-       updated_at = now()
-     WHERE id = $1 AND (status = 'WAITING' OR ($5::text IS NOT NULL AND status = 'EXECUTING' AND job_id = $5))
-     RETURNING *`,
+  // Claim and ledger load in one round trip: this is the hot path of every resume.
+  const { rows } = await db.query<RunRow & { ledger: LedgerRow[] | null }>(prepared(
+    "svc_claim_resume",
+    `WITH claimed AS (
+       UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
+         lease_expires_at = CASE WHEN $5::text IS NULL THEN $6::timestamptz + make_interval(secs => $7::double precision / 1000) END,
+         updated_at = now()
+       WHERE id = $1 AND (status = 'WAITING' OR ($5::text IS NOT NULL AND status = 'EXECUTING' AND job_id = $5))
+         -- The fast path (no job) leaves runs of limited queues to the resume job the dispatcher
+         -- put in their queue, where pg-boss counts it against the limit.
+         AND ($5::text IS NOT NULL OR NOT EXISTS (${LIMITED_QUEUE_SQL}))
+       RETURNING *)
+     SELECT claimed.*, (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH})) AS ledger
+     FROM claimed`,
     [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId, input.now, input.leaseMs],
-  );
-  const run = rows[0];
-  return run ? { run, previousStatus: "WAITING" } : null;
+  ));
+  const row = rows[0];
+  if (!row) return null;
+  const { ledger, ...run } = row;
+  return { run: run as RunRow, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
 }
 
 /** Renews the leases of fast-path executions this worker holds. */

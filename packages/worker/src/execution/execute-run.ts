@@ -7,14 +7,14 @@ import {
   LedgerSession,
   NondeterminismError,
   transitionRun,
-  withTransaction,
   type EngineDeps,
   type Environment,
   type RunRow,
 } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
-import { claimResume, claimStart, type Claim } from "./claim.ts";
-import { finishExecution, type Ending } from "./finish.ts";
+import { claimResume, type Claim } from "./claim.ts";
+import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
+import type { MicroBatcher } from "./micro-batch.ts";
 import { DurableExecution, type CreateToken } from "./run-execution.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
 import type { WorkerEvents } from "../events.ts";
@@ -31,6 +31,10 @@ export interface ExecutorDeps {
   prepareEnvironment?: () => Promise<void>;
   /** Lease for executions without a pg-boss job (resume fast path). */
   leaseMs: number;
+  /** Start claims of one event-loop turn share one statement. */
+  startClaims: MicroBatcher<{ runId: string; claimToken: string; jobId: string }, Claim | null>;
+  /** Finishes of one event-loop turn (of runs nobody waits on) share one statement. */
+  finishes: MicroBatcher<Finish, boolean>;
   random?: () => number;
 }
 
@@ -54,7 +58,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const base = { runId: dispatch.runId, claimToken, workerId: deps.workerId, workerVersion: deps.workerVersion, now: engine.clock.now() };
   const claim =
     dispatch.kind === "start"
-      ? await withTransaction(engine.db, (tx) => claimStart(tx, { ...base, jobId: dispatch.jobId }))
+      ? await deps.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
       : await claimResume(engine.db, { ...base, jobId: dispatch.jobId, leaseMs: deps.leaseMs });
   if (!claim) return;
   const { run } = claim;
@@ -63,7 +67,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
     deps.events.emit("runCrashRecovered", { runId: run.id, attempt: run.attempt_number });
     const maxAttempts = run.max_attempts ?? deps.tasks.get(run.task_identifier)?.retry?.maxAttempts ?? 3;
     if (run.attempt_number > maxAttempts) {
-      await finishExecution(engine, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
+      await finish(deps, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
       deps.events.emit("runFinished", { runId: run.id, status: "CRASHED" });
       return;
     }
@@ -84,25 +88,24 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const leased = dispatch.kind === "resume" && dispatch.jobId === null;
   active.byRun.set(run.id, { claimToken, abort, leased });
   try {
-    await deps.prepareEnvironment?.();
-    await runTask(deps, run, task, claim, claimToken, abort);
+    await runTask(deps, run, task, claim, claimToken, abort, leased ? "fast-path" : "job");
   } finally {
     active.byRun.delete(run.id);
   }
 }
 
-async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim, claimToken: string, abort: AbortController): Promise<void> {
+async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: "fast-path" | "job"): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
   try {
     payload = decodePacket(await loadStoredPacket(engine.db, run.environment_id, { data: run.payload, type: run.payload_type }));
   } catch (error) {
-    await finishExecution(engine, run, claimToken, { kind: "failed", error: internalError("PAYLOAD_UNREADABLE", `The run's payload could not be read: ${(error as Error).message}`) });
+    await finish(deps, run, claimToken, { kind: "failed", error: internalError("PAYLOAD_UNREADABLE", `The run's payload could not be read: ${(error as Error).message}`) });
     deps.events.emit("runFinished", { runId: run.id, status: "FAILED" });
     return;
   }
-  const ledger = new LedgerSession(run.ledger_epoch, await loadLedger(engine.db, run.id, run.ledger_epoch));
+  const ledger = new LedgerSession(run.ledger_epoch, claim.ledger ?? (await loadLedger(engine.db, run.id, run.ledger_epoch)));
   const execution = new DurableExecution({
     deps: engine,
     run,
@@ -113,15 +116,32 @@ async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim
     signal: abort.signal,
     createToken: deps.createToken,
   });
-  deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size });
+  deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
   const maxDuration = run.max_duration_s ?? task.maxDuration;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<"timed_out">((resolve) => {
     if (maxDuration) timer = setTimeout(() => resolve("timed_out"), maxDuration * 1000);
   });
-  const canceled = new Promise<"canceled">((resolve) => abort.signal.addEventListener("abort", () => resolve("canceled"), { once: true }));
-  const userCode = runInExecution(execution, () => Promise.resolve().then(() => task.run(payload, { ctx: execution.ctx, signal: abort.signal })));
+  // Registered before the task runs, so it fires before the task's own abort listeners: code the
+  // task runs on abort already finds the execution fenced (a step's function does not run).
+  const canceled = new Promise<"canceled">((resolve) =>
+    abort.signal.addEventListener(
+      "abort",
+      () => {
+        resolve("canceled");
+        execution.fence();
+      },
+      { once: true },
+    ),
+  );
+  // Preparing the environment (env vars) is part of the attempt: if it fails, the attempt fails
+  // and is retried by the task's policy, instead of leaving the claimed run EXECUTING.
+  const userCode = runInExecution(execution, () =>
+    Promise.resolve()
+      .then(() => deps.prepareEnvironment?.())
+      .then(() => task.run(payload, { ctx: execution.ctx, signal: abort.signal })),
+  );
   const outcome = await Promise.race([
     userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
     execution.ended.then((end) => ({ kind: end.kind })),
@@ -161,7 +181,7 @@ async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim
 }
 
 async function finishAndReport(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending) {
-  const written = await finishExecution(deps.engine, run, claimToken, ending);
+  const written = await finish(deps, run, claimToken, ending);
   if (!written) return deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
   if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
   else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
@@ -189,3 +209,8 @@ function contextOf(deps: ExecutorDeps, run: RunRow, task: Task): TaskContext {
   };
 }
 
+
+function finish(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending): Promise<boolean> {
+  const item = { run, claimToken, ending };
+  return hasWaiters(item) ? finishWithWaiters(deps.engine, item) : deps.finishes.add(item);
+}

@@ -1,13 +1,4 @@
-import {
-  encodeOutput,
-  notifyWaitersOfRun,
-  transitionRun,
-  withTransaction,
-  type EngineDeps,
-  type Queryable,
-  type RunRow,
-  type RunStatus,
-} from "@svc/runtime/engine";
+import { canTransition, encodeOutput, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { SerializedError } from "./serialize-error.ts";
 
 /** How an execution ended, decided by the executor. */
@@ -18,58 +9,103 @@ export type Ending =
   | { kind: "timed_out"; error: SerializedError }
   | { kind: "crashed"; error: SerializedError };
 
-const FINAL_STATUS: Record<Exclude<Ending["kind"], "retry">, RunStatus> = {
+const RUN_STATUS: Record<Ending["kind"], RunStatus> = {
   completed: "COMPLETED",
   failed: "FAILED",
+  retry: "QUEUED",
+  timed_out: "TIMED_OUT",
+  crashed: "CRASHED",
+};
+const ATTEMPT_STATUS: Record<Ending["kind"], string> = {
+  completed: "COMPLETED",
+  failed: "FAILED",
+  retry: "FAILED",
   timed_out: "TIMED_OUT",
   crashed: "CRASHED",
 };
 
+/** One execution to finish: the run as claimed, its claim token (the fence) and how it ended. */
+export interface Finish {
+  run: RunRow;
+  claimToken: string;
+  ending: Ending;
+}
+
+/** Whether finishing this run must also wake someone waiting on it (a parent, a batch). */
+export function hasWaiters(f: Finish): boolean {
+  return f.ending.kind !== "retry" && (f.run.parent_run_id !== null || f.run.batch_id !== null);
+}
+
 /**
- * Records how an execution ended, fenced by its claim token (a canceled or taken-over execution
- * writes nothing), and in the same transaction wakes a parent waiting on this run. Returns false
- * when the fence rejected the write.
+ * Records how executions ended, fenced by their claim tokens (a canceled or taken-over execution
+ * writes nothing): the guarded run updates and attempt rows of a whole batch in one statement.
+ * Returns, per input, whether it was written.
  */
-export async function finishExecution(deps: EngineDeps, run: RunRow, claimToken: string, ending: Ending): Promise<boolean> {
-  const now = deps.clock.now();
-  return withTransaction(deps.db, async (tx) => {
-    const fence = { sql: "claim_token = $1", values: [claimToken] };
-    if (ending.kind === "retry") {
-      const result = await transitionRun(tx, run.id, "QUEUED", {
-        from: ["EXECUTING"],
-        set: { available_at: ending.at, error: JSON.stringify(ending.error), ledger_epoch: run.ledger_epoch + 1, claim_token: null, job_id: null, lease_expires_at: null },
-        extraWhere: fence,
-      });
-      if (!result.changed) return false;
-      await closeAttempt(tx, run, "FAILED", ending.error, ending.at, now);
-      await tx.query(`SELECT pg_notify('svc_timers', '')`);
-      return true;
-    }
-    const status = FINAL_STATUS[ending.kind];
+export async function finishExecutions(db: Queryable, items: Finish[], now: Date): Promise<boolean[]> {
+  for (const { ending } of items) {
+    const to = RUN_STATUS[ending.kind];
+    if (!canTransition("EXECUTING", to)) throw new IllegalTransitionError("EXECUTING", to);
+  }
+  const cols = items.map(({ run, claimToken, ending }) => {
     const packet = ending.kind === "completed" ? encodeOutput(ending.output) : null;
-    const result = await transitionRun(tx, run.id, status, {
-      from: ["EXECUTING"],
-      set: {
-        output: packet?.data ?? null,
-        output_type: packet?.type ?? null,
-        error: ending.kind === "completed" ? null : JSON.stringify(ending.error),
-        finished_at: now,
-        claim_token: null,
-        lease_expires_at: null,
-      },
-      extraWhere: fence,
-    });
-    if (!result.changed) return false;
-    await closeAttempt(tx, run, ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED", ending.kind === "completed" ? null : ending.error, null, now);
-    await notifyWaitersOfRun(deps, tx, result.run);
+    return {
+      runId: run.id,
+      claimToken,
+      status: RUN_STATUS[ending.kind],
+      output: packet?.data ?? null,
+      outputType: packet?.type ?? null,
+      error: ending.kind === "completed" ? null : JSON.stringify(ending.error),
+      retry: ending.kind === "retry",
+      retryAt: ending.kind === "retry" ? ending.at : null,
+      attemptStatus: ATTEMPT_STATUS[ending.kind],
+    };
+  });
+  const { rows } = await db.query<{ id: string }>(prepared(
+    "svc_finish_executions",
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::timestamptz[], $9::text[])
+         AS i(run_id, claim_token, status, output, output_type, error, retry, retry_at, attempt_status)),
+     finished AS (
+       UPDATE runs r SET status = i.status, updated_at = now(), claim_token = NULL, lease_expires_at = NULL,
+         output = i.output, output_type = i.output_type, error = i.error::jsonb,
+         finished_at = CASE WHEN i.retry THEN NULL ELSE $10::timestamptz END,
+         available_at = CASE WHEN i.retry THEN i.retry_at ELSE r.available_at END,
+         ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END,
+         job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
+       FROM input i
+       WHERE r.id = i.run_id AND r.status = 'EXECUTING' AND r.claim_token = i.claim_token
+       RETURNING r.id, r.attempt_number, i.retry, i.retry_at, i.error, i.attempt_status),
+     attempt AS (
+       UPDATE run_attempts a SET status = f.attempt_status, error = f.error::jsonb, retry_at = f.retry_at, finished_at = $10
+       FROM finished f WHERE a.run_id = f.id AND a.number = f.attempt_number AND a.status = 'EXECUTING'),
+     wake AS (
+       -- Retries are due later: timer loops re-plan.
+       SELECT pg_notify('svc_timers', '') WHERE EXISTS (SELECT 1 FROM finished WHERE retry))
+     SELECT finished.id, (SELECT count(*) FROM wake) AS woken FROM finished`,
+    [
+      cols.map((c) => c.runId),
+      cols.map((c) => c.claimToken),
+      cols.map((c) => c.status),
+      cols.map((c) => c.output),
+      cols.map((c) => c.outputType),
+      cols.map((c) => c.error),
+      cols.map((c) => c.retry),
+      cols.map((c) => c.retryAt),
+      cols.map((c) => c.attemptStatus),
+      now,
+    ],
+  ));
+  const written = new Set(rows.map((r) => r.id));
+  return items.map((item) => written.has(item.run.id));
+}
+
+/** Finishes one execution that someone waits on, in a transaction that also wakes the waiter. */
+export async function finishWithWaiters(deps: EngineDeps, item: Finish): Promise<boolean> {
+  return withTransaction(deps.db, async (tx) => {
+    const [written] = await finishExecutions(tx, [item], deps.clock.now());
+    if (!written) return false;
+    const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [item.run.id]);
+    await notifyWaitersOfRun(deps, tx, rows[0]!);
     return true;
   });
 }
-
-async function closeAttempt(tx: Queryable, run: RunRow, status: string, error: SerializedError | null, retryAt: Date | null, now: Date) {
-  await tx.query(
-    `UPDATE run_attempts SET status = $3, error = $4, retry_at = $5, finished_at = $6 WHERE run_id = $1 AND number = $2 AND status = 'EXECUTING'`,
-    [run.id, run.attempt_number, status, error ? JSON.stringify(error) : null, retryAt, now],
-  );
-}
-

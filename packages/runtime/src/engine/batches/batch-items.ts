@@ -2,7 +2,7 @@ import { withTransaction, type Queryable } from "../../db/queryable.ts";
 import { NotFoundError, UnprocessableError, ValidationError } from "../../errors.ts";
 import type { BatchItem } from "../../contracts/batches.ts";
 import type { EngineDeps } from "../deps.ts";
-import { triggerRunInTransaction } from "../runs/trigger.ts";
+import { triggerRunsInTransaction } from "../runs/trigger.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import { batchRunIndexes, getBatch, sealBatch, type BatchRow } from "./store.ts";
 
@@ -52,18 +52,41 @@ export async function addBatchItemsInTransaction(
   const withNul = items.find((item) => containsNul(item.options));
   if (withNul) throw new ValidationError(`item ${withNul.index}: options must not contain NUL characters`);
   const present = await batchRunIndexes(tx, batch.id);
-  const runIds = new Map<number, string>();
-  let itemsAccepted = 0;
+  const fresh: BatchItem[] = [];
+  const seen = new Set<number>();
   let itemsDeduplicated = 0;
   for (const item of items) {
-    if (present.has(item.index) || runIds.has(item.index)) {
+    if (present.has(item.index) || seen.has(item.index)) {
       itemsDeduplicated++;
       continue;
     }
-    const result = await triggerItem(deps, tx, env, batch, item);
-    runIds.set(item.index, result.id);
-    itemsAccepted++;
+    seen.add(item.index);
+    fresh.push(item);
   }
+  // All new items in one multi-row insert and one enqueue per queue.
+  const results = await triggerRunsInTransaction(
+    deps,
+    tx,
+    env,
+    fresh.map((item) => ({
+      taskIdentifier: item.task,
+      payload: item.payload,
+      options: item.options ?? {},
+      lineage: {
+        batchId: batch.id,
+        batchIndex: item.index,
+        triggerFunction: batch.resume_parent_on_completion ? "batchTriggerAndWait" : "batchTrigger",
+        ...(batch.parent_run_id ? { parentRunId: batch.parent_run_id } : {}),
+      },
+    })),
+    (i) => `item ${fresh[i]!.index} (task ${fresh[i]!.task})`,
+  ).catch((error) => {
+    // A single item is not labelled by the bulk call; label it here.
+    if (fresh.length === 1) throw labelled(error, `item ${fresh[0]!.index} (task ${fresh[0]!.task})`);
+    throw error;
+  });
+  const runIds = new Map<number, string>(fresh.map((item, i) => [item.index, results[i]!.id]));
+  const itemsAccepted = fresh.length;
   // An item whose idempotency key matched a run outside this batch counts as present for this
   // request (the run is not re-linked to the batch; the SDK sends all items in one request).
   for (const index of runIds.keys()) present.add(index);
@@ -80,20 +103,10 @@ export async function addBatchItemsInTransaction(
   };
 }
 
-async function triggerItem(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, env: Environment, batch: BatchRow, item: BatchItem) {
-  try {
-    return await triggerRunInTransaction(deps, tx, env, item.task, item.payload, item.options ?? {}, {
-      batchId: batch.id,
-      batchIndex: item.index,
-      triggerFunction: batch.resume_parent_on_completion ? "batchTriggerAndWait" : "batchTrigger",
-      ...(batch.parent_run_id ? { parentRunId: batch.parent_run_id } : {}),
-    });
-  } catch (error) {
-    const where = `item ${item.index} (task ${item.task})`;
-    if (error instanceof ValidationError) throw new ValidationError(`${where}: ${error.message}`, { cause: error });
-    if (error instanceof UnprocessableError) throw new UnprocessableError(`${where}: ${error.message}`, { cause: error });
-    throw error;
-  }
+function labelled(error: unknown, where: string): unknown {
+  if (error instanceof ValidationError) return new ValidationError(`${where}: ${error.message}`, { cause: error });
+  if (error instanceof UnprocessableError) return new UnprocessableError(`${where}: ${error.message}`, { cause: error });
+  return error;
 }
 
 /** Postgres text and jsonb cannot hold NUL: refuse it as bad input instead of failing in SQL. */

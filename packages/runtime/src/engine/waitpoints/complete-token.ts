@@ -40,13 +40,8 @@ export async function completeToken(
   output: unknown,
   options: { environmentId?: string } = {},
 ): Promise<CompleteResult> {
-  const values: unknown[] = [tokenId];
-  if (options.environmentId) values.push(options.environmentId);
-  const { rows } = await tx.query<{ type: string }>(
-    `SELECT type FROM waitpoints WHERE id = $1${options.environmentId ? " AND environment_id = $2" : ""}`,
-    values,
-  );
   // Only tokens: run, batch and datetime waitpoints complete themselves.
-  if (rows[0]?.type !== "MANUAL") throw new NotFoundError("Waitpoint not found");
-  return completeWaitpoint(deps, tx, tokenId, { ok: true, output: encodeTokenOutput(output), outputType: TOKEN_OUTPUT_TYPE }, options);
+  const result = await completeWaitpoint(deps, tx, tokenId, { ok: true, output: encodeTokenOutput(output), outputType: TOKEN_OUTPUT_TYPE }, { ...options, type: "MANUAL" });
+  if (!result.changed && result.waitpoint?.type !== "MANUAL") throw new NotFoundError("Waitpoint not found");
+  return result;
 }

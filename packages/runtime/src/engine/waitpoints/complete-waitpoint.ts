@@ -30,7 +30,7 @@ export async function completeWaitpoint(
   tx: Queryable,
   waitpointId: string,
   outcome: WaitOutcome,
-  options: { environmentId?: string; status?: "COMPLETED" | "TIMED_OUT" } = {},
+  options: { environmentId?: string; status?: "COMPLETED" | "TIMED_OUT"; type?: string } = {},
 ): Promise<CompleteResult> {
   const now = deps.clock.now();
   const status = options.status ?? (outcome.ok ? "COMPLETED" : "TIMED_OUT");
@@ -39,6 +39,10 @@ export async function completeWaitpoint(
   if (options.environmentId) {
     values.push(options.environmentId);
     envFilter = ` AND environment_id = $${values.length}`;
+  }
+  if (options.type) {
+    values.push(options.type);
+    envFilter += ` AND type = $${values.length}`;
   }
   const updated = await tx.query<WaitpointRow>(
     `UPDATE waitpoints SET status = $2, completed_at = $3, output = $4, output_type = $5, output_is_error = $6
@@ -62,15 +66,23 @@ async function resolveLedgerAndResume(
   outcome: WaitOutcome,
   now: Date,
 ): Promise<string[]> {
-  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string; status: string }>(
+  // One statement resolves the entries, finds the WAITING runs and NOTIFYs the fast path
+  // (delivered at COMMIT, so only if the caller commits), ≤ 100 run ids per payload.
+  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string }>(
     `WITH resolved AS (
        UPDATE run_ledger SET resolved = true, outcome = $2, resolved_at = $3
-       WHERE waitpoint_id = $1 AND NOT resolved RETURNING run_id)
-     SELECT DISTINCT r.id AS run_id, r.environment_id, r.queue_name, r.status
-     FROM resolved JOIN runs r ON r.id = resolved.run_id`,
-    [waitpointId, JSON.stringify(outcome), now],
+       WHERE waitpoint_id = $1 AND NOT resolved RETURNING run_id),
+     waiting AS (
+       SELECT DISTINCT r.id AS run_id, r.environment_id, r.queue_name
+       FROM resolved JOIN runs r ON r.id = resolved.run_id WHERE r.status = 'WAITING'),
+     notified AS (
+       SELECT pg_notify($4, environment_id || ' ' || string_agg(run_id, ',')) FROM (
+         SELECT run_id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY run_id) - 1) / 100 AS chunk FROM waiting) c
+       GROUP BY environment_id, chunk)
+     SELECT waiting.*, (SELECT count(*) FROM notified) AS notifications FROM waiting`,
+    [waitpointId, JSON.stringify(outcome), now, CHANNELS.resume],
   );
-  const waiting = rows.filter((r) => r.status === "WAITING");
+  const waiting = rows;
   if (waiting.length === 0) return [];
   await deps.dispatcher.dispatch(
     tx,
@@ -83,33 +95,13 @@ async function resolveLedgerAndResume(
       startAfterSeconds: RESUME_BACKSTOP_SECONDS,
     })),
   );
-  for (const payload of resumePayloads(waiting.map((r) => ({ environmentId: r.environment_id, runId: r.run_id })))) {
-    await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, payload]);
-  }
   return waiting.map((r) => r.run_id);
 }
 
 /** How long the pg-boss resume job waits before it backs up the NOTIFY fast path. */
 export const RESUME_BACKSTOP_SECONDS = 2;
 
-/**
- * NOTIFY payloads for the resume fast path: `<environmentId> <runId>,<runId>,…`, at most 100 runs
- * each (a payload must stay under 8000 bytes; one token can release many runs).
- */
-export function resumePayloads(items: { environmentId: string; runId: string }[]): string[] {
-  const byEnv = new Map<string, string[]>();
-  for (const item of items) {
-    let list = byEnv.get(item.environmentId);
-    if (!list) byEnv.set(item.environmentId, (list = []));
-    list.push(item.runId);
-  }
-  const payloads: string[] = [];
-  for (const [env, runIds] of byEnv) {
-    for (let i = 0; i < runIds.length; i += 100) payloads.push(`${env} ${runIds.slice(i, i + 100).join(",")}`);
-  }
-  return payloads;
-}
-
+/** Parses a resume NOTIFY payload: `<environmentId> <runId>,<runId>,…` (at most 100 runs each). */
 export function parseResumePayload(payload: string): { environmentId: string; runIds: string[] } | null {
   const space = payload.indexOf(" ");
   if (space <= 0) return null;

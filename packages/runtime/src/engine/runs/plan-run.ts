@@ -1,0 +1,106 @@
+import { parseTtl, resolveTime } from "../../durations.ts";
+import { UnprocessableError, ValidationError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import type { TriggerOptions } from "../../contracts/trigger.ts";
+import type { Environment } from "../tenancy/environments.ts";
+import { encodePayload, type Packet } from "./payloads.ts";
+import type { RunRow } from "./store.ts";
+
+export const MAX_TAGS = 10;
+export const MAX_TAG_LENGTH = 128;
+export const DEFAULT_IDEMPOTENCY_TTL_MS = 30 * 86_400_000;
+
+/** Where a run came from, when not a plain trigger. */
+export interface TriggerLineage {
+  parentRunId?: string;
+  triggerFunction?: "trigger" | "triggerAndWait" | "batchTrigger" | "batchTriggerAndWait";
+  batchId?: string;
+  batchIndex?: number;
+  scheduleId?: string;
+}
+
+/** A run about to be inserted: every column decided, except a default queue still to look up. */
+export interface RunPlan {
+  id: string;
+  taskIdentifier: string;
+  status: "QUEUED" | "DELAYED";
+  /** null: the task's registered queue (or task/<id>) is looked up at insert time. */
+  queueName: string | null;
+  concurrencyKey: string | null;
+  packet: Packet;
+  idempotencyKey: string | null;
+  idempotencyKeyUser: string | null;
+  idempotencyKeyExpiresAt: Date | null;
+  tags: string[];
+  metadata: string | null;
+  maxAttempts: number | null;
+  maxDurationS: number | null;
+  ttl: string | null;
+  expireAt: Date | null;
+  delayUntil: Date | null;
+  parent: Pick<RunRow, "id" | "root_run_id" | "depth"> | null;
+  lineage: TriggerLineage;
+  isTest: boolean;
+  createdAt: Date;
+}
+
+export function normalizeTags(tags: string | string[] | undefined): string[] {
+  const list = tags === undefined ? [] : Array.isArray(tags) ? tags : [tags];
+  const clean = [...new Set(list.map((t) => t.trim()).filter((t) => t.length > 0))];
+  if (clean.length > MAX_TAGS) throw new UnprocessableError(`Runs can only have ${MAX_TAGS} tags, you're trying to set ${clean.length}.`);
+  const long = clean.find((t) => t.length > MAX_TAG_LENGTH);
+  if (long) throw new ValidationError(`tags: each tag must be at most ${MAX_TAG_LENGTH} characters ("${long.slice(0, 20)}…")`);
+  return clean;
+}
+
+/** Decides every column of a new run from the trigger's input; pure apart from the id. Throws on bad input. */
+export function planRun(
+  taskIdentifier: string,
+  payload: unknown,
+  options: TriggerOptions,
+  lineage: TriggerLineage,
+  parent: RunPlan["parent"],
+  now: Date,
+): RunPlan {
+  if (!taskIdentifier || taskIdentifier.length > 128) throw new ValidationError("taskId: must be 1 to 128 characters");
+  const tags = normalizeTags(options.tags);
+  const packet = encodePayload(payload, options.payloadType ?? "application/json");
+  const delayUntil = options.delay !== undefined ? resolveTime(options.delay, now, "delay") : null;
+  const isDelayed = delayUntil !== null && delayUntil.getTime() > now.getTime();
+  let expireAt: Date | null = null;
+  let ttl: string | null = null;
+  if (options.ttl !== undefined) {
+    ttl = typeof options.ttl === "number" ? `${options.ttl}s` : options.ttl;
+    const ttlMs = typeof options.ttl === "number" ? options.ttl * 1000 : parseTtl(options.ttl, "ttl");
+    expireAt = new Date((isDelayed ? delayUntil!.getTime() : now.getTime()) + ttlMs);
+  }
+  if (options.metadata !== undefined && (typeof options.metadata !== "object" || options.metadata === null || Array.isArray(options.metadata))) {
+    throw new ValidationError("metadata: must be a JSON object");
+  }
+  const idempotencyKey = options.idempotencyKey ?? null;
+  const keyTtlMs = options.idempotencyKeyTTL ? parseTtl(options.idempotencyKeyTTL, "idempotencyKeyTTL") : DEFAULT_IDEMPOTENCY_TTL_MS;
+  return {
+    id: newId.run(),
+    taskIdentifier,
+    status: isDelayed ? "DELAYED" : "QUEUED",
+    queueName: options.queue?.name ?? null,
+    concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
+    packet,
+    idempotencyKey,
+    idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,
+    idempotencyKeyExpiresAt: idempotencyKey ? new Date(now.getTime() + keyTtlMs) : null,
+    tags,
+    metadata: options.metadata === undefined ? null : JSON.stringify(options.metadata),
+    maxAttempts: options.maxAttempts ?? null,
+    maxDurationS: options.maxDuration ?? null,
+    ttl,
+    expireAt,
+    delayUntil: isDelayed ? delayUntil : null,
+    parent,
+    lineage,
+    isTest: options.test ?? false,
+    createdAt: now,
+  };
+}
+
+export type { Environment };
