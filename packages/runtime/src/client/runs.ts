@@ -3,22 +3,9 @@ import superjson from "superjson";
 import { absoluteUrl, listParam, segment, timeParam, type HttpTransport } from "./http.ts";
 import { CursorPage, pagePromise, reviveDates, type CursorPagination, type PagePromise } from "./pagination.ts";
 
-export const RUN_STATUSES = [
-  "PENDING_VERSION",
-  "QUEUED",
-  "DEQUEUED",
-  "EXECUTING",
-  "WAITING",
-  "COMPLETED",
-  "CANCELED",
-  "FAILED",
-  "CRASHED",
-  "SYSTEM_FAILURE",
-  "DELAYED",
-  "EXPIRED",
-  "TIMED_OUT",
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+import { RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
+
+export { RUN_STATUSES, type RunStatus };
 
 /** Fields of a run in lists and on retrieve. */
 export interface RunSummary {

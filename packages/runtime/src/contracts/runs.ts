@@ -1,3 +1,4 @@
+import { RUN_STATUSES } from "../engine/runs/statuses.ts";
 import { z } from "zod";
 
 /** Postgres text cannot hold NUL; refuse it at the edge (400) rather than failing in SQL (500). */
@@ -31,21 +32,7 @@ export type RunListFilterQuery = z.infer<typeof RunListFilterQuery>;
 
 export const RunIdParams = z.object({ runId: z.string().min(1).max(256).refine(...NUL_FREE) });
 
-const RunStatusSchema = z.enum([
-  "PENDING_VERSION",
-  "QUEUED",
-  "DEQUEUED",
-  "EXECUTING",
-  "WAITING",
-  "COMPLETED",
-  "CANCELED",
-  "FAILED",
-  "CRASHED",
-  "SYSTEM_FAILURE",
-  "DELAYED",
-  "EXPIRED",
-  "TIMED_OUT",
-]);
+const RunStatusSchema = z.enum(RUN_STATUSES);
 
 /** Fields every run object has (list items and retrieve). Optional fields are omitted, never null. */
 export const RunObject = z.object({

@@ -29,7 +29,8 @@ export interface Environment {
   branchName: string | null;
 }
 
-const SELECT_ENV = `
+/** Selects an Environment (joined with its project); callers add the WHERE. */
+export const SELECT_ENV = `
   SELECT e.id, e.project_id AS "projectId", p.ref AS "projectRef", p.organization_id AS "organizationId",
          e.slug, e.type, e.parent_environment_id AS "parentEnvironmentId", e.branch_name AS "branchName"
   FROM environments e JOIN projects p ON p.id = e.project_id`;

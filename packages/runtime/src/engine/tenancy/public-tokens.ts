@@ -10,10 +10,23 @@ export const JWT_AUDIENCE = "https://api.trigger.dev";
 /** The key that signs an environment's JWTs and callback URLs: its own secret key, or its parent's for a preview branch. */
 export async function environmentSigningKey(deps: Pick<EngineDeps, "db" | "secrets" | "clock">, env: Pick<Environment, "id" | "parentEnvironmentId">): Promise<string> {
   const keyEnvironmentId = env.parentEnvironmentId ?? env.id;
+  const now = deps.clock.now().getTime();
+  let cache = signingKeys.get(deps.db);
+  if (!cache) signingKeys.set(deps.db, (cache = new Map()));
+  const cached = cache.get(keyEnvironmentId);
+  if (cached && cached.until > now) return cached.key;
   const [key] = await activeSecretKeys(deps.db, deps.secrets, keyEnvironmentId, deps.clock.now());
   if (!key) throw new Error(`environment ${keyEnvironmentId} has no secret key`);
+  cache.set(keyEnvironmentId, { key, until: now + SIGNING_KEY_CACHE_MS });
   return key;
 }
+
+/**
+ * Signing keys are read (and decrypted) once per environment every few seconds, not on every
+ * trigger response. Safe across rotation: verification accepts every key still in its grace period.
+ */
+const SIGNING_KEY_CACHE_MS = 10_000;
+const signingKeys = new WeakMap<object, Map<string, { key: string; until: number }>>();
 
 /** A public access token: HS256 with the environment's secret key, `sub` = environment id, `pub: true`, `scopes`. */
 export async function mintEnvironmentToken(

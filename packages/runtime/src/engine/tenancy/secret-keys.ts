@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Queryable } from "../../db/queryable.ts";
-import { getEnvironment, KEY_PREFIXES, type Environment, type EnvironmentSlug } from "./environments.ts";
+import { getEnvironment, KEY_PREFIXES, SELECT_ENV, type Environment, type EnvironmentSlug } from "./environments.ts";
 import { sha256Hex, type SecretBox } from "./secret-box.ts";
 
 export function generateSecretKey(slug: EnvironmentSlug): string {
@@ -24,12 +24,12 @@ export async function issueSecretKey(db: Queryable, box: SecretBox, env: { id: s
 
 /** The environment a secret key belongs to, or null when unknown or past its rotation grace period. */
 export async function findEnvironmentBySecretKey(db: Queryable, key: string, now: Date): Promise<Environment | null> {
-  const { rows } = await db.query<{ environment_id: string }>(
-    `SELECT environment_id FROM secret_keys WHERE key_hash = $1 AND (expires_at IS NULL OR expires_at > $2)`,
+  // One round trip: every authenticated request starts here.
+  const { rows } = await db.query<Environment>(
+    `${SELECT_ENV} JOIN secret_keys k ON k.environment_id = e.id WHERE k.key_hash = $1 AND (k.expires_at IS NULL OR k.expires_at > $2)`,
     [sha256Hex(key), now],
   );
-  const row = rows[0];
-  return row ? getEnvironment(db, row.environment_id) : null;
+  return rows[0] ?? null;
 }
 
 /**

@@ -16,6 +16,15 @@ export interface DueWork {
   nextDue(db: Queryable): Promise<Date | null>;
 }
 
+/** Enqueues start jobs for runs a timer just made runnable (in the same transaction). */
+export async function dispatchStarts(deps: Pick<EngineDeps, "dispatcher">, tx: Queryable, runs: RunRow[]): Promise<void> {
+  if (runs.length === 0) return;
+  await deps.dispatcher.dispatch(
+    tx,
+    runs.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
+  );
+}
+
 /** DELAYED runs whose delay passed become QUEUED and are enqueued. */
 export const delayedRuns: DueWork = {
   name: "delayed-runs",
@@ -29,12 +38,7 @@ export const delayedRuns: DueWork = {
          RETURNING *`,
         [now, limit],
       );
-      if (rows.length > 0) {
-        await deps.dispatcher.dispatch(
-          tx,
-          rows.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
-        );
-      }
+      await dispatchStarts(deps, tx, rows);
       return rows.length;
     });
   },
@@ -56,12 +60,7 @@ export const retryingRuns: DueWork = {
          RETURNING *`,
         [now, limit],
       );
-      if (rows.length > 0) {
-        await deps.dispatcher.dispatch(
-          tx,
-          rows.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
-        );
-      }
+      await dispatchStarts(deps, tx, rows);
       return rows.length;
     });
   },

@@ -1,6 +1,6 @@
 import { withTransaction } from "../../db/queryable.ts";
 import type { RunRow } from "../runs/store.ts";
-import type { DueWork } from "./fire-due.ts";
+import { dispatchStarts, type DueWork } from "./fire-due.ts";
 
 /**
  * Executions that came through the resume fast path hold a lease instead of a pg-boss job. A run
@@ -19,12 +19,7 @@ export const lapsedLeases: DueWork = {
          RETURNING *`,
         [now, limit],
       );
-      if (rows.length > 0) {
-        await deps.dispatcher.dispatch(
-          tx,
-          rows.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
-        );
-      }
+      await dispatchStarts(deps, tx, rows);
       return rows.length;
     });
   },
