@@ -4,16 +4,31 @@ import type { WorkerOptions } from "./worker.ts";
 /** How long loaded env vars are reused before the next run re-reads them. */
 const ENV_VARS_TTL_MS = 2000;
 
+export interface IntegrationOptions {
+  /** How long loaded env vars are reused before a run re-reads them (tests use 0). @default 2000 */
+  envVarsTtlMs?: number;
+}
+
 /**
  * What the worker takes from other engine modules: the environment's variables in process.env
  * (refreshed before runs, so a change applies to the next run) and declarative schedules.
  */
-export function workerIntegrations(engine: EngineDeps, environment: Environment): Pick<WorkerOptions, "prepareEnvironment" | "onRegistered" | "dueWork"> {
+export function workerIntegrations(
+  engine: EngineDeps,
+  environment: Environment,
+  options: IntegrationOptions = {},
+): Pick<WorkerOptions, "prepareEnvironment" | "onRegistered" | "dueWork"> {
+  const ttlMs = options.envVarsTtlMs ?? ENV_VARS_TTL_MS;
   let loadedAt = 0;
   let applied = new Set<string>();
   let loading: Promise<void> | null = null;
   async function refresh() {
-    const vars = await loadEnvironmentVariables(engine.db, engine.secrets, environment.id);
+    let vars: Record<string, string>;
+    try {
+      vars = await loadEnvironmentVariables(engine.db, engine.secrets, environment.id);
+    } catch (error) {
+      throw new Error(`Could not load the environment variables of ${environment.slug}: ${(error as Error).message}`, { cause: error });
+    }
     // One worker serves one environment, so process.env is that environment's for every run.
     for (const name of applied) if (!(name in vars)) delete process.env[name];
     for (const [name, value] of Object.entries(vars)) process.env[name] = value;
@@ -22,7 +37,7 @@ export function workerIntegrations(engine: EngineDeps, environment: Environment)
   }
   return {
     prepareEnvironment: async () => {
-      if (Date.now() - loadedAt < ENV_VARS_TTL_MS) return;
+      if (Date.now() - loadedAt < ttlMs) return;
       loading ??= refresh().finally(() => (loading = null));
       await loading;
     },

@@ -89,6 +89,9 @@ export function createWorker(options: WorkerOptions): Worker {
     leaseMs,
   };
   let fastPathInFlight = 0;
+  /** Set by drain() and abandon(): from then on this worker takes no new work, fast path included. */
+  let stopping = false;
+  let fastPathIdle: (() => void) | null = null;
   const consumer = new JobConsumer(options.boss, {
     concurrency: options.concurrency,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
@@ -114,12 +117,13 @@ export function createWorker(options: WorkerOptions): Worker {
   /** The resume fast path: claim directly on NOTIFY, no pg-boss fetch (resume-spike §4). */
   function resumeNow(runIds: string[]) {
     for (const runId of runIds) {
-      if (consumer.freeSlots() <= 0) return; // the pg-boss backstop job picks it up
+      if (stopping || consumer.freeSlots() <= 0) return; // the pg-boss backstop job picks it up
       fastPathInFlight++;
       executeRun(executorDeps, active, { kind: "resume", runId, jobId: null })
         .catch((error) => onError(error, "resume"))
         .finally(() => {
           fastPathInFlight--;
+          if (fastPathInFlight === 0) fastPathIdle?.();
           consumer.notify();
         });
     }
@@ -183,11 +187,14 @@ export function createWorker(options: WorkerOptions): Worker {
     timers,
     start,
     async drain() {
+      stopping = true;
       await consumer.drain();
-      while (fastPathInFlight > 0) await events.next("runFinished", () => true, 60_000).catch(() => {});
+      // Fast-path executions end by finishing, suspending again or being abandoned: wait for the count.
+      if (fastPathInFlight > 0) await new Promise<void>((resolve) => (fastPathIdle = resolve));
       await stopBackground();
     },
     async abandon() {
+      stopping = true;
       consumer.abandon();
       for (const execution of active.byRun.values()) execution.abort.abort(new Error("worker stopped"));
       await stopBackground();

@@ -15,6 +15,7 @@ import type { Task } from "@svc/runtime/sdk";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import type { PgBoss } from "pg-boss";
 import { tokenCreator } from "../src/execution/create-token.ts";
+import { workerIntegrations } from "../src/integrations.ts";
 import { PgBossDispatcher, startBoss } from "../src/queue/index.ts";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
 
@@ -63,7 +64,10 @@ export interface TestWorker {
   kill(): Promise<void>;
 }
 
-/** A worker with its own pool and pg-boss instance, as a separate process would have. */
+/**
+ * A worker with its own pool and pg-boss instance, as a separate process would have. Wired like
+ * main.ts (env vars into process.env, declarative schedules); `options` override any of it.
+ */
 export async function startTestWorker(te: TestEngine, tasks: Task[], options: Partial<WorkerOptions> = {}): Promise<TestWorker> {
   const pool = createPool(te.db.url, { max: 8, applicationName: "svc-test-worker" });
   const boss = await startBoss({ connectionString: te.db.url, supervise: true, max: 6 });
@@ -80,6 +84,7 @@ export async function startTestWorker(te: TestEngine, tasks: Task[], options: Pa
     concurrency: 8,
     createToken: tokenCreator(engine),
     pollIntervalMs: 200,
+    ...workerIntegrations(engine, te.env),
     ...options,
   });
   await worker.start();

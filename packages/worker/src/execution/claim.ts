@@ -1,5 +1,4 @@
-import { KEYED_EPOCH, prepared, ledgerEntryFromRow, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
-import { LIMITED_QUEUE_SQL } from "../queue/dispatcher.ts";
+import { KEYED_EPOCH, LIMITED_QUEUE_SQL, prepared, ledgerEntryFromRow, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
 
 export interface Claim {
   run: RunRow;

@@ -158,6 +158,7 @@ async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim
     case "canceled":
       execution.fence();
       abort.abort(new Error("run canceled"));
+      await closeCanceledAttempt(engine.db, run, engine.clock.now());
       deps.events.emit("runAbandoned", { runId: run.id, reason: outcome.kind });
       return;
     case "timed_out":
@@ -213,4 +214,13 @@ function contextOf(deps: ExecutorDeps, run: RunRow, task: Task): TaskContext {
 function finish(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending): Promise<boolean> {
   const item = { run, claimToken, ending };
   return hasWaiters(item) ? finishWithWaiters(deps.engine, item) : deps.finishes.add(item);
+}
+
+/** The cancel service moves only the run; the attempt this worker was executing ends CANCELED too. */
+async function closeCanceledAttempt(db: EngineDeps["db"], run: RunRow, now: Date): Promise<void> {
+  await db.query(
+    `UPDATE run_attempts SET status = 'CANCELED', finished_at = $3
+     WHERE run_id = $1 AND number = $2 AND status = 'EXECUTING' AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'CANCELED')`,
+    [run.id, run.attempt_number, now],
+  );
 }

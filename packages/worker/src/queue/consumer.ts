@@ -7,6 +7,9 @@ export interface ConsumedJob {
   data: { runId: string; kind: "start" | "resume" };
 }
 
+/** How long freed slots wait for company before a refill fetch (when few are free). */
+const REFILL_DELAY_MS = 10;
+
 export interface QueueSubscription {
   /** pg-boss queue name. */
   name: string;
@@ -24,6 +27,17 @@ export interface ConsumerOptions {
   externalInFlight?: () => number;
   handle(job: ConsumedJob): Promise<void>;
   onError(error: unknown): void;
+  /**
+   * Runs the fetch of a queue that has a concurrencyLimit while holding a lock on that queue.
+   * pg-boss counts a group's active jobs in the fetch statement's own snapshot, so two workers
+   * fetching at the same moment could each see the group idle and both claim a job from it.
+   */
+  serializeFetch?: <T>(queue: string, fetch: (db: QueueDb) => Promise<T>) => Promise<T>;
+}
+
+/** The connection a fetch runs on (pg-boss's `db` option). */
+export interface QueueDb {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
 }
 
 /**
@@ -40,6 +54,9 @@ export class JobConsumer {
   readonly #inFlight = new Map<string, ConsumedJob>();
   readonly #completions = new Map<string, ConsumedJob[]>();
   #wake: (() => void) | null = null;
+  /** Set when something may have made work available; a wake-up during a fetch is not lost. */
+  #wakeRequested = false;
+  #refillTimer: NodeJS.Timeout | null = null;
   #stopping = false;
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
@@ -49,6 +66,25 @@ export class JobConsumer {
   constructor(boss: PgBoss, options: ConsumerOptions) {
     this.#boss = boss;
     this.#options = options;
+  }
+
+  /**
+   * Refill in batches: one fetch for many freed slots, not one per finished job. Past a quarter
+   * of the slots free (or when idle) fetch now; below that, after a short coalescing delay.
+   */
+  #scheduleRefill(): void {
+    if (this.freeSlots() >= this.#refillThreshold || this.#inFlight.size === 0) return this.#requestWake();
+    if (this.#refillTimer) return;
+    this.#refillTimer = setTimeout(() => {
+      this.#refillTimer = null;
+      this.#requestWake();
+    }, REFILL_DELAY_MS);
+    this.#refillTimer.unref();
+  }
+
+  /** Freed slots worth a fetch: a quarter of the concurrency (at least one). */
+  get #refillThreshold(): number {
+    return Math.max(1, Math.floor(this.#options.concurrency / 4));
   }
 
   get inFlightCount(): number {
@@ -70,6 +106,11 @@ export class JobConsumer {
       if (!this.#queues.has(queue)) return;
       this.#dirty.add(queue);
     }
+    this.#requestWake();
+  }
+
+  #requestWake(): void {
+    this.#wakeRequested = true;
     this.#wake?.();
   }
 
@@ -98,6 +139,7 @@ export class JobConsumer {
 
   async #run(): Promise<void> {
     while (!this.#stopping) {
+      this.#wakeRequested = false;
       const free = this.freeSlots();
       let fetched = 0;
       if (free > 0) {
@@ -110,6 +152,8 @@ export class JobConsumer {
       if (this.#stopping) break;
       // Full batch: there is probably more; go again at once (when slots allow).
       if (fetched > 0 && fetched === free) continue;
+      // A NOTIFY or a finished job arrived while we were fetching: look again instead of sleeping.
+      if (this.#wakeRequested) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, this.#options.pollIntervalMs);
         function done() {
@@ -130,10 +174,14 @@ export class JobConsumer {
       if (free - fetched <= 0 || this.#stopping) break;
       const queue = this.#queues.get(name);
       if (!queue) continue;
-      const jobs = (await this.#boss.fetch(name, {
-        batchSize: free - fetched,
-        ...(queue.concurrencyLimit ? { groupConcurrency: queue.concurrencyLimit } : {}),
-      })) as Job<ConsumedJob["data"]>[];
+      const batchSize = free - fetched;
+      const limit = queue.concurrencyLimit;
+      const serialize = this.#options.serializeFetch;
+      const jobs = (
+        limit && serialize
+          ? await serialize(name, (db) => this.#boss.fetch(name, { batchSize, groupConcurrency: limit, db }))
+          : await this.#boss.fetch(name, { batchSize, ...(limit ? { groupConcurrency: limit } : {}) })
+      ) as Job<ConsumedJob["data"]>[];
       for (const job of jobs) {
         fetched++;
         this.#launch({ id: job.id, queue: name, retryCount: job.retryCount, data: job.data });
@@ -153,7 +201,7 @@ export class JobConsumer {
         if (!list) this.#completions.set(job.queue, (list = []));
         list.push(job);
         this.#scheduleFlush();
-        this.#wake?.();
+        this.#scheduleRefill();
       });
   }
 
@@ -176,6 +224,8 @@ export class JobConsumer {
         // Passing {id, retryCount} settles only the attempt we hold: a job that was redelivered
         // to another worker meanwhile is left alone.
         await this.#boss.complete(queue, jobs.map((j) => ({ id: j.id, retryCount: j.retryCount })));
+        // A limited queue's next job becomes fetchable only now that this one is no longer active.
+        if (this.#queues.get(queue)?.concurrencyLimit) this.notify(queue);
       } catch (error) {
         this.#options.onError(error);
       }

@@ -39,14 +39,19 @@ export class PgBossDispatcher implements Dispatcher {
   async dispatch(tx: Queryable, jobs: RunJob[]): Promise<void> {
     const byQueue = new Map<string, { kind: RunJob["kind"]; rows: object[] }>();
     for (const job of jobs) {
-      const name = job.kind === "start" ? startQueueName(job.environmentId, job.queueName) : resumeQueueName(job.environmentId);
+      // A resumed run of a queue with a concurrencyLimit must take a slot of that queue like a
+      // start does: its resume job goes to the queue's own pg-boss queue (where group concurrency
+      // counts it), without the backstop delay, since the fast path leaves such runs alone.
+      const throughQueue = job.kind === "start" || job.throughQueue === true;
+      const name = throughQueue ? startQueueName(job.environmentId, job.queueName) : resumeQueueName(job.environmentId);
+      const concurrencyKey = job.concurrencyKey;
       let entry = byQueue.get(name);
-      if (!entry) byQueue.set(name, (entry = { kind: job.kind, rows: [] }));
+      if (!entry) byQueue.set(name, (entry = { kind: throughQueue ? "start" : "resume", rows: [] }));
       entry.rows.push({
         data: { runId: job.runId, kind: job.kind },
         // Every job carries a group so a queue's concurrencyLimit (and per-key limits) can be
         // enforced by pg-boss's global group concurrency at fetch time.
-        group: { id: job.concurrencyKey ? `k:${job.concurrencyKey}` : "default" },
+        group: { id: concurrencyKey ? `k:${concurrencyKey}` : "default" },
         ...(job.startAfterSeconds ? { startAfter: job.startAfterSeconds } : {}),
       });
     }

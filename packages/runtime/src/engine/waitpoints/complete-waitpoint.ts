@@ -68,16 +68,19 @@ async function resolveLedgerAndResume(
 ): Promise<string[]> {
   // One statement resolves the entries, finds the WAITING runs and NOTIFYs the fast path
   // (delivered at COMMIT, so only if the caller commits), ≤ 100 run ids per payload.
-  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string }>(
+  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string; concurrency_key: string | null; limited: boolean }>(
     `WITH resolved AS (
        UPDATE run_ledger SET resolved = true, outcome = $2, resolved_at = $3
        WHERE waitpoint_id = $1 AND NOT resolved RETURNING run_id),
      waiting AS (
-       SELECT DISTINCT r.id AS run_id, r.environment_id, r.queue_name
+       SELECT DISTINCT r.id AS run_id, r.environment_id, r.queue_name, r.concurrency_key,
+         EXISTS (${LIMITED_QUEUE_SQL}) AS limited
        FROM resolved JOIN runs r ON r.id = resolved.run_id WHERE r.status = 'WAITING'),
      notified AS (
+       -- Runs of a queue with a concurrencyLimit resume through that queue (to take a slot), not the fast path.
        SELECT pg_notify($4, environment_id || ' ' || string_agg(run_id, ',')) FROM (
-         SELECT run_id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY run_id) - 1) / 100 AS chunk FROM waiting) c
+         SELECT run_id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY run_id) - 1) / 100 AS chunk
+         FROM waiting WHERE NOT limited) c
        GROUP BY environment_id, chunk)
      SELECT waiting.*, (SELECT count(*) FROM notified) AS notifications FROM waiting`,
     [waitpointId, JSON.stringify(outcome), now, CHANNELS.resume],
@@ -91,8 +94,10 @@ async function resolveLedgerAndResume(
       runId: r.run_id,
       environmentId: r.environment_id,
       queueName: r.queue_name,
+      concurrencyKey: r.concurrency_key,
+      throughQueue: r.limited,
       // The durable backstop: runs only if no worker took the fast path first.
-      startAfterSeconds: RESUME_BACKSTOP_SECONDS,
+      ...(r.limited ? {} : { startAfterSeconds: RESUME_BACKSTOP_SECONDS }),
     })),
   );
   return waiting.map((r) => r.run_id);
@@ -107,3 +112,10 @@ export function parseResumePayload(payload: string): { environmentId: string; ru
   if (space <= 0) return null;
   return { environmentId: payload.slice(0, space), runIds: payload.slice(space + 1).split(",").filter(Boolean) };
 }
+
+/**
+ * True (inside EXISTS, for a run aliased `r`) when the run's queue has a concurrencyLimit, as its
+ * workers registered it. Such runs take a queue slot to resume, like a start.
+ */
+export const LIMITED_QUEUE_SQL = `SELECT 1 FROM worker_tasks wt
+  WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL`;

@@ -1,0 +1,119 @@
+// The run state machine against real rows: every transition the table allows goes through the
+// guarded update; every other pair is refused, whether asked for explicitly or not.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  canTransition,
+  ensureDefaultProject,
+  getEnvironment,
+  IllegalTransitionError,
+  RUN_STATUSES,
+  SecretBox,
+  sourcesOf,
+  systemClock,
+  transitionRun,
+  triggerRun,
+  withTransaction,
+  type EngineDeps,
+  type RunStatus,
+} from "@svc/runtime/engine";
+import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+
+let db: TestDatabase;
+let runId: string;
+
+const allowed: [RunStatus, RunStatus][] = [];
+const refused: [RunStatus, RunStatus][] = [];
+for (const from of RUN_STATUSES) for (const to of RUN_STATUSES) (canTransition(from, to) ? allowed : refused).push([from, to]);
+
+/** Puts the row in `status` without going through the state machine (test set-up only). */
+async function force(status: RunStatus) {
+  await db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [runId, status]);
+}
+
+async function statusNow(): Promise<RunStatus> {
+  const { rows } = await db.pool.query<{ status: RunStatus }>(`SELECT status FROM runs WHERE id = $1`, [runId]);
+  return rows[0]!.status;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const engine: EngineDeps = {
+    db: db.pool,
+    clock: systemClock,
+    dispatcher: { dispatch: async () => {} },
+    secrets: new SecretBox("test-encryption-key-0123456789"),
+    apiUrl: "http://svc.test",
+  };
+  const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
+  const env = (await getEnvironment(db.pool, project.environments.dev.id))!;
+  runId = (await triggerRun(engine, env, "transitions", {})).id;
+});
+afterAll(async () => db?.drop());
+
+describe("run status transitions on a real row", () => {
+  it("performs every allowed transition, with an explicit from and with the default sources", async () => {
+    for (const [from, to] of allowed) {
+      await force(from);
+      const explicit = await transitionRun(db.pool, runId, to, { from: [from] });
+      expect(explicit.changed, `${from} -> ${to} (explicit)`).toBe(true);
+      if (explicit.changed) expect(explicit.run.status).toBe(to);
+      expect(await statusNow()).toBe(to);
+
+      await force(from);
+      const implicit = await transitionRun(db.pool, runId, to);
+      expect(implicit.changed, `${from} -> ${to} (default from)`).toBe(true);
+      expect(await statusNow()).toBe(to);
+    }
+  });
+
+  it("refuses every disallowed pair asked for explicitly with IllegalTransitionError, leaving the row alone", async () => {
+    for (const [from, to] of refused) {
+      await force(from);
+      const attempt = transitionRun(db.pool, runId, to, { from: [from] });
+      await expect(attempt, `${from} -> ${to}`).rejects.toBeInstanceOf(IllegalTransitionError);
+      await expect(transitionRun(db.pool, runId, to, { from: [from] })).rejects.toThrow(`illegal run transition ${from} -> ${to}`);
+      expect(await statusNow()).toBe(from);
+    }
+  });
+
+  it("answers { changed: false } for a disallowed pair when the caller does not name the source", async () => {
+    for (const [from, to] of refused) {
+      await force(from);
+      const result = await transitionRun(db.pool, runId, to);
+      expect(result, `${from} -> ${to}`).toEqual({ changed: false });
+      expect(await statusNow()).toBe(from);
+    }
+  });
+
+  it("answers { changed: false } when the row is in another state than the allowed source asked for", async () => {
+    for (const [from, to] of allowed) {
+      const other = RUN_STATUSES.find((s) => s !== from)!;
+      await force(other);
+      const result = await transitionRun(db.pool, runId, to, { from: [from] });
+      expect(result, `${from} -> ${to} with the row ${other}`).toEqual({ changed: false });
+      expect(await statusNow()).toBe(other);
+    }
+  });
+
+  it("refuses a from list that mixes allowed and disallowed sources before touching the row", async () => {
+    await force("QUEUED");
+    await expect(transitionRun(db.pool, runId, "EXECUTING", { from: ["QUEUED", "COMPLETED"] })).rejects.toBeInstanceOf(IllegalTransitionError);
+    expect(await statusNow()).toBe("QUEUED");
+  });
+
+  it("never leaves a final status: no status can be reached from one", () => {
+    for (const final of ["COMPLETED", "CANCELED", "FAILED", "CRASHED", "SYSTEM_FAILURE", "EXPIRED", "TIMED_OUT"] as RunStatus[]) {
+      for (const to of RUN_STATUSES) expect(sourcesOf(to)).not.toContain(final);
+    }
+  });
+
+  it("applies the extra fence: a transition whose claim token does not match changes nothing", async () => {
+    await force("EXECUTING");
+    await db.pool.query(`UPDATE runs SET claim_token = 'mine' WHERE id = $1`, [runId]);
+    const stale = await transitionRun(db.pool, runId, "COMPLETED", { from: ["EXECUTING"], extraWhere: { sql: "claim_token = $1", values: ["theirs"] } });
+    expect(stale).toEqual({ changed: false });
+    expect(await statusNow()).toBe("EXECUTING");
+    const current = await transitionRun(db.pool, runId, "COMPLETED", { from: ["EXECUTING"], extraWhere: { sql: "claim_token = $1", values: ["mine"] } });
+    expect(current.changed).toBe(true);
+  });
+});

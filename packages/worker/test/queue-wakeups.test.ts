@@ -1,0 +1,57 @@
+// The consumer moves on through NOTIFY and its own completions, never by waiting for the backstop
+// poll: these workers poll once a minute, so anything that relied on polling would time out.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { completeToken, createToken, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { forToken, task } from "@svc/runtime/sdk";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+
+let te: TestEngine;
+let tw: TestWorker;
+const finishedIds = new Set<string>();
+const releases = new Map<string, () => void>();
+
+const serial = task({
+  id: "serial",
+  queue: { concurrencyLimit: 1 },
+  run: async (payload: { tokenId?: string; gated?: boolean }, { ctx }) => {
+    if (payload.tokenId) return (await forToken(payload.tokenId)).ok;
+    if (payload.gated) await new Promise<void>((resolve) => releases.set(ctx.run.id, resolve));
+    return "done";
+  },
+});
+
+beforeAll(async () => {
+  te = await startTestEngine();
+  tw = await startTestWorker(te, [serial], { pollIntervalMs: 60_000 });
+  tw.worker.events.on("runFinished", (e) => finishedIds.add(e.runId));
+});
+afterAll(async () => {
+  await tw?.stop();
+  await te?.close();
+});
+
+describe("consumer wake-ups", () => {
+  it("starts the next run of a concurrencyLimit 1 queue as soon as the previous job is completed, without polling", async () => {
+    const ids = (await Promise.all(Array.from({ length: 6 }, () => triggerRun(te.engine, te.env, "serial", {})))).map((r) => r.id);
+    await eventually(async () => ids.every((id) => finishedIds.has(id)), 10_000);
+    for (const id of ids) expect((await getRunRow(te, id)).status).toBe("COMPLETED");
+  });
+
+  it("resumes a run of a limited queue once the run holding the slot finishes, without polling", async () => {
+    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
+    const waiter = await triggerRun(te.engine, te.env, "serial", { tokenId });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === waiter.id);
+    const holder = await triggerRun(te.engine, te.env, "serial", { gated: true });
+    await eventually(async () => releases.has(holder.id));
+    await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
+    // The resume waits in the queue behind the holder (it is a job of that queue, not a fast path).
+    const { rows } = await te.db.pool.query(`SELECT name, state, start_after <= now() AS ready FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [waiter.id]);
+    expect(rows).toEqual([{ name: expect.stringContaining("serial"), state: "created", ready: true }]);
+    expect((await getRunRow(te, waiter.id)).status).toBe("WAITING");
+    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === waiter.id, 10_000);
+    releases.get(holder.id)!();
+    expect((await resumed).via).toBe("job");
+    await eventually(async () => finishedIds.has(waiter.id), 10_000);
+    expect(JSON.parse((await getRunRow(te, waiter.id)).output!).json).toBe(true);
+  });
+});
