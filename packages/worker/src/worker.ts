@@ -14,7 +14,7 @@ import type { Task } from "@svc/runtime/sdk";
 import { NotificationListener } from "./checkpoints/notifications.ts";
 import { claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
-import { MicroBatcher } from "./execution/micro-batch.ts";
+import { MicroBatcher } from "@svc/runtime/engine";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";

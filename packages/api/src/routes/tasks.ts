@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { triggerRun } from "@svc/runtime/engine";
+import { TriggerGroupCommitter } from "@svc/runtime/engine";
 import { TriggerTaskRequestBody, TriggerTaskResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../deps.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
@@ -9,6 +9,8 @@ import { requireScope } from "../auth/scopes.ts";
 import { defineRoute } from "../http/route.ts";
 
 export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
+  // Concurrent triggers of one environment share a transaction (group commit).
+  const triggers = new TriggerGroupCommitter(deps.engine);
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/tasks/:taskId/trigger",
@@ -27,7 +29,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       if (typeof headerKey === "string" && headerKey) options.idempotencyKey = headerKey;
       const headerTtl = request.headers["idempotency-key-ttl"];
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
-      const result = await triggerRun(deps.engine, env, params.taskId, body.payload, options);
+      const result = await triggers.trigger(env, params.taskId, body.payload, options);
       await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },

@@ -41,3 +41,5 @@ export * from "./batches/trigger-batch.ts";
 export * from "./batches/retrieve-batch.ts";
 export * from "./packets/store.ts";
 export * from "./packets/urls.ts";
+export * from "./micro-batch.ts";
+export * from "./runs/trigger-group.ts";

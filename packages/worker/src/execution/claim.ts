@@ -27,7 +27,7 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
   const { rows } = await db.query<RunRow & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_starts",
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS i(run_id, claim_token, job_id)),
-     prev AS (SELECT r.id, r.status FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
+     prev AS (SELECT r.id, r.status, r.updated_at FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
      claimed AS (
        UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $4,
          worker_version = $5, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
@@ -37,12 +37,11 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
          AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $6)) OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
        RETURNING r.*, prev.status AS previous_status),
      crashed AS (
-       UPDATE run_attempts a SET status = 'CRASHED', finished_at = $6,
-         error = '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
-       FROM claimed c WHERE a.run_id = c.id AND a.status = 'EXECUTING'),
-     attempt AS (
-       INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at)
-       SELECT id, attempt_number, 'EXECUTING', $4, $5, $6 FROM claimed
+       -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
+       INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
+       SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $6), $6,
+         '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
+       FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING' AND c.attempt_number > 1
        ON CONFLICT (run_id, number) DO NOTHING)
      SELECT claimed.*, (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH})) AS ledger
      FROM claimed`,

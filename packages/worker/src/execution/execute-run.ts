@@ -14,7 +14,7 @@ import {
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
 import { claimResume, type Claim } from "./claim.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
-import type { MicroBatcher } from "./micro-batch.ts";
+import type { MicroBatcher } from "@svc/runtime/engine";
 import { DurableExecution, type CreateToken } from "./run-execution.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
 import type { WorkerEvents } from "../events.ts";
@@ -212,15 +212,16 @@ function contextOf(deps: ExecutorDeps, run: RunRow, task: Task): TaskContext {
 
 
 function finish(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending): Promise<boolean> {
-  const item = { run, claimToken, ending };
+  const item = { run, claimToken, ending, startedAt: run.updated_at };
   return hasWaiters(item) ? finishWithWaiters(deps.engine, item) : deps.finishes.add(item);
 }
 
-/** The cancel service moves only the run; the attempt this worker was executing ends CANCELED too. */
+/** The cancel service moves only the run; this worker records the attempt it was executing as CANCELED. */
 async function closeCanceledAttempt(db: EngineDeps["db"], run: RunRow, now: Date): Promise<void> {
   await db.query(
-    `UPDATE run_attempts SET status = 'CANCELED', finished_at = $3
-     WHERE run_id = $1 AND number = $2 AND status = 'EXECUTING' AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'CANCELED')`,
-    [run.id, run.attempt_number, now],
+    `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at)
+     SELECT id, attempt_number, 'CANCELED', worker_id, worker_version, $4, $3 FROM runs WHERE id = $1 AND attempt_number = $2 AND status = 'CANCELED'
+     ON CONFLICT (run_id, number) DO UPDATE SET status = 'CANCELED', finished_at = EXCLUDED.finished_at`,
+    [run.id, run.attempt_number, now, run.updated_at],
   );
 }

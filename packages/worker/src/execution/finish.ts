@@ -29,11 +29,17 @@ export interface Finish {
   run: RunRow;
   claimToken: string;
   ending: Ending;
+  /** When this execution began (the attempt row's started_at). */
+  startedAt: Date;
 }
 
-/** Whether finishing this run must also wake someone waiting on it (a parent, a batch). */
+/**
+ * Whether finishing this run must also wake someone waiting on it: only runs triggered by
+ * triggerAndWait / batchTriggerAndWait have a waiter (a plain trigger from a run, or a batch
+ * triggered over HTTP, records its parent or batch but nobody waits).
+ */
 export function hasWaiters(f: Finish): boolean {
-  return f.ending.kind !== "retry" && (f.run.parent_run_id !== null || f.run.batch_id !== null);
+  return f.ending.kind !== "retry" && (f.run.trigger_function === "triggerAndWait" || f.run.trigger_function === "batchTriggerAndWait");
 }
 
 /**
@@ -63,8 +69,8 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
   const { rows } = await db.query<{ id: string }>(prepared(
     "svc_finish_executions",
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::timestamptz[], $9::text[])
-         AS i(run_id, claim_token, status, output, output_type, error, retry, retry_at, attempt_status)),
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::timestamptz[], $9::text[], $11::timestamptz[])
+         AS i(run_id, claim_token, status, output, output_type, error, retry, retry_at, attempt_status, started_at)),
      finished AS (
        UPDATE runs r SET status = i.status, updated_at = now(), claim_token = NULL, lease_expires_at = NULL,
          output = i.output, output_type = i.output_type, error = i.error::jsonb,
@@ -74,10 +80,14 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
          job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
        FROM input i
        WHERE r.id = i.run_id AND r.status = 'EXECUTING' AND r.claim_token = i.claim_token
-       RETURNING r.id, r.attempt_number, i.retry, i.retry_at, i.error, i.attempt_status),
+       RETURNING r.id, r.attempt_number, r.worker_id, r.worker_version, i.retry, i.retry_at, i.error, i.attempt_status),
      attempt AS (
-       UPDATE run_attempts a SET status = f.attempt_status, error = f.error::jsonb, retry_at = f.retry_at, finished_at = $10
-       FROM finished f WHERE a.run_id = f.id AND a.number = f.attempt_number AND a.status = 'EXECUTING'),
+       -- The attempt's one row, written as it ends (started_at: when its last execution began).
+       INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, error, retry_at, started_at, finished_at)
+       SELECT f.id, f.attempt_number, f.attempt_status, f.worker_id, f.worker_version, f.error::jsonb, f.retry_at, i.started_at, $10
+       FROM finished f JOIN input i ON i.run_id = f.id
+       ON CONFLICT (run_id, number) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error,
+         retry_at = EXCLUDED.retry_at, finished_at = EXCLUDED.finished_at),
      wake AS (
        -- Retries are due later: timer loops re-plan.
        SELECT pg_notify('svc_timers', '') WHERE EXISTS (SELECT 1 FROM finished WHERE retry))
@@ -93,6 +103,7 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
       cols.map((c) => c.retryAt),
       cols.map((c) => c.attemptStatus),
       now,
+      items.map((i) => i.startedAt),
     ],
   ));
   const written = new Set(rows.map((r) => r.id));

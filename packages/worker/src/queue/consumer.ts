@@ -57,6 +57,11 @@ export class JobConsumer {
   /** Set when something may have made work available; a wake-up during a fetch is not lost. */
   #wakeRequested = false;
   #refillTimer: NodeJS.Timeout | null = null;
+  /**
+   * Completions and heartbeat touches run one at a time: both update many pg-boss rows in scan
+   * order, and a touch of every in-flight job racing a batch completion deadlocks.
+   */
+  #jobWrites: Promise<void> = Promise.resolve();
   #stopping = false;
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
@@ -216,7 +221,17 @@ export class JobConsumer {
     });
   }
 
-  async #flush(): Promise<void> {
+  #serialized(fn: () => Promise<void>): Promise<void> {
+    const next = this.#jobWrites.then(fn, fn);
+    this.#jobWrites = next.catch(() => {});
+    return next;
+  }
+
+  #flush(): Promise<void> {
+    return this.#serialized(() => this.#flushNow());
+  }
+
+  async #flushNow(): Promise<void> {
     const batches = [...this.#completions];
     this.#completions.clear();
     for (const [queue, jobs] of batches) {
@@ -232,7 +247,11 @@ export class JobConsumer {
     }
   }
 
-  async #touchAll(): Promise<void> {
+  #touchAll(): Promise<void> {
+    return this.#serialized(() => this.#touchAllNow());
+  }
+
+  async #touchAllNow(): Promise<void> {
     const byQueue = new Map<string, { id: string; retryCount: number }[]>();
     for (const job of this.#inFlight.values()) {
       let list = byQueue.get(job.queue);

@@ -1,0 +1,29 @@
+// `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
+// Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
+// replay cost (issue #3). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
+import { maybeEmbedded } from "./setup.ts";
+import { throughputScenario } from "./throughput.ts";
+import { resumeLatencyScenario } from "./resume-latency.ts";
+import { suspendedScenario } from "./suspended.ts";
+import { timeoutScenario } from "./timeouts.ts";
+import { replayScenario } from "./replay.ts";
+
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,suspended").split(","));
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+const embedded = await maybeEmbedded();
+const report: string[] = [`svc benchmark — ${new Date().toISOString()} — node ${process.version}, ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded Postgres"}`];
+const print = (lines: string[]) => {
+  console.log("\n" + lines.join("\n"));
+  report.push("", ...lines);
+};
+try {
+  if (selected.has("throughput")) print(await throughputScenario(embedded, num("BENCH_RUNS", 10_000)));
+  if (selected.has("resume")) print(await resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000)));
+  if (selected.has("timeouts")) print(await timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
+  if (selected.has("replay")) print(await replayScenario(embedded));
+  if (selected.has("suspended")) print(await suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
+} finally {
+  await embedded?.stop();
+}
+process.exit(0);

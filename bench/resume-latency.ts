@@ -1,0 +1,110 @@
+import { completeToken, createToken, triggerRunInTransaction, withTransaction } from "../packages/runtime/src/engine/index.ts";
+import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
+import { benchDatabase, benchStack, type BenchStack } from "./setup.ts";
+import { line, now, percentiles } from "./stats.ts";
+
+/** Resolvers keyed by token id: the task calls them right after its wait returns. */
+const marks = new Map<string, (at: number) => void>();
+const waiter = task({
+  id: "bench-wait",
+  run: async (payload: { tokenId: string }) => {
+    await forToken(payload.tokenId);
+    marks.get(payload.tokenId)?.(performance.now());
+    return 1;
+  },
+});
+
+/** N runs suspended on N fresh tokens, returned in order. */
+async function suspendedRuns(stack: BenchStack, n: number): Promise<string[]> {
+  const tokens: string[] = [];
+  let suspended = 0;
+  const all = new Promise<void>((resolve) => {
+    const off = stack.worker!.events.on("runSuspended", () => {
+      if (++suspended >= n) {
+        off();
+        resolve();
+      }
+    });
+  });
+  for (let i = 0; i < n; i += 200) {
+    await withTransaction(stack.engine.db, async (tx) => {
+      for (let j = i; j < Math.min(n, i + 200); j++) {
+        const { waitpoint } = await createToken(stack.engine, stack.env.id, { timeout: "1h" });
+        tokens.push(waitpoint.id);
+        await triggerRunInTransaction(stack.engine, tx, stack.env, "bench-wait", { tokenId: waitpoint.id });
+      }
+    });
+  }
+  await all;
+  return tokens;
+}
+
+function markFor(tokenId: string): Promise<number> {
+  return new Promise((resolve) => marks.set(tokenId, resolve));
+}
+
+async function completeOverHttp(stack: BenchStack, tokenId: string) {
+  const res = await fetch(`${stack.apiUrl}/api/v1/waitpoints/tokens/${tokenId}/complete`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${stack.project.environments.dev.secretKey}`, "content-type": "application/json" },
+    body: '{"data":{"ok":true}}',
+  });
+  if (res.status !== 200) throw new Error(`complete failed: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+async function lanes<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => { while (next < items.length) await fn(items[next++]!); }));
+}
+
+export async function resumeLatencyScenario(embedded: { url: string } | undefined, n: number) {
+  const db = await benchDatabase("resume", embedded);
+  const stack = await benchStack(db.url, { tasks: [waiter], api: true, concurrency: 50 });
+  const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, 50 warm-up)`];
+  const via = { "fast-path": 0, job: 0 };
+  stack.worker!.events.on("runResumed", (e) => via[e.via]++);
+  const warm = await suspendedRuns(stack, 50);
+  for (const t of warm) { const m = markFor(t); await completeOverHttp(stack, t); await m; }
+
+  // One at a time, completion over HTTP (keep-alive) → code.
+  const httpTokens = await suspendedRuns(stack, n);
+  const http: number[] = [];
+  for (const t of httpTokens) {
+    const m = markFor(t);
+    const t0 = now();
+    await completeOverHttp(stack, t);
+    http.push((await m) - t0);
+    await new Promise((r) => setTimeout(r, Math.random() * 3));
+  }
+  out.push(line("one at a time, HTTP /complete → code", percentiles(http)));
+
+  // One at a time, in-process completeToken: COMMIT acknowledged → code.
+  const commitTokens = await suspendedRuns(stack, n);
+  const commit: number[] = [];
+  for (const t of commitTokens) {
+    const m = markFor(t);
+    await withTransaction(stack.engine.db, (tx) => completeToken(stack.engine, tx, t, { ok: true }));
+    const acked = now();
+    commit.push((await m) - acked);
+    await new Promise((r) => setTimeout(r, Math.random() * 3));
+  }
+  out.push(line("one at a time, COMMIT ack → code", percentiles(commit)));
+
+  // 16 concurrent lanes over HTTP.
+  const laneTokens = await suspendedRuns(stack, n);
+  const concurrent: number[] = [];
+  const t16 = now();
+  await lanes(laneTokens, 16, async (t) => {
+    const m = markFor(t);
+    const t0 = now();
+    await completeOverHttp(stack, t);
+    concurrent.push((await m) - t0);
+  });
+  const elapsed = now() - t16;
+  out.push(line("16 concurrent, HTTP /complete → code", percentiles(concurrent)) + `  (${Math.round((n / elapsed) * 1000)} resumes/s)`);
+  out.push(`resumed through the NOTIFY fast path: ${via["fast-path"]}, through the pg-boss backstop job: ${via.job}`);
+  await stack.close();
+  await db.close();
+  return out;
+}

@@ -1,0 +1,111 @@
+import { PgBoss } from "../packages/worker/src/queue/index.ts";
+import { task } from "../packages/runtime/src/sdk/index.ts";
+import { benchDatabase, benchStack, type BenchDatabase } from "./setup.ts";
+import { now, rate } from "./stats.ts";
+
+const noop = task({ id: "noop", run: async () => 1 });
+
+async function finishedCount(stack: Awaited<ReturnType<typeof benchStack>>, target: number): Promise<void> {
+  let done = 0;
+  await new Promise<void>((resolve) => {
+    const off = stack.worker!.events.on("runFinished", () => {
+      if (++done >= target) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+async function svcBatched(db: BenchDatabase, n: number, batch: number) {
+  const stack = await benchStack(db.url, { tasks: [noop], api: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 200) });
+  const key = stack.project.environments.dev.secretKey;
+  const all = finishedCount(stack, n);
+  const t0 = now();
+  for (let i = 0; i < n; i += batch) {
+    const items = Array.from({ length: Math.min(batch, n - i) }, (_, j) => ({ task: "noop", payload: { i: i + j } }));
+    const res = await fetch(`${stack.apiUrl}/api/v2/tasks/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ items }) });
+    if (res.status !== 202) throw new Error(`batch trigger failed: ${res.status} ${await res.text()}`);
+  }
+  const triggered = now() - t0;
+  await all;
+  const total = now() - t0;
+  await stack.close();
+  return { triggered, total };
+}
+
+async function svcOneByOne(db: BenchDatabase, n: number, inFlight: number) {
+  const stack = await benchStack(db.url, { tasks: [noop], api: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 200) });
+  const key = stack.project.environments.dev.secretKey;
+  const all = finishedCount(stack, n);
+  const t0 = now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) {
+        next++;
+        const res = await fetch(`${stack.apiUrl}/api/v1/tasks/noop/trigger`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"payload":{}}' });
+        if (res.status !== 200) throw new Error(`trigger failed: ${res.status}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
+  const triggered = now() - t0;
+  await all;
+  const total = now() - t0;
+  await stack.close();
+  return { triggered, total };
+}
+
+/** Raw pg-boss: insert (batched) or send (16 in flight) N no-op jobs, one worker with comparable batching. */
+async function rawPgBoss(db: BenchDatabase, n: number, mode: { batch: number } | { inFlight: number }) {
+  const boss = new PgBoss({ connectionString: db.url, schema: "pgboss", max: 30, useListenNotify: true, superviseIntervalSeconds: 2 } as ConstructorParameters<typeof PgBoss>[0]);
+  boss.on("error", () => {});
+  await boss.start();
+  await boss.createQueue("raw", { notify: true });
+  let done = 0;
+  let resolveAll!: () => void;
+  const all = new Promise<void>((r) => (resolveAll = r));
+  await boss.work("raw", { batchSize: 200, localConcurrency: 1, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }, async (jobs: unknown[]) => {
+    done += jobs.length;
+    if (done >= n) resolveAll();
+  });
+  const t0 = now();
+  if ("batch" in mode) {
+    for (let i = 0; i < n; i += mode.batch) {
+      await boss.insert("raw", Array.from({ length: Math.min(mode.batch, n - i) }, (_, j) => ({ data: { i: i + j } })));
+    }
+  } else {
+    let next = 0;
+    await Promise.all(Array.from({ length: mode.inFlight }, async () => { while (next < n) { next++; await boss.send("raw", { i: next }); } }));
+  }
+  const triggered = now() - t0;
+  await all;
+  const total = now() - t0;
+  await boss.stop({ graceful: false, close: true });
+  return { triggered, total };
+}
+
+export async function throughputScenario(embedded: { url: string } | undefined, n: number) {
+  const out: string[] = [`## Throughput (issue #2): ${n.toLocaleString("en-US")} trivial runs, one worker, one database`];
+  const db1 = await benchDatabase("tp_raw_batch", embedded);
+  const rawBatch = await rawPgBoss(db1, n, { batch: 500 });
+  await db1.close();
+  const db2 = await benchDatabase("tp_svc_batch", embedded);
+  const svcBatch = await svcBatched(db2, n, 500);
+  await db2.close();
+  const m = Math.min(n, 3000);
+  const db3 = await benchDatabase("tp_raw_single", embedded);
+  const rawSingle = await rawPgBoss(db3, m, { inFlight: 16 });
+  await db3.close();
+  const db4 = await benchDatabase("tp_svc_single", embedded);
+  const svcSingle = await svcOneByOne(db4, m, 16);
+  await db4.close();
+  out.push(
+    `batched (500 per call)   raw pg-boss insert+work: enqueue ${rate(n, rawBatch.triggered)}, end-to-end ${rate(n, rawBatch.total)}`,
+    `                         svc HTTP batch + worker: enqueue ${rate(n, svcBatch.triggered)}, end-to-end ${rate(n, svcBatch.total)}  → ratio ${(rawBatch.total / svcBatch.total).toFixed(2)}`,
+    `one by one, 16 in flight raw pg-boss send+work:   enqueue ${rate(m, rawSingle.triggered)}, end-to-end ${rate(m, rawSingle.total)}`,
+    `                         svc HTTP trigger+worker: enqueue ${rate(m, svcSingle.triggered)}, end-to-end ${rate(m, svcSingle.total)}  → ratio ${(rawSingle.total / svcSingle.total).toFixed(2)}`,
+  );
+  return out;
+}
