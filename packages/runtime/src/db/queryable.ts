@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import pg from "pg";
 
 /**
@@ -16,6 +17,18 @@ export interface Queryable {
  * parameters travel, and Postgres skips parsing and planning.
  */
 export function prepared(name: string, text: string, values: unknown[]): { name: string; text: string; values: unknown[] } {
+  return { name, text, values };
+}
+
+const autoNames = new Map<string, string>();
+
+/**
+ * Like `prepared`, named after a hash of the text: for constant SQL on hot paths (including
+ * pg-boss's own statements run through our connection), planned once per connection.
+ */
+export function preparedText(text: string, values: unknown[] = []): { name: string; text: string; values: unknown[] } {
+  let name = autoNames.get(text);
+  if (!name) autoNames.set(text, (name = `svc_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`));
   return { name, text, values };
 }
 

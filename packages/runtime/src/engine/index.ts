@@ -25,7 +25,7 @@ export * from "./waitpoints/complete-token.ts";
 export * from "./waitpoints/list-tokens.ts";
 export * from "./waitpoints/present-token.ts";
 export * from "./envvars/index.ts";
-export { prepared, withTransaction, type Queryable, type Pool, type PoolClient } from "../db/queryable.ts";
+export { prepared, preparedText, withTransaction, type Queryable, type Pool, type PoolClient } from "../db/queryable.ts";
 export * from "./timers/lapsed-leases.ts";
 export * from "./runs/run-object.ts";
 export * from "./runs/retrieve-run.ts";

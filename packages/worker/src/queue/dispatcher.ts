@@ -1,6 +1,6 @@
 import type { PgBoss } from "pg-boss";
 import type { Dispatcher, RunJob } from "@svc/runtime/engine";
-import type { Queryable } from "@svc/runtime/db";
+import { preparedText, type Queryable } from "@svc/runtime/db";
 import { resumeQueueName, startQueueName } from "./names.ts";
 
 /** Heartbeats are required: a job whose worker stops touching it for this long is retried. */
@@ -55,7 +55,8 @@ export class PgBossDispatcher implements Dispatcher {
         ...(job.startAfterSeconds ? { startAfter: job.startAfterSeconds } : {}),
       });
     }
-    const db = { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) };
+    // pg-boss's insert statement is constant text: run it prepared on our connection.
+    const db = { executeSql: (text: string, values?: unknown[]) => tx.query(preparedText(text, values ?? [])) };
     for (const [name, entry] of byQueue) {
       await this.ensureQueue(name, entry.kind);
       await this.#boss.insert(name, entry.rows, { db });

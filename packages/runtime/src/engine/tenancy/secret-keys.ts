@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Queryable } from "../../db/queryable.ts";
+import { preparedText, type Queryable } from "../../db/queryable.ts";
 import { getEnvironment, KEY_PREFIXES, SELECT_ENV, type Environment, type EnvironmentSlug } from "./environments.ts";
 import { sha256Hex, type SecretBox } from "./secret-box.ts";
 
@@ -25,10 +25,10 @@ export async function issueSecretKey(db: Queryable, box: SecretBox, env: { id: s
 /** The environment a secret key belongs to, or null when unknown or past its rotation grace period. */
 export async function findEnvironmentBySecretKey(db: Queryable, key: string, now: Date): Promise<Environment | null> {
   // One round trip: every authenticated request starts here.
-  const { rows } = await db.query<Environment>(
+  const { rows } = await db.query<Environment>(preparedText(
     `${SELECT_ENV} JOIN secret_keys k ON k.environment_id = e.id WHERE k.key_hash = $1 AND (k.expires_at IS NULL OR k.expires_at > $2)`,
     [sha256Hex(key), now],
-  );
+  ));
   return rows[0] ?? null;
 }
 

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/queryable.ts";
+import { preparedText, type Queryable } from "../../db/queryable.ts";
 import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { WaitpointRow } from "./store.ts";
@@ -44,11 +44,11 @@ export async function completeWaitpoint(
     values.push(options.type);
     envFilter += ` AND type = $${values.length}`;
   }
-  const updated = await tx.query<WaitpointRow>(
+  const updated = await tx.query<WaitpointRow>(preparedText(
     `UPDATE waitpoints SET status = $2, completed_at = $3, output = $4, output_type = $5, output_is_error = $6
      WHERE id = $1 AND status = 'WAITING'${envFilter} RETURNING *`,
     values,
-  );
+  ));
   const waitpoint = updated.rows[0];
   if (!waitpoint) {
     const { rows } = await tx.query<WaitpointRow>(`SELECT * FROM waitpoints WHERE id = $1${options.environmentId ? " AND environment_id = $2" : ""}`, options.environmentId ? [waitpointId, options.environmentId] : [waitpointId]);
@@ -68,7 +68,7 @@ async function resolveLedgerAndResume(
 ): Promise<string[]> {
   // One statement resolves the entries, finds the WAITING runs and NOTIFYs the fast path
   // (delivered at COMMIT, so only if the caller commits), ≤ 100 run ids per payload.
-  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string; concurrency_key: string | null; limited: boolean }>(
+  const { rows } = await tx.query<{ run_id: string; environment_id: string; queue_name: string; concurrency_key: string | null; limited: boolean }>(preparedText(
     `WITH resolved AS (
        UPDATE run_ledger SET resolved = true, outcome = $2, resolved_at = $3
        WHERE waitpoint_id = $1 AND NOT resolved RETURNING run_id),
@@ -84,7 +84,7 @@ async function resolveLedgerAndResume(
        GROUP BY environment_id, chunk)
      SELECT waiting.*, (SELECT count(*) FROM notified) AS notifications FROM waiting`,
     [waitpointId, JSON.stringify(outcome), now, CHANNELS.resume],
-  );
+  ));
   const waiting = rows;
   if (waiting.length === 0) return [];
   await deps.dispatcher.dispatch(
