@@ -12,7 +12,7 @@ import {
 } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import { NotificationListener } from "./checkpoints/notifications.ts";
-import { claimStarts, renewLeases } from "./execution/claim.ts";
+import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
@@ -73,10 +73,18 @@ export function createWorker(options: WorkerOptions): Worker {
   const env = options.environment;
   const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) =>
     claimStarts(options.engine.db, items.map((i) => ({ ...i, workerId: id, workerVersion: options.workerVersion, now: options.engine.clock.now() })), { id, version: options.workerVersion }, options.engine.clock.now()),
+    500,
+    "microtask",
+  );
+  const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) =>
+    claimFastResumes(options.engine.db, items, { id, version: options.workerVersion }, options.engine.clock.now(), leaseMs),
+    500,
+    "microtask",
   );
   const finishes = new MicroBatcher((items: Finish[]) => finishExecutions(options.engine.db, items, options.engine.clock.now()));
   const executorDeps = {
     startClaims,
+    fastResumeClaims,
     finishes,
     engine: options.engine,
     environment: env,

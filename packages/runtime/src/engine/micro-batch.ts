@@ -8,9 +8,16 @@ export class MicroBatcher<I, O> {
   #pending: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   #scheduled = false;
 
-  constructor(run: (items: I[]) => Promise<O[]>, max = 500) {
+  readonly #defer: (fn: () => void) => void;
+
+  /**
+   * `flush: "microtask"` groups calls made by one synchronous loop with no added latency;
+   * `"immediate"` (default) also groups calls from separate continuations of the same turn.
+   */
+  constructor(run: (items: I[]) => Promise<O[]>, max = 500, flush: "microtask" | "immediate" = "immediate") {
     this.#run = run;
     this.#max = max;
+    this.#defer = flush === "microtask" ? queueMicrotask : (fn) => setImmediate(fn);
   }
 
   add(item: I): Promise<O> {
@@ -19,7 +26,7 @@ export class MicroBatcher<I, O> {
       if (this.#pending.length >= this.#max) this.#flush();
       else if (!this.#scheduled) {
         this.#scheduled = true;
-        setImmediate(() => this.#flush());
+        this.#defer(() => this.#flush());
       }
     });
   }

@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/queryable.ts";
+import { prepared, type Queryable } from "../db/queryable.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 
 /** A run_ledger row as Postgres returns it (also from json_agg, where dates are strings). */
@@ -61,41 +61,52 @@ export type WaitRegistration =
   | { kind: "waitpoint_missing" };
 
 /**
- * Registers a wait on a waitpoint in one transaction (resume-spike pitfall 5): takes the waitpoint
- * FOR SHARE (a concurrent completion waits behind us and then sees our ledger row), records the
+ * Registers a wait on a waitpoint in ONE statement (so one implicit transaction; resume-spike
+ * pitfall 5): it takes the waitpoint FOR SHARE (a concurrent completion waits behind it and then,
+ * in its next statement, sees our ledger row), fences the run by its claim token, records the
  * ledger entry, and — unless the waitpoint is already finished, in which case the entry is
  * recorded resolved and the code continues inline — moves the run to WAITING and releases its claim.
- * Must be called inside a transaction.
  */
 export async function registerWait(
-  tx: Queryable,
+  db: Queryable,
   input: { runId: string; environmentId: string; claimToken: string; epoch: number; stepKey: string; kind: LedgerKind; target: string | null; waitpointId: string; expiresAt?: Date | null; now: Date },
 ): Promise<WaitRegistration> {
-  const wp = await tx.query<{ status: string; output: string | null; output_type: string | null; output_is_error: boolean }>(
-    `SELECT status, output, output_type, output_is_error FROM waitpoints WHERE id = $1 AND environment_id = $2 FOR SHARE`,
-    [input.waitpointId, input.environmentId],
+  const { rows } = await db.query<{ found: boolean; fenced: boolean; status: string | null; output: string | null; output_type: string | null; output_is_error: boolean | null }>(
+    prepared(
+      "svc_register_wait",
+      `WITH wp AS (
+         SELECT status, output, output_type, output_is_error FROM waitpoints WHERE id = $6 AND environment_id = $2 FOR SHARE),
+       run AS (
+         SELECT id FROM runs WHERE id = $1 AND claim_token = $3 AND status = 'EXECUTING' FOR UPDATE),
+       entry AS (
+         INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, resolved, outcome, expires_at, created_at, resolved_at)
+         SELECT $1, $4, $5, $7, $8, $6, wp.status <> 'WAITING',
+           CASE WHEN wp.status = 'WAITING' THEN NULL
+                WHEN wp.output_is_error OR wp.status = 'TIMED_OUT'
+                  THEN jsonb_build_object('ok', false, 'error', coalesce(wp.output::jsonb, '{"message":"Waitpoint failed"}'::jsonb))
+                ELSE jsonb_build_object('ok', true, 'output', wp.output, 'outputType', wp.output_type) END,
+           $9, $10, CASE WHEN wp.status <> 'WAITING' THEN $10::timestamptz END
+         FROM wp, run
+         ON CONFLICT (run_id, epoch, step_key) DO UPDATE
+           SET kind = EXCLUDED.kind, target = EXCLUDED.target, waitpoint_id = EXCLUDED.waitpoint_id, resolved = EXCLUDED.resolved,
+               outcome = EXCLUDED.outcome, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, resolved_at = EXCLUDED.resolved_at
+         RETURNING 1),
+       suspended AS (
+         UPDATE runs SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
+         WHERE id = (SELECT id FROM run) AND (SELECT status FROM wp) = 'WAITING'
+         RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM wp) AS found, NOT EXISTS (SELECT 1 FROM run) AS fenced,
+         wp.status, wp.output, wp.output_type, wp.output_is_error,
+         (SELECT count(*) FROM entry) AS entries, (SELECT count(*) FROM suspended) AS suspensions
+       FROM (SELECT 1) one LEFT JOIN wp ON true`,
+      [input.runId, input.environmentId, input.claimToken, input.epoch, input.stepKey, input.waitpointId, input.kind, input.target, input.expiresAt ?? null, input.now],
+    ),
   );
-  const waitpoint = wp.rows[0];
-  if (!waitpoint) return { kind: "waitpoint_missing" };
-  const fence = await tx.query(`SELECT 1 FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' FOR UPDATE`, [input.runId, input.claimToken]);
-  if (fence.rowCount === 0) return { kind: "fenced" };
-  const finished = waitpoint.status !== "WAITING";
-  const outcome = finished ? outcomeOf(waitpoint) : null;
-  await tx.query(
-    `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, resolved, outcome, expires_at, created_at, resolved_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $7 THEN $10::timestamptz END)
-     ON CONFLICT (run_id, epoch, step_key) DO UPDATE
-       SET kind = EXCLUDED.kind, target = EXCLUDED.target, waitpoint_id = EXCLUDED.waitpoint_id, resolved = EXCLUDED.resolved,
-           outcome = EXCLUDED.outcome, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, resolved_at = EXCLUDED.resolved_at`,
-    [input.runId, input.epoch, input.stepKey, input.kind, input.target, input.waitpointId, finished, outcome === null ? null : JSON.stringify(outcome), input.expiresAt ?? null, input.now],
-  );
-  if (finished) return { kind: "resolved", outcome };
-  await tx.query(
-    `UPDATE runs SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
-     WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING'`,
-    [input.runId, input.claimToken],
-  );
-  return { kind: "suspended" };
+  const row = rows[0]!;
+  if (!row.found) return { kind: "waitpoint_missing" };
+  if (row.fenced) return { kind: "fenced" };
+  if (row.status === "WAITING") return { kind: "suspended" };
+  return { kind: "resolved", outcome: outcomeOf({ status: row.status!, output: row.output, output_type: row.output_type, output_is_error: row.output_is_error ?? false }) };
 }
 
 /** A finished waitpoint as a wait outcome (the same shape completeWaitpoint records). */

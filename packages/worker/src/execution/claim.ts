@@ -94,3 +94,36 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
     [claimTokens, now, leaseMs],
   );
 }
+
+/**
+ * The resume fast path for many runs at once (one NOTIFY can name 100): claims the WAITING runs
+ * no other worker is claiming right now (SKIP LOCKED, so workers hearing the same NOTIFY never
+ * wait on or deadlock with each other) and loads their ledgers, in one statement. Runs of a queue
+ * with a concurrencyLimit are left to the resume job in their queue. Results are in input order.
+ */
+export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
+  const { rows } = await db.query<RunRow & { ledger: LedgerRow[] | null }>(prepared(
+    "svc_claim_fast_resumes",
+    `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS i(run_id, claim_token)),
+     free AS (
+       SELECT r.id FROM runs r
+       WHERE r.id IN (SELECT run_id FROM input) AND r.status = 'WAITING' AND NOT EXISTS (${LIMITED_QUEUE_SQL})
+       ORDER BY r.id FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE runs r SET status = 'EXECUTING', claim_token = i.claim_token, worker_id = $3, worker_version = $4, job_id = NULL,
+         lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = now()
+       FROM free JOIN input i ON i.run_id = free.id
+       WHERE r.id = free.id
+       RETURNING r.*)
+     SELECT claimed.*, (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH})) AS ledger
+     FROM claimed`,
+    [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs],
+  ));
+  const byToken = new Map(rows.map((row) => [row.claim_token, row]));
+  return inputs.map((input) => {
+    const row = byToken.get(input.claimToken);
+    if (!row) return null;
+    const { ledger, ...run } = row;
+    return { run: run as RunRow, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+  });
+}

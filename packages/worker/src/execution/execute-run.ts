@@ -33,6 +33,8 @@ export interface ExecutorDeps {
   leaseMs: number;
   /** Start claims of one event-loop turn share one statement. */
   startClaims: MicroBatcher<{ runId: string; claimToken: string; jobId: string }, Claim | null>;
+  /** Fast-path resume claims of one event-loop turn share one statement. */
+  fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
   /** Finishes of one event-loop turn (of runs nobody waits on) share one statement. */
   finishes: MicroBatcher<Finish, boolean>;
   random?: () => number;
@@ -59,7 +61,9 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const claim =
     dispatch.kind === "start"
       ? await deps.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
-      : await claimResume(engine.db, { ...base, jobId: dispatch.jobId, leaseMs: deps.leaseMs });
+      : dispatch.jobId === null
+        ? await deps.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
+        : await claimResume(engine.db, { ...base, jobId: dispatch.jobId, leaseMs: deps.leaseMs });
   if (!claim) return;
   const { run } = claim;
 

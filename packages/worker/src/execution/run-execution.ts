@@ -13,6 +13,7 @@ import {
   type EngineDeps,
   type Environment,
   type LedgerKind,
+  type Queryable,
   type RunRow,
   type WaitRegistration,
 } from "@svc/runtime/engine";
@@ -177,25 +178,17 @@ export class DurableExecution implements RunExecution {
     target: string,
     existingWaitpointId: string | null,
     options: WaitOptions | undefined,
-    makeWaitpoint: (tx: import("@svc/runtime/engine").Queryable) => Promise<string>,
+    makeWaitpoint: (tx: Queryable) => Promise<string>,
   ): Promise<any> {
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
-    const registration: WaitRegistration = await withTransaction(this.#deps.db, async (tx) => {
-      const waitpointId = existingWaitpointId ?? (await makeWaitpoint(tx));
-      return registerWait(tx, {
-        runId: this.#run.id,
-        environmentId: this.#env.id,
-        claimToken: this.#claimToken,
-        epoch: key.epoch,
-        stepKey: key.stepKey,
-        kind,
-        target,
-        waitpointId,
-        expiresAt,
-        now,
-      });
-    });
+    const register = (db: Queryable, waitpointId: string) =>
+      registerWait(db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind, target, waitpointId, expiresAt, now });
+    // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
+    // created in the same transaction as the wait on it.
+    const registration: WaitRegistration = existingWaitpointId
+      ? await register(this.#deps.db, existingWaitpointId)
+      : await withTransaction(this.#deps.db, async (tx) => register(tx, await makeWaitpoint(tx)));
     switch (registration.kind) {
       case "resolved":
         this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt });
