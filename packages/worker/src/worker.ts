@@ -5,6 +5,7 @@ import {
   CHANNELS,
   lapsedLeases,
   parseResumePayload,
+  resumeJobId,
   type DueWork,
   type EngineDeps,
   type Environment,
@@ -122,17 +123,23 @@ export function createWorker(options: WorkerOptions): Worker {
   let listener: NotificationListener | null = null;
   let leaseTimer: NodeJS.Timeout | null = null;
 
+  /** Backstop jobs of runs the fast path took: deleted in batches, so nobody fetches them for nothing. */
+  const backstopDeletes = new MicroBatcher(async (ids: string[]) => {
+    await options.boss.deleteJob(resumeQueueName(env.id), ids).catch((error) => onError(error, "backstop-delete"));
+    return ids.map(() => undefined);
+  });
+
   /** The resume fast path: claim directly on NOTIFY, no pg-boss fetch (resume-spike §4). */
-  function resumeNow(runIds: string[]) {
+  function resumeNow(waitpointId: string, runIds: string[]) {
     for (const runId of runIds) {
       if (stopping || consumer.freeSlots() <= 0) return; // the pg-boss backstop job picks it up
       fastPathInFlight++;
-      executeRun(executorDeps, active, { kind: "resume", runId, jobId: null })
+      executeRun(executorDeps, active, { kind: "resume", runId, jobId: null, onClaimed: () => void backstopDeletes.add(resumeJobId(runId, waitpointId)) })
         .catch((error) => onError(error, "resume"))
         .finally(() => {
           fastPathInFlight--;
           if (fastPathInFlight === 0) fastPathIdle?.();
-          consumer.notify();
+          consumer.slotFreed();
         });
     }
   }
@@ -165,7 +172,7 @@ export function createWorker(options: WorkerOptions): Worker {
         if (channel === CHANNELS.runCanceled) return active.byRun.get(payload)?.abort.abort(new Error("run canceled"));
         if (channel === CHANNELS.resume) {
           const parsed = parseResumePayload(payload);
-          if (parsed && parsed.environmentId === env.id) resumeNow(parsed.runIds);
+          if (parsed && parsed.environmentId === env.id) resumeNow(parsed.waitpointId, parsed.runIds);
         }
       },
       onReconnect: () => {

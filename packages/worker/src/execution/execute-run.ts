@@ -40,7 +40,9 @@ export interface ExecutorDeps {
   random?: () => number;
 }
 
-export type Dispatch = { kind: "start"; runId: string; jobId: string } | { kind: "resume"; runId: string; jobId: string | null };
+export type Dispatch =
+  | { kind: "start"; runId: string; jobId: string }
+  | { kind: "resume"; runId: string; jobId: string | null; /** Called once the run is claimed. */ onClaimed?: () => void };
 
 /** Executions this process is running, by run id (cancel and lease renewal look here). */
 export class ActiveExecutions {
@@ -65,6 +67,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
         ? await deps.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
         : await claimResume(engine.db, { ...base, jobId: dispatch.jobId, leaseMs: deps.leaseMs });
   if (!claim) return;
+  if (dispatch.kind === "resume") dispatch.onClaimed?.();
   const { run } = claim;
 
   if (claim.previousStatus === "EXECUTING") {

@@ -57,6 +57,8 @@ export class JobConsumer {
   /** Set when something may have made work available; a wake-up during a fetch is not lost. */
   #wakeRequested = false;
   #refillTimer: NodeJS.Timeout | null = null;
+  /** The last fetch filled every free slot (or there were none): more jobs may be waiting. */
+  #starved = false;
   /**
    * Completions and heartbeat touches run one at a time: both update many pg-boss rows in scan
    * order, and a touch of every in-flight job racing a batch completion deadlocks.
@@ -94,6 +96,14 @@ export class JobConsumer {
 
   get inFlightCount(): number {
     return this.#inFlight.size;
+  }
+
+  /**
+   * A slot used by work outside pg-boss was freed. Fetch again only if the last fetch was cut
+   * short by the slot count (there may be waiting jobs); otherwise nothing is lost by waiting.
+   */
+  slotFreed(): void {
+    if (this.#starved) this.#scheduleRefill();
   }
 
   freeSlots(): number {
@@ -155,6 +165,7 @@ export class JobConsumer {
         }
       }
       if (this.#stopping) break;
+      this.#starved = free <= 0 || fetched === free;
       // Full batch: there is probably more; go again at once (when slots allow).
       if (fetched > 0 && fetched === free) continue;
       // A NOTIFY or a finished job arrived while we were fetching: look again instead of sleeping.

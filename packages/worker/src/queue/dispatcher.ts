@@ -48,6 +48,7 @@ export class PgBossDispatcher implements Dispatcher {
       let entry = byQueue.get(name);
       if (!entry) byQueue.set(name, (entry = { kind: throughQueue ? "start" : "resume", rows: [] }));
       entry.rows.push({
+        ...(job.jobId ? { id: job.jobId } : {}),
         data: { runId: job.runId, kind: job.kind },
         // Every job carries a group so a queue's concurrencyLimit (and per-key limits) can be
         // enforced by pg-boss's global group concurrency at fetch time.

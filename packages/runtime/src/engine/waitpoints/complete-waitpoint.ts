@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { preparedText, type Queryable } from "../../db/queryable.ts";
 import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
@@ -78,7 +79,7 @@ async function resolveLedgerAndResume(
        FROM resolved JOIN runs r ON r.id = resolved.run_id WHERE r.status = 'WAITING'),
      notified AS (
        -- Runs of a queue with a concurrencyLimit resume through that queue (to take a slot), not the fast path.
-       SELECT pg_notify($4, environment_id || ' ' || string_agg(run_id, ',')) FROM (
+       SELECT pg_notify($4, environment_id || ' ' || $1 || ' ' || string_agg(run_id, ',')) FROM (
          SELECT run_id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY run_id) - 1) / 100 AS chunk
          FROM waiting WHERE NOT limited) c
        GROUP BY environment_id, chunk)
@@ -96,6 +97,8 @@ async function resolveLedgerAndResume(
       queueName: r.queue_name,
       concurrencyKey: r.concurrency_key,
       throughQueue: r.limited,
+      // Deterministic, so the worker that takes the fast path can delete this backstop job.
+      jobId: resumeJobId(r.run_id, waitpointId),
       // The durable backstop: runs only if no worker took the fast path first.
       ...(r.limited ? {} : { startAfterSeconds: RESUME_BACKSTOP_SECONDS }),
     })),
@@ -106,12 +109,19 @@ async function resolveLedgerAndResume(
 /** How long the pg-boss resume job waits before it backs up the NOTIFY fast path. */
 export const RESUME_BACKSTOP_SECONDS = 2;
 
-/** Parses a resume NOTIFY payload: `<environmentId> <runId>,<runId>,…` (at most 100 runs each). */
-export function parseResumePayload(payload: string): { environmentId: string; runIds: string[] } | null {
-  const space = payload.indexOf(" ");
-  if (space <= 0) return null;
-  return { environmentId: payload.slice(0, space), runIds: payload.slice(space + 1).split(",").filter(Boolean) };
+/** Parses a resume NOTIFY payload: `<environmentId> <waitpointId> <runId>,<runId>,…` (at most 100 runs each). */
+export function parseResumePayload(payload: string): { environmentId: string; waitpointId: string; runIds: string[] } | null {
+  const [environmentId, waitpointId, runs] = payload.split(" ");
+  if (!environmentId || !waitpointId || !runs) return null;
+  return { environmentId, waitpointId, runIds: runs.split(",").filter(Boolean) };
 }
+
+/** The pg-boss id of the backstop job that resumes `runId` after `waitpointId` completed (a UUID from SHA-1). */
+export function resumeJobId(runId: string, waitpointId: string): string {
+  const h = createHash("sha1").update(`resume:${runId}:${waitpointId}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
+
 
 /**
  * True (inside EXISTS, for a run aliased `r`) when the run's queue has a concurrencyLimit, as its
