@@ -1,4 +1,4 @@
-import { completeToken, createToken, triggerRunInTransaction, withTransaction } from "../packages/runtime/src/engine/index.ts";
+import { completeToken, createToken, triggerRunsInTransaction, withTransaction } from "../packages/runtime/src/engine/index.ts";
 import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
 import { benchDatabase, benchStack } from "./setup.ts";
 import { now, rate } from "./stats.ts";
@@ -30,11 +30,17 @@ export async function suspendedScenario(embedded: { url: string } | undefined, n
   const allSuspended = new Promise<void>((resolve) => stack.worker!.events.on("runSuspended", () => ++suspended >= n && resolve()));
   const t0 = now();
   for (let i = 0; i < n; i += 1000) {
-    await withTransaction(stack.engine.db, async (tx) => {
-      for (let j = i; j < Math.min(n, i + 1000); j++) {
-        await triggerRunInTransaction(stack.engine, tx, stack.env, "bench-suspend", { tokenId: tokens[Math.floor(j / RUNS_PER_TOKEN)], pad: Array.from({ length: 16 }, (_, k) => k) });
-      }
-    });
+    await withTransaction(stack.engine.db, (tx) =>
+      triggerRunsInTransaction(
+        stack.engine,
+        tx,
+        stack.env,
+        Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
+          taskIdentifier: "bench-suspend",
+          payload: { tokenId: tokens[Math.floor((i + k) / RUNS_PER_TOKEN)], pad: Array.from({ length: 16 }, (_, x) => x) },
+        })),
+      ),
+    );
     if (i % 20_000 === 0) await stack.engine.db.query("ANALYZE pgboss.job").catch(() => {});
   }
   const triggeredMs = now() - t0;

@@ -6,3 +6,4 @@ export * from "./wait-result.ts";
 export * from "./step.ts";
 export * from "./trigger-and-wait.ts";
 export * from "./config.ts";
+export * from "./never.ts";

@@ -1,14 +1,14 @@
 import { schedulesClient, tasksClient, waitClient } from "../client/global.ts";
+import { never } from "./never.ts";
 import { currentExecution } from "./run-context.ts";
 import { schedules as scheduleTasks } from "./schedules-task.ts";
 import { batchTriggerAndWait, triggerAndWait } from "./trigger-and-wait.ts";
 import { createTokenInRun, forToken, waitFor, waitUntil } from "./wait.ts";
 
-const NEVER = new Promise<never>(() => {});
 
 /** Inside a run, code abandoned at suspension must not act for the run: its calls never settle. */
 function fencedCall<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return (...args: A) => (currentExecution()?.isFenced() ? NEVER : fn(...args));
+  return (...args: A) => (currentExecution()?.isFenced() ? never() : fn(...args));
 }
 
 /**

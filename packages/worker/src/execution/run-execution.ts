@@ -17,13 +17,12 @@ import {
   type RunRow,
   type WaitRegistration,
 } from "@svc/runtime/engine";
-import type { ChildRunResult, CreatedToken, CreateTokenOptions, RawWaitResult, RunExecution, WaitOptions } from "@svc/runtime/sdk";
+import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
 import type { TaskContext } from "@svc/runtime/sdk";
 
 /** Creates a waitpoint token for task code (bound to the waitpoint-token service by the worker). */
 export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<CreatedToken>;
 
-const NEVER = new Promise<never>(() => {});
 const DEFAULT_WAIT_KEY_TTL = "1h";
 
 export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
@@ -81,7 +80,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async waitForToken(tokenId: string, options?: WaitOptions): Promise<RawWaitResult> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
     if (entry?.resolved) return this.#waitResult(entry.outcome);
@@ -89,7 +88,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     const now = this.#deps.clock.now();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "datetime", spec, now);
@@ -104,7 +103,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async runStep<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
     if (entry?.resolved) return superjson.parse((entry.outcome as { value: string }).value) as T;
@@ -113,7 +112,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async createToken(options: CreateTokenOptions): Promise<CreatedToken> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", "wait.createToken", this.#deps.clock.now());
     if (entry?.resolved) return superjson.parse((entry.outcome as { value: string }).value) as CreatedToken;
@@ -122,7 +121,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async triggerAndWait(taskId: string, payload: unknown, options: Record<string, unknown> = {}): Promise<ChildRunResult> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "child", taskId, this.#deps.clock.now());
     if (entry?.resolved) return this.#childResult(entry.outcome, taskId);
@@ -139,7 +138,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     if (items.length === 0) return [];
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "batch", taskId, this.#deps.clock.now());
@@ -195,17 +194,17 @@ export class DurableExecution implements RunExecution {
         return kind === "token" || kind === "datetime" ? this.#waitResult(registration.outcome) : registration.outcome;
       case "suspended":
         this.fence({ kind: "suspended" });
-        return NEVER;
+        return never();
       case "fenced":
         this.fence();
-        return NEVER;
+        return never();
       case "waitpoint_missing":
         throw new Error(`wait.forToken(): there is no token "${target}" in this environment`);
     }
   }
 
   async #recordStep<T>(key: { stepKey: string; epoch: number }, name: string, value: T): Promise<T> {
-    if (this.#fenced) return NEVER;
+    if (this.#fenced) return never();
     const outcome = { ok: true, value: superjson.stringify(value) };
     const recorded = await recordStep(this.#deps.db, {
       runId: this.#run.id,
@@ -219,7 +218,7 @@ export class DurableExecution implements RunExecution {
     });
     if (!recorded) {
       this.fence();
-      return NEVER;
+      return never();
     }
     this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome, expiresAt: null });
     return value;
