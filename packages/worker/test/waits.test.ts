@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, FakeClock, transitionRun, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { forToken, step, task, triggerAndWait, waitFor, type WaitResult } from "@svc/runtime/sdk";
-import { getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
 let tw: TestWorker;
@@ -113,10 +113,13 @@ describe("durable waits", () => {
   it("resumes with ok: false when the token times out, and unwrap() throws", async () => {
     const tokenA = await newToken("5m");
     const tokenB = await newToken("5m");
+    // Listen before triggering: the two runs suspend in either order.
+    const suspended = new Set<string>();
+    const off = tw.worker.events.on("runSuspended", (e) => void suspended.add(e.runId));
     const a = await triggerRun(te.engine, te.env, "approval", { tokenId: tokenA, key: "t3" });
     const b = await triggerRun(te.engine, te.env, "unwrapping", { tokenId: tokenB });
-    await tw.worker.events.next("runSuspended", (e) => e.runId === a.id);
-    await tw.worker.events.next("runSuspended", (e) => e.runId === b.id);
+    await eventually(async () => suspended.has(a.id) && suspended.has(b.id));
+    off();
     const doneA = tw.worker.events.next("runFinished", (e) => e.runId === a.id);
     const doneB = tw.worker.events.next("runFinished", (e) => e.runId === b.id);
     clock.advance(5 * 60_000);
