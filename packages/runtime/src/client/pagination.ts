@@ -69,7 +69,7 @@ export interface OffsetPagination {
  * One page of an offset-paginated list (schedules). `for await` walks the following pages.
  *
  * @example
- * for await (const schedule of await schedulesClient.list({ perPage: 50 })) console.log(schedule.id);
+ * for await (const schedule of await schedules.list({ perPage: 50 })) console.log(schedule.id);
  */
 export class OffsetPage<T> implements AsyncIterable<T> {
   constructor(

@@ -48,7 +48,7 @@ export class SchedulesResource {
    * Creates a schedule, or updates the one with the same deduplicationKey.
    *
    * @example
-   * const schedule = await schedulesClient.create({
+   * const schedule = await schedules.create({
    *   task: "daily-report", cron: "0 9 * * 1-5", timezone: "Europe/London", deduplicationKey: "report-user-42", externalId: "user-42",
    * });
    */
@@ -61,7 +61,7 @@ export class SchedulesResource {
    * Lists schedules; await for one page or `for await` for all.
    *
    * @example
-   * for await (const schedule of schedulesClient.list({ perPage: 50 })) console.log(schedule.id, schedule.active);
+   * for await (const schedule of schedules.list({ perPage: 50 })) console.log(schedule.id, schedule.active);
    */
   list(options: ListSchedulesOptions = {}): PagePromise<OffsetPage<ScheduleObject>, ScheduleObject> {
     const http = this.connect();
@@ -83,7 +83,7 @@ export class SchedulesResource {
 
   /**
    * @example
-   * const schedule = await schedulesClient.retrieve("sched_abc");
+   * const schedule = await schedules.retrieve("sched_abc");
    */
   async retrieve(scheduleId: string): Promise<ScheduleObject> {
     const { data } = await this.connect().request<ScheduleObject>({ method: "GET", path: `/api/v1/schedules/${segment(scheduleId)}` });
@@ -94,7 +94,7 @@ export class SchedulesResource {
    * Replaces task, cron, timezone and externalId. Declarative schedules cannot be changed (422).
    *
    * @example
-   * await schedulesClient.update("sched_abc", { task: "daily-report", cron: "0 10 * * *" });
+   * await schedules.update("sched_abc", { task: "daily-report", cron: "0 10 * * *" });
    */
   async update(scheduleId: string, options: UpdateScheduleOptions): Promise<ScheduleObject> {
     const { data } = await this.connect().request<ScheduleObject>({ method: "PUT", path: `/api/v1/schedules/${segment(scheduleId)}`, body: options });
@@ -103,7 +103,7 @@ export class SchedulesResource {
 
   /**
    * @example
-   * await schedulesClient.activate("sched_abc");
+   * await schedules.activate("sched_abc");
    */
   async activate(scheduleId: string): Promise<ScheduleObject> {
     const { data } = await this.connect().request<ScheduleObject>({ method: "POST", path: `/api/v1/schedules/${segment(scheduleId)}/activate` });
@@ -114,7 +114,7 @@ export class SchedulesResource {
    * An inactive schedule never fires until activated again.
    *
    * @example
-   * await schedulesClient.deactivate("sched_abc");
+   * await schedules.deactivate("sched_abc");
    */
   async deactivate(scheduleId: string): Promise<ScheduleObject> {
     const { data } = await this.connect().request<ScheduleObject>({ method: "POST", path: `/api/v1/schedules/${segment(scheduleId)}/deactivate` });
@@ -125,7 +125,7 @@ export class SchedulesResource {
    * Deletes a schedule.
    *
    * @example
-   * await schedulesClient.del("sched_abc");
+   * await schedules.del("sched_abc");
    */
   async del(scheduleId: string): Promise<{ id: string }> {
     const { data } = await this.connect().request<{ id: string }>({ method: "DELETE", path: `/api/v1/schedules/${segment(scheduleId)}` });
@@ -136,7 +136,7 @@ export class SchedulesResource {
    * The IANA time zones schedules accept.
    *
    * @example
-   * const { timezones } = await schedulesClient.timezones();
+   * const { timezones } = await schedules.timezones();
    */
   async timezones(options: { excludeUtc?: boolean } = {}): Promise<{ timezones: string[] }> {
     const { data } = await this.connect().request<{ timezones: string[] }>({

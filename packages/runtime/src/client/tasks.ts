@@ -99,7 +99,7 @@ export class TasksResource {
    * Triggers one run of a task by id and returns at once (the run is QUEUED, or DELAYED).
    *
    * @example
-   * const handle = await tasksClient.trigger("hello-world", { name: "Ada" }, { tags: ["user:42"] });
+   * const handle = await tasks.trigger("hello-world", { name: "Ada" }, { tags: ["user:42"] });
    * console.log(handle.id); // "run_…"
    */
   async trigger<TPayload = unknown>(taskId: string, payload: TPayload, options?: TriggerOptions): Promise<RunHandle> {
@@ -121,7 +121,7 @@ export class TasksResource {
    * Triggers many runs of one task as a batch (up to 1,000 items).
    *
    * @example
-   * const batch = await tasksClient.batchTrigger("resize-image", [{ payload: { url: "a.png" } }, { payload: { url: "b.png" } }]);
+   * const batch = await tasks.batchTrigger("resize-image", [{ payload: { url: "a.png" } }, { payload: { url: "b.png" } }]);
    * console.log(batch.batchId, batch.runCount);
    */
   async batchTrigger<TPayload = unknown>(taskId: string, items: BatchItem<TPayload>[], options?: BatchTriggerOptions): Promise<BatchHandle> {
@@ -133,7 +133,7 @@ export class TasksResource {
    * NDJSON, resending them until the server reports the batch sealed (items are deduplicated by index).
    *
    * @example
-   * await tasksClient.batchTriggerItems([{ task: "a", payload: 1 }, { task: "b", payload: 2 }]);
+   * await tasks.batchTriggerItems([{ task: "a", payload: 1 }, { task: "b", payload: 2 }]);
    */
   async batchTriggerItems(items: BatchTaskItem[], options: BatchTriggerOptions = {}): Promise<BatchHandle> {
     if (items.length === 0) throw new TypeError("batchTrigger: at least one item is required");

@@ -104,7 +104,7 @@ export class WaitpointsResource {
    * Creates a waitpoint token that a run can wait on with `wait.forToken`.
    *
    * @example
-   * const token = await waitClient.createToken({ timeout: "1h", tags: ["approval:42"] });
+   * const token = await wait.createToken({ timeout: "1h", tags: ["approval:42"] });
    * await sendApprovalEmail({ approveUrl: token.url });
    */
   async createToken(options: CreateTokenOptions = {}): Promise<CreatedToken> {
@@ -128,7 +128,7 @@ export class WaitpointsResource {
    * ones succeed without changing anything.
    *
    * @example
-   * await waitClient.completeToken(tokenId, { approved: true, by: "ada@example.com" });
+   * await wait.completeToken(tokenId, { approved: true, by: "ada@example.com" });
    */
   async completeToken<TOutput = unknown>(token: string | { id: string }, output?: TOutput): Promise<{ success: true }> {
     // `{ data }` is what Trigger.dev servers read; svc accepts it as well as `{ output }`.
@@ -145,7 +145,7 @@ export class WaitpointsResource {
    * Reads a token, with its output once completed (or `error` once timed out).
    *
    * @example
-   * const token = await waitClient.retrieveToken("waitpoint_abc");
+   * const token = await wait.retrieveToken("waitpoint_abc");
    * if (token.status === "COMPLETED") console.log(token.output);
    */
   async retrieveToken<TOutput = any>(token: string | { id: string }): Promise<RetrievedToken<TOutput>> {
@@ -158,7 +158,7 @@ export class WaitpointsResource {
    * for every token across pages.
    *
    * @example
-   * for await (const token of waitClient.listTokens({ status: "WAITING", tags: "approval:42" })) console.log(token.id);
+   * for await (const token of wait.listTokens({ status: "WAITING", tags: "approval:42" })) console.log(token.id);
    */
   listTokens(filter: ListTokensFilter = {}): PagePromise<CursorPage<WaitpointTokenItem>, WaitpointTokenItem> {
     const http = this.connect();
