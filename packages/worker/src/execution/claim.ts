@@ -31,6 +31,8 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
      claimed AS (
        UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $4,
          worker_version = $5, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
+         -- A started run can no longer expire; clearing it also keeps it out of runs_expiring.
+         expire_at = NULL,
          started_at = coalesce(r.started_at, $6), updated_at = now()
        FROM prev JOIN input i ON i.run_id = prev.id
        WHERE r.id = prev.id

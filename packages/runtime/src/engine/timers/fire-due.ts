@@ -32,7 +32,7 @@ export const delayedRuns: DueWork = {
     return withTransaction(deps.db, async (tx) => {
       const { rows } = await tx.query<RunRow>(
         `UPDATE runs SET status = 'QUEUED', delay_until = NULL, updated_at = now()
-         WHERE id IN (SELECT id FROM runs WHERE status = 'DELAYED' AND delay_until <= $1
+         WHERE id IN (SELECT id FROM runs WHERE delay_until <= $1 AND status = 'DELAYED'
                       ORDER BY delay_until LIMIT $2 FOR UPDATE SKIP LOCKED)
            AND status = 'DELAYED'
          RETURNING *`,
@@ -43,7 +43,7 @@ export const delayedRuns: DueWork = {
     });
   },
   async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(delay_until) AS at FROM runs WHERE status = 'DELAYED'`);
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(delay_until) AS at FROM runs WHERE delay_until IS NOT NULL AND status = 'DELAYED'`);
     return rows[0]?.at ?? null;
   },
 };
@@ -70,23 +70,29 @@ export const retryingRuns: DueWork = {
   },
 };
 
-/** Runs not started before their TTL become EXPIRED (and free their idempotency key). */
+/**
+ * Runs not started before their TTL become EXPIRED (and free their idempotency key). A due
+ * `expire_at` of a run that left the queue another way (canceled) is cleared, so the index of
+ * pending expiries holds only runs that may still expire.
+ */
 export const expiringRuns: DueWork = {
   name: "expiring-runs",
   async fire(deps, now, limit) {
-    const { rowCount } = await deps.db.query(
-      `UPDATE runs SET status = 'EXPIRED', expired_at = $1, finished_at = $1, updated_at = now()
-       WHERE id IN (SELECT id FROM runs WHERE status IN ('QUEUED', 'DELAYED') AND expire_at <= $1
-                    ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-         AND status IN ('QUEUED', 'DELAYED')`,
+    const { rows } = await deps.db.query<{ handled: number }>(
+      `WITH due AS (
+         SELECT id, status FROM runs WHERE expire_at <= $1 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+       expired AS (
+         UPDATE runs r SET status = 'EXPIRED', expired_at = $1, finished_at = $1, expire_at = NULL, updated_at = now()
+         FROM due WHERE r.id = due.id AND due.status IN ('QUEUED', 'DELAYED') RETURNING r.id),
+       cleared AS (
+         UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND due.status NOT IN ('QUEUED', 'DELAYED') RETURNING r.id)
+       SELECT (SELECT count(*) FROM expired)::int + (SELECT count(*) FROM cleared)::int AS handled`,
       [now, limit],
     );
-    return rowCount ?? 0;
+    return rows[0]?.handled ?? 0;
   },
   async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(
-      `SELECT min(expire_at) AS at FROM runs WHERE status IN ('QUEUED', 'DELAYED') AND expire_at IS NOT NULL`,
-    );
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(expire_at) AS at FROM runs WHERE expire_at IS NOT NULL`);
     return rows[0]?.at ?? null;
   },
 };

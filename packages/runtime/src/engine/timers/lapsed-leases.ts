@@ -24,7 +24,7 @@ export const lapsedLeases: DueWork = {
     });
   },
   async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(lease_expires_at) AS at FROM runs WHERE status = 'EXECUTING' AND job_id IS NULL`);
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(lease_expires_at) AS at FROM runs WHERE lease_expires_at IS NOT NULL AND status = 'EXECUTING' AND job_id IS NULL`);
     return rows[0]?.at ?? null;
   },
 };
