@@ -11,3 +11,7 @@ DROP INDEX runs_retrying;
 CREATE INDEX runs_retrying ON runs (available_at) WHERE available_at IS NOT NULL;
 DROP INDEX runs_lease;
 CREATE INDEX runs_lease ON runs (lease_expires_at) WHERE lease_expires_at IS NOT NULL;
+
+-- Most runs have no tags: only runs with tags are in the GIN index (tag filters say `tags <> '{}'`).
+DROP INDEX runs_tags;
+CREATE INDEX runs_tags ON runs USING gin (tags) WHERE tags <> '{}';

@@ -1,4 +1,4 @@
-import type { Queryable } from "../../db/queryable.ts";
+import { preparedText, type Queryable } from "../../db/queryable.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import type { RunPlan } from "./plan-run.ts";
 import type { RunRow } from "./store.ts";
@@ -9,7 +9,7 @@ const COLUMNS = [
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
   "schedule_id", "is_test", "created_at", "updated_at",
 ];
-/** Rows per INSERT statement (29 parameters each, well under Postgres's 65,535). */
+/** Runs per INSERT statement. */
 const CHUNK = 1000;
 
 /** Fills in each plan's default queue: the queue its task's worker registered, else task/<id>. One query. */
@@ -25,31 +25,63 @@ export async function resolveDefaultQueues(db: Queryable, environmentId: string,
 }
 
 /**
- * Inserts planned runs with multi-row INSERTs. A run whose idempotency key another transaction
- * took meanwhile is skipped (ON CONFLICT DO NOTHING); only inserted rows are returned.
+ * Inserts planned runs in one statement per 1,000: every column travels as one array parameter
+ * and `unnest` zips them into rows, so the statement text is constant (prepared once) however many
+ * runs there are. A run whose idempotency key another transaction took meanwhile is skipped
+ * (ON CONFLICT DO NOTHING); only inserted rows are returned.
  */
 export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan[]): Promise<RunRow[]> {
   const inserted: RunRow[] = [];
   for (let start = 0; start < plans.length; start += CHUNK) {
     const chunk = plans.slice(start, start + CHUNK);
-    const values: unknown[] = [];
-    const tuples = chunk.map((p) => {
-      const row = [
-        p.id, env.id, env.projectId, p.taskIdentifier, p.status, p.queueName, p.concurrencyKey, p.packet.data, p.packet.type,
-        p.idempotencyKey, p.idempotencyKeyUser, p.idempotencyKeyExpiresAt, p.tags, p.metadata, p.maxAttempts, p.maxDurationS,
-        p.ttl, p.expireAt, p.delayUntil, p.parent?.id ?? null, p.parent ? (p.parent.root_run_id ?? p.parent.id) : null,
-        p.parent ? p.parent.depth + 1 : 0, p.lineage.triggerFunction ?? "trigger", p.lineage.batchId ?? null,
-        p.lineage.batchIndex ?? null, p.lineage.scheduleId ?? null, p.isTest, p.createdAt, p.createdAt,
-      ];
-      const base = values.length;
-      values.push(...row);
-      return `(${row.map((_, i) => `$${base + i + 1}`).join(", ")})`;
-    });
+    const col = <T>(pick: (p: RunPlan) => T) => chunk.map(pick);
     const { rows } = await db.query<RunRow>(
-      `INSERT INTO runs (${COLUMNS.join(", ")}) VALUES ${tuples.join(", ")}
-       ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-       RETURNING *`,
-      values,
+      preparedText(
+        `INSERT INTO runs (${COLUMNS.join(", ")})
+         SELECT u.id, $27, $28, u.task_identifier, u.status, u.queue_name, u.concurrency_key, u.payload, u.payload_type,
+           u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
+           ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.metadata::jsonb, u.max_attempts, u.max_duration_s,
+           u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
+           u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+           $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
+           $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[])
+           AS u(id, task_identifier, status, queue_name, concurrency_key, payload, payload_type, idempotency_key, idempotency_key_user,
+             idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at, delay_until,
+             parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at)
+         ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+         RETURNING *`,
+        [
+          col((p) => p.id),
+          col((p) => p.taskIdentifier),
+          col((p) => p.status),
+          col((p) => p.queueName),
+          col((p) => p.concurrencyKey),
+          col((p) => p.packet.data),
+          col((p) => p.packet.type),
+          col((p) => p.idempotencyKey),
+          col((p) => p.idempotencyKeyUser),
+          col((p) => p.idempotencyKeyExpiresAt),
+          col((p) => JSON.stringify(p.tags)),
+          col((p) => p.metadata),
+          col((p) => p.maxAttempts),
+          col((p) => p.maxDurationS),
+          col((p) => p.ttl),
+          col((p) => p.expireAt),
+          col((p) => p.delayUntil),
+          col((p) => p.parent?.id ?? null),
+          col((p) => (p.parent ? (p.parent.root_run_id ?? p.parent.id) : null)),
+          col((p) => (p.parent ? p.parent.depth + 1 : 0)),
+          col((p) => p.lineage.triggerFunction ?? "trigger"),
+          col((p) => p.lineage.batchId ?? null),
+          col((p) => p.lineage.batchIndex ?? null),
+          col((p) => p.lineage.scheduleId ?? null),
+          col((p) => p.isTest),
+          col((p) => p.createdAt),
+          env.id,
+          env.projectId,
+        ],
+      ),
     );
     inserted.push(...rows);
   }

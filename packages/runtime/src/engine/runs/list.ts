@@ -30,7 +30,8 @@ export async function listRuns(db: Queryable, environmentIds: string[], filters:
   if (filters.statuses) add((n) => `status = ANY($${n}::text[])`, filters.statuses);
   if (filters.taskIdentifiers) add((n) => `task_identifier = ANY($${n}::text[])`, filters.taskIdentifiers);
   if (filters.versions) add((n) => `worker_version = ANY($${n}::text[])`, filters.versions);
-  if (filters.tags) add((n) => `tags && $${n}::text[]`, filters.tags);
+  // `tags <> '{}'` lets the planner use the partial GIN index (only runs with tags are in it).
+  if (filters.tags) add((n) => `tags <> '{}' AND tags && $${n}::text[]`, filters.tags);
   if (filters.batchIds) add((n) => `batch_id = ANY($${n}::text[])`, filters.batchIds);
   if (filters.scheduleIds) add((n) => `schedule_id = ANY($${n}::text[])`, filters.scheduleIds);
   if (filters.queues) add((n) => `queue_name = ANY($${n}::text[])`, filters.queues);
