@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEnvironmentVariable, getEnvironment, type ProjectCredentials } from "@svc/runtime/engine";
 import type { CredentialKind } from "../src/auth/principal.ts";
-import { routeRegistry } from "../src/http/route.ts";
+import { routesOf } from "../src/http/route.ts";
 import { MATRIX, type MatrixFixtures, type MatrixRequest } from "./auth-matrix-table.ts";
 import { bearer, createOtherProject, createUserWithPat, signJwt, tamperedJwt, unsignedJwt } from "./credentials-fixtures.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
@@ -148,7 +148,7 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const routeKey = (route: { method: string; url: string }) => `${route.method} ${route.url}`;
-const registered = () => new Map(routeRegistry.map((route) => [routeKey(route), route]));
+const registered = () => new Map(routesOf(api.app).map((route) => [routeKey(route), route]));
 
 describe("auth matrix", () => {
   it("has an entry for every route the app registers, with the credential kinds the route declares", () => {

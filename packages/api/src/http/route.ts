@@ -34,8 +34,13 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
   handler(ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<unknown>;
 }
 
-/** Every route defined through `defineRoute`, for the OpenAPI document. */
-export const routeRegistry: RouteDefinition<any, any, any>[] = [];
+const ROUTES = Symbol("svc routes");
+type WithRoutes = FastifyInstance & { [ROUTES]?: RouteDefinition<any, any, any>[] };
+
+/** The routes defined on this app through `defineRoute` (for the OpenAPI document). Per app, not per process. */
+export function routesOf(app: FastifyInstance): readonly RouteDefinition<any, any, any>[] {
+  return (app as WithRoutes)[ROUTES] ?? [];
+}
 
 function parseOr400<T extends ZodType>(reply: FastifyReply, schema: T | undefined, value: unknown, label: string): { ok: true; value: z.infer<T> } | { ok: false } {
   if (!schema) return { ok: true, value: value as z.infer<T> };
@@ -55,7 +60,7 @@ export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = Zod
   deps: AppDeps,
   def: RouteDefinition<P, Q, B>,
 ): void {
-  routeRegistry.push(def);
+  ((app as WithRoutes)[ROUTES] ??= []).push(def);
   app.route({
     method: def.method,
     url: def.url,

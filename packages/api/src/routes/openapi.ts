@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z, type ZodType } from "zod";
-import { routeRegistry } from "../http/route.ts";
+import { routesOf, type RouteDefinition } from "../http/route.ts";
 
 function schemaOf(schema: ZodType | undefined) {
   if (!schema) return undefined;
@@ -12,9 +12,9 @@ function schemaOf(schema: ZodType | undefined) {
 }
 
 /** Builds an OpenAPI 3.1 document from the same zod schemas the routes validate with. */
-export function buildOpenApiDocument() {
+export function buildOpenApiDocument(routes: readonly RouteDefinition<any, any, any>[]) {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routeRegistry) {
+  for (const route of routes) {
     const path = route.url.replace(/:(\w+)/g, "{$1}");
     const params = route.params ? schemaOf(route.params) as { properties?: Record<string, unknown> } : undefined;
     const query = route.query ? schemaOf(route.query) as { properties?: Record<string, unknown> } : undefined;
@@ -47,5 +47,5 @@ export function buildOpenApiDocument() {
 }
 
 export function registerOpenApiRoute(app: FastifyInstance) {
-  app.get("/api/openapi.json", async () => buildOpenApiDocument());
+  app.get("/api/openapi.json", async () => buildOpenApiDocument(routesOf(app)));
 }

@@ -1,5 +1,5 @@
 import { prepared, type Queryable } from "../db/queryable.ts";
-import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
+import type { LedgerEntry, LedgerKind } from "./entries.ts";
 
 /** A run_ledger row as Postgres returns it (also from json_agg, where dates are strings). */
 export interface LedgerRow {
@@ -23,16 +23,6 @@ export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
   outcome: r.outcome,
   expiresAt: r.expires_at === null ? null : new Date(r.expires_at),
 });
-
-/** The entries an execution replays: its epoch's entries plus the run's keyed (cross-attempt) ones. */
-export async function loadLedger(db: Queryable, runId: string, epoch: number): Promise<LedgerEntry[]> {
-  const { rows } = await db.query<LedgerRow>(
-    `SELECT step_key, epoch, kind, target, waitpoint_id, resolved, outcome, expires_at
-     FROM run_ledger WHERE run_id = $1 AND epoch IN ($2, ${KEYED_EPOCH})`,
-    [runId, epoch],
-  );
-  return rows.map(ledgerEntryFromRow);
-}
 
 /**
  * Records a memoised step's result, fenced by the execution's claim token so an abandoned

@@ -4,8 +4,8 @@ export interface Claim {
   run: RunRow;
   /** The run's status before this claim: EXECUTING means its previous worker died (a crash). */
   previousStatus: string;
-  /** Loaded with the claim when cheap (resumes); otherwise the executor loads it. */
-  ledger?: LedgerEntry[];
+  /** The entries the execution replays, loaded by the claim statement itself. */
+  ledger: LedgerEntry[];
 }
 
 export interface ClaimInput {

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import {
   decideAfterFailure,
   decodePacket,
-  loadLedger,
   loadStoredPacket,
   LedgerSession,
   NondeterminismError,
@@ -112,7 +111,7 @@ async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim
     deps.events.emit("runFinished", { runId: run.id, status: "FAILED" });
     return;
   }
-  const ledger = new LedgerSession(run.ledger_epoch, claim.ledger ?? (await loadLedger(engine.db, run.id, run.ledger_epoch)));
+  const ledger = new LedgerSession(run.ledger_epoch, claim.ledger);
   const execution = new DurableExecution({
     deps: engine,
     run,
