@@ -103,7 +103,7 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
   });
   const elapsed = now() - t16;
   out.push(line("16 concurrent, HTTP /complete → code", percentiles(concurrent)) + `  (${Math.round((n / elapsed) * 1000)} resumes/s)`);
-  out.push(`resumed through the NOTIFY fast path: ${via["fast-path"]}, through the pg-boss backstop job: ${via.job}`);
+  out.push(`resumed through the NOTIFY fast path: ${via["fast-path"]}, through a pg-boss resume job: ${via.job}`);
   await stack.close();
   await db.close();
   return out;

@@ -1,13 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callbackUrl, issueSecretKey } from "@svc/runtime/engine";
 import { startTestApi, type TestApi } from "./harness.ts";
-import { completeRequest, createTokenOk, createTokenRequest, ledgerRow, resumeJobCount, tokenRow, waitingRunOn } from "./waitpoints-helpers.ts";
+import { completeRequest, createTokenOk, createTokenRequest, ledgerRow, resumeDue, listenForResumes, tokenRow, waitingRunOn } from "./waitpoints-helpers.ts";
 
 let api: TestApi;
+let resumes: Awaited<ReturnType<typeof listenForResumes>>;
 beforeAll(async () => {
   api = await startTestApi();
+  resumes = await listenForResumes(api.db.url);
 });
-afterAll(async () => api?.close());
+afterAll(async () => {
+  await resumes?.close();
+  await api?.close();
+});
 
 /** POSTs to a callback URL the way an external service would: no Authorization header. */
 function postCallback(url: string, payload?: string, contentType?: string) {
@@ -61,7 +66,8 @@ describe("POST /api/v1/waitpoints/tokens/{id}/complete", () => {
     expect(row.status).toBe("COMPLETED");
     const winner = JSON.parse(row.output).i;
     expect(winner).toBeGreaterThanOrEqual(0);
-    expect(await resumeJobCount(api.db.pool, envId, runId)).toBe(1);
+    expect(await resumeDue(api.db.pool, runId)).toBe(true);
+    expect(await resumes.count(runId)).toBe(1);
     const ledger = await ledgerRow(api.db.pool, runId);
     expect(ledger.resolved).toBe(true);
     expect(ledger.outcome).toMatchObject({ ok: true, output: JSON.stringify({ i: winner }) });

@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import type { Queryable } from "@svc/runtime/db";
-import { newId } from "@svc/runtime/engine";
-import { resumeQueueName } from "@svc/worker/queue";
+import { CHANNELS, newId, parseResumePayload } from "@svc/runtime/engine";
+import pg from "pg";
 import type { TestApi } from "./harness.ts";
 
 /** POST /api/v1/waitpoints/tokens with the dev key. */
@@ -42,13 +43,37 @@ export async function waitingRunOn(db: Queryable, environmentId: string, tokenId
   return runId;
 }
 
-/** Resume jobs pg-boss holds for runs of an environment. */
-export async function resumeJobCount(db: Queryable, environmentId: string, runId?: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND ($2::text IS NULL OR data->>'runId' = $2)`,
-    [resumeQueueName(environmentId), runId ?? null],
-  );
-  return rows[0]!.n;
+/** Whether the run's resume is recorded as due (set by a completion, cleared by a worker's claim). */
+export async function resumeDue(db: Queryable, runId: string): Promise<boolean> {
+  const { rows } = await db.query<{ due: boolean }>(`SELECT resume_due_at IS NOT NULL AS due FROM runs WHERE id = $1`, [runId]);
+  return rows[0]!.due;
+}
+
+/** Listens on the resume channel, as workers do, and counts the wake-ups that name a run. */
+export async function listenForResumes(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`LISTEN "${CHANNELS.resume}"`);
+  const payloads: string[] = [];
+  client.on("notification", (m) => payloads.push(m.payload ?? ""));
+  return {
+    /** Wake-ups naming `runId` so far: a sentinel NOTIFY sent now arrives after all committed before it. */
+    async count(runId: string): Promise<number> {
+      const sentinel = `flush ${randomUUID()}`;
+      const flushed = new Promise<void>((resolve) => {
+        const onNotification = (m: pg.Notification) => {
+          if (m.payload !== sentinel) return;
+          client.off("notification", onNotification);
+          resolve();
+        };
+        client.on("notification", onNotification);
+      });
+      await client.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, sentinel]);
+      await flushed;
+      return payloads.filter((p) => parseResumePayload(p)?.runIds.includes(runId)).length;
+    },
+    close: () => client.end(),
+  };
 }
 
 export async function ledgerRow(db: Queryable, runId: string) {

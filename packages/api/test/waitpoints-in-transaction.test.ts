@@ -3,16 +3,19 @@ import { withTransaction } from "@svc/runtime/db";
 import { completeToken, NotFoundError } from "@svc/runtime/engine";
 import { connectEngine, type EngineConnection } from "@svc/worker";
 import { startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
-import { createTokenOk, ledgerRow, resumeJobCount, tokenRow, waitingRunOn } from "./waitpoints-helpers.ts";
+import { createTokenOk, ledgerRow, resumeDue, listenForResumes, tokenRow, waitingRunOn } from "./waitpoints-helpers.ts";
 
 let api: TestApi;
 let engine: EngineConnection;
+let resumes: Awaited<ReturnType<typeof listenForResumes>>;
 beforeAll(async () => {
   api = await startTestApi();
   engine = await connectEngine({ databaseUrl: api.db.url, encryptionKey: TEST_ENCRYPTION_KEY, apiUrl: "http://svc.test" });
   await api.db.pool.query(`CREATE TABLE approvals (token_id text PRIMARY KEY, approved_by text NOT NULL)`);
+  resumes = await listenForResumes(api.db.url);
 });
 afterAll(async () => {
+  await resumes?.close();
   await engine?.close();
   await api?.close();
 });
@@ -29,7 +32,8 @@ describe("completeToken inside a backend's own transaction (connectEngine)", () 
     expect(result).toMatchObject({ changed: true, resumedRunIds: [runId] });
     expect(await tokenRow(api, token.id)).toMatchObject({ status: "COMPLETED", output: '{"approved":true}' });
     expect(await ledgerRow(api.db.pool, runId)).toMatchObject({ resolved: true, outcome: { ok: true, output: '{"approved":true}' } });
-    expect(await resumeJobCount(api.db.pool, envId, runId)).toBe(1);
+    expect(await resumeDue(api.db.pool, runId)).toBe(true);
+    expect(await resumes.count(runId)).toBe(1);
     expect((await api.db.pool.query(`SELECT approved_by FROM approvals WHERE token_id = $1`, [token.id])).rows).toEqual([{ approved_by: "ada" }]);
   });
 
@@ -45,12 +49,14 @@ describe("completeToken inside a backend's own transaction (connectEngine)", () 
     await expect(failure).rejects.toThrow(/own write failed/);
     expect(await tokenRow(api, token.id)).toMatchObject({ status: "WAITING", output: null });
     expect(await ledgerRow(api.db.pool, runId)).toMatchObject({ resolved: false, outcome: null });
-    expect(await resumeJobCount(api.db.pool, envId, runId)).toBe(0);
+    expect(await resumeDue(api.db.pool, runId)).toBe(false);
+    expect(await resumes.count(runId)).toBe(0);
     expect((await api.db.pool.query(`SELECT 1 FROM approvals WHERE token_id = $1`, [token.id])).rowCount).toBe(0);
     // The token can still be completed afterwards.
     const later = await withTransaction(engine.deps.db, (tx) => completeToken(engine.deps, tx, token.id, "later"));
     expect(later.changed).toBe(true);
-    expect(await resumeJobCount(api.db.pool, envId, runId)).toBe(1);
+    expect(await resumeDue(api.db.pool, runId)).toBe(true);
+    expect(await resumes.count(runId)).toBe(1);
   });
 
   it("reports an already completed token as unchanged and an unknown one as NotFoundError", async () => {

@@ -5,7 +5,6 @@ import {
   CHANNELS,
   lapsedLeases,
   parseResumePayload,
-  resumeJobId,
   type DueWork,
   type EngineDeps,
   type Environment,
@@ -16,6 +15,7 @@ import { NotificationListener } from "./checkpoints/notifications.ts";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
+import { createPool } from "@svc/runtime/db";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
@@ -77,8 +77,13 @@ export function createWorker(options: WorkerOptions): Worker {
     500,
     "microtask",
   );
+  // Fast-path claims commit asynchronously (no wait for the WAL flush, ~0.2 ms of each resume).
+  // Safe: a claim lost in a database crash leaves the run WAITING with its resume due, so it is
+  // resumed again; and any later durable commit of the execution (a step, the finish) flushes
+  // the WAL up to and including the claim first.
+  const claimPool = createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" } });
   const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) =>
-    claimFastResumes(options.engine.db, items, { id, version: options.workerVersion }, options.engine.clock.now(), leaseMs),
+    claimFastResumes(claimPool, items, { id, version: options.workerVersion }, options.engine.clock.now(), leaseMs),
     500,
     "microtask",
   );
@@ -123,18 +128,13 @@ export function createWorker(options: WorkerOptions): Worker {
   let listener: NotificationListener | null = null;
   let leaseTimer: NodeJS.Timeout | null = null;
 
-  /** Backstop jobs of runs the fast path took: deleted in batches, so nobody fetches them for nothing. */
-  const backstopDeletes = new MicroBatcher(async (ids: string[]) => {
-    await options.boss.deleteJob(resumeQueueName(env.id), ids).catch((error) => onError(error, "backstop-delete"));
-    return ids.map(() => undefined);
-  });
-
   /** The resume fast path: claim directly on NOTIFY, no pg-boss fetch (resume-spike §4). */
-  function resumeNow(waitpointId: string, runIds: string[]) {
+  function resumeNow(runIds: string[]) {
     for (const runId of runIds) {
-      if (stopping || consumer.freeSlots() <= 0) return; // the pg-boss backstop job picks it up
+      // Left for later: the timer loop hands a resume nobody took to pg-boss when it is due.
+      if (stopping || consumer.freeSlots() <= 0) return;
       fastPathInFlight++;
-      executeRun(executorDeps, active, { kind: "resume", runId, jobId: null, onClaimed: () => void backstopDeletes.add(resumeJobId(runId, waitpointId)) })
+      executeRun(executorDeps, active, { kind: "resume", runId, jobId: null })
         .catch((error) => onError(error, "resume"))
         .finally(() => {
           fastPathInFlight--;
@@ -154,11 +154,11 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     for (const [queue, limit] of queues) {
       const name = startQueueName(env.id, queue);
-      await options.dispatcher.ensureQueue(name, "start");
+      await options.dispatcher.ensureQueue(name);
       consumer.subscribe({ name, concurrencyLimit: limit });
     }
     const resumeQueue = resumeQueueName(env.id);
-    await options.dispatcher.ensureQueue(resumeQueue, "resume");
+    await options.dispatcher.ensureQueue(resumeQueue);
     consumer.subscribe({ name: resumeQueue });
     await options.onRegistered?.(options.tasks);
 
@@ -172,7 +172,7 @@ export function createWorker(options: WorkerOptions): Worker {
         if (channel === CHANNELS.runCanceled) return active.byRun.get(payload)?.abort.abort(new Error("run canceled"));
         if (channel === CHANNELS.resume) {
           const parsed = parseResumePayload(payload);
-          if (parsed && parsed.environmentId === env.id) resumeNow(parsed.waitpointId, parsed.runIds);
+          if (parsed && parsed.environmentId === env.id) resumeNow(parsed.runIds);
         }
       },
       onReconnect: () => {
@@ -194,6 +194,7 @@ export function createWorker(options: WorkerOptions): Worker {
     if (leaseTimer) clearInterval(leaseTimer);
     await timers.stop();
     await listener?.stop();
+    if (!claimPool.ending) await claimPool.end();
   }
 
   return {

@@ -1,13 +1,15 @@
 // The resume fast path: a completed token wakes a worker through NOTIFY and it claims the run
-// directly (a lease, no pg-boss job). When it cannot, the pg-boss backstop job resumes the run.
+// directly (a lease, no pg-boss job). A resume nobody took by its due time (here: the only slot
+// is busy) is handed to pg-boss by the timer loop, driven here by an injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeToken, createToken, RESUME_BACKSTOP_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { completeToken, createToken, FakeClock, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
+const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 let te: TestEngine;
 let tw: TestWorker;
-const afterWait = new Map<string, { jobId: string | null; leased: boolean; calls: number }>();
+const afterWait = new Map<string, { jobId: string | null; leased: boolean; resumeDue: boolean; calls: number }>();
 const gates = new Map<string, () => void>();
 const gate = (key: string) => new Promise<void>((resolve) => gates.set(key, resolve));
 
@@ -16,12 +18,12 @@ const resumable = task({
   run: async (payload: { tokenId: string; secondTokenId?: string }, { ctx }) => {
     await wait.forToken(payload.tokenId);
     // What the run row says while the resumed execution runs.
-    const { rows } = await te.db.pool.query<{ job_id: string | null; leased: boolean }>(
-      `SELECT job_id, lease_expires_at IS NOT NULL AS leased FROM runs WHERE id = $1`,
+    const { rows } = await te.db.pool.query<{ job_id: string | null; leased: boolean; resume_due: boolean }>(
+      `SELECT job_id, lease_expires_at IS NOT NULL AS leased, resume_due_at IS NOT NULL AS resume_due FROM runs WHERE id = $1`,
       [ctx.run.id],
     );
     const seen = afterWait.get(ctx.run.id);
-    afterWait.set(ctx.run.id, { jobId: rows[0]!.job_id, leased: rows[0]!.leased, calls: (seen?.calls ?? 0) + 1 });
+    afterWait.set(ctx.run.id, { jobId: rows[0]!.job_id, leased: rows[0]!.leased, resumeDue: rows[0]!.resume_due, calls: (seen?.calls ?? 0) + 1 });
     if (payload.secondTokenId) {
       await gate(`${ctx.run.id}:before-second-wait`);
       await wait.forToken(payload.secondTokenId);
@@ -37,18 +39,19 @@ async function newToken() {
 async function complete(tokenId: string) {
   return withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
 }
-async function resumeJob(runId: string) {
-  const { rows } = await te.db.pool.query<{ state: string; ready: boolean }>(
-    `SELECT state, start_after <= now() AS ready FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`,
-    [runId],
-  );
-  return rows[0];
+async function resumeJobs(runId: string) {
+  const { rows } = await te.db.pool.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [runId]);
+  return rows;
+}
+async function resumeDueAt(runId: string): Promise<Date | null> {
+  const { rows } = await te.db.pool.query<{ resume_due_at: Date | null }>(`SELECT resume_due_at FROM runs WHERE id = $1`, [runId]);
+  return rows[0]!.resume_due_at;
 }
 
 beforeAll(async () => {
-  te = await startTestEngine();
-  // One slot, so that a busy worker cannot take the fast path.
-  tw = await startTestWorker(te, [resumable, busy], { concurrency: 1 });
+  te = await startTestEngine({ clock });
+  // One slot, so that a busy worker cannot take the fast path; time moves only when a test says.
+  tw = await startTestWorker(te, [resumable, busy], { concurrency: 1, timerLoop: false });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -56,45 +59,65 @@ afterAll(async () => {
 });
 
 describe("resume fast path", () => {
-  it("resumes a completed token's run at once with a lease and no pg-boss job, and deletes the backstop job", async () => {
+  it("resumes a completed token's run at once with a lease, and no pg-boss job is ever created", async () => {
     const tokenId = await newToken();
     const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
     await tw.worker.events.next("runSuspended", (e) => e.runId === id);
     const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
     const done = tw.worker.events.next("runFinished", (e) => e.runId === id);
-    const completedAt = Date.now();
-    await complete(tokenId);
+    const result = await complete(tokenId);
+    expect(result).toMatchObject({ changed: true, resumedRunIds: [id] });
     expect((await resumed).via).toBe("fast-path");
-    expect(Date.now() - completedAt).toBeLessThan(RESUME_BACKSTOP_SECONDS * 1000);
     expect((await done).status).toBe("COMPLETED");
-    expect(afterWait.get(id)).toEqual({ jobId: null, leased: true, calls: 1 });
-    const run = await getRunRow(te, id);
-    const lease = await te.db.pool.query(`SELECT lease_expires_at FROM runs WHERE id = $1`, [id]);
-    expect(lease.rows).toEqual([{ lease_expires_at: null }]); // released when the run finished
-
-    // The worker that took the fast path deleted the backstop job, so nobody fetches it for nothing.
-    await eventually(async () => (await resumeJob(id)) === undefined || (await resumeJob(id)) === null, 15_000);
-    expect(afterWait.get(id)!.calls).toBe(1);
-    expect((await getRunRow(te, id)).updated_at).toEqual(run.updated_at);
+    // The claim took the lease and cleared the resume mark before the code after the wait ran.
+    expect(afterWait.get(id)).toEqual({ jobId: null, leased: true, resumeDue: false, calls: 1 });
+    const lease = await te.db.pool.query(`SELECT lease_expires_at, resume_due_at FROM runs WHERE id = $1`, [id]);
+    expect(lease.rows).toEqual([{ lease_expires_at: null, resume_due_at: null }]); // released when the run finished
+    expect(await resumeJobs(id)).toEqual([]);
+    // Nothing is left for the timer loop either.
+    clock.advance(RESUME_GRACE_SECONDS * 1000 + 1);
+    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(0);
   });
 
-  it("leaves the run to the pg-boss backstop job when the worker has no free slot, which resumes it", async () => {
+  it("hands a resume nobody took to pg-boss once it is due, and the resume job resumes the run", async () => {
     const tokenId = await newToken();
     const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
     await tw.worker.events.next("runSuspended", (e) => e.runId === id);
     const holder = await triggerRun(te.engine, te.env, "busy", {});
     await eventually(async () => gates.has(holder.id));
     const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id, 30_000);
+    const completedAt = clock.now();
     await complete(tokenId);
-    // The NOTIFY came while the only slot was taken; the backstop job becomes due meanwhile.
-    await eventually(async () => (await resumeJob(id))?.ready, 15_000);
+    // The NOTIFY came while the only slot was taken: the resume stays due, recorded on the run.
+    expect(await resumeDueAt(id)).toEqual(new Date(completedAt.getTime() + RESUME_GRACE_SECONDS * 1000));
+    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(0); // not due yet
+    expect(await resumeJobs(id)).toEqual([]);
+    clock.advance(RESUME_GRACE_SECONDS * 1000);
+    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(1);
+    expect(await resumeDueAt(id)).toBeNull();
+    expect(await resumeJobs(id)).toHaveLength(1);
     expect((await getRunRow(te, id)).status).toBe("WAITING");
     const done = tw.worker.events.next("runFinished", (e) => e.runId === id, 30_000);
     gates.get(holder.id)!();
     expect((await resumed).via).toBe("job");
     expect((await done).status).toBe("COMPLETED");
+    expect(afterWait.get(id)).toMatchObject({ leased: false, resumeDue: false, calls: 1 });
     expect(afterWait.get(id)!.jobId).not.toBeNull();
-    expect(afterWait.get(id)!.leased).toBe(false);
+  });
+
+  it("only clears the resume mark of a run that stopped waiting before it was due (canceled)", async () => {
+    const tokenId = await newToken();
+    const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
+    const holder = await triggerRun(te.engine, te.env, "busy", {});
+    await eventually(async () => gates.has(holder.id));
+    await complete(tokenId);
+    await te.db.pool.query(`UPDATE runs SET status = 'CANCELED' WHERE id = $1`, [id]);
+    clock.advance(RESUME_GRACE_SECONDS * 1000);
+    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(1);
+    expect(await resumeDueAt(id)).toBeNull();
+    expect(await resumeJobs(id)).toEqual([]);
+    gates.get(holder.id)!();
   });
 
   it("lets drain() return as soon as a fast-path execution suspends again", async () => {

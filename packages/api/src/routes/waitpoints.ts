@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { withTransaction } from "@svc/runtime/db";
 import {
   activeSecretKeys,
   callbackHashMatches,
@@ -132,7 +131,8 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
       requireScope(principal, [`write:waitpoints:${params.id}`, "write:waitpoints"]);
       const env = environmentOf(principal);
       const output = "output" in body && body.output !== undefined ? body.output : body.data;
-      await withTransaction(deps.engine.db, (tx) => completeToken(deps.engine, tx, params.id, output, { environmentId: env.id }));
+      // One statement on the pool: its own transaction, one round trip.
+      await completeToken(deps.engine, deps.engine.db, params.id, output, { environmentId: env.id });
       return { success: true as const };
     },
   });
@@ -152,7 +152,7 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
       const keys = await activeSecretKeys(deps.engine.db, deps.engine.secrets, env.parentEnvironmentId ?? env.id, deps.engine.clock.now());
       if (!callbackHashMatches(keys, row.id, params.hash)) return sendError(reply, 401, "Invalid URL, hash doesn't match");
       const output = callbackOutput(request.body);
-      await withTransaction(deps.engine.db, (tx) => completeToken(deps.engine, tx, row.id, output, { environmentId: env.id }));
+      await completeToken(deps.engine, deps.engine.db, row.id, output, { environmentId: env.id });
       return { success: true as const };
     },
   });

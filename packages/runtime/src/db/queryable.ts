@@ -38,12 +38,17 @@ export type PoolClient = pg.PoolClient;
 // Timestamps come back as JS Dates; bigint counts as numbers (our counters stay far below 2^53).
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export function createPool(connectionString: string, options: { max?: number; applicationName?: string } = {}): pg.Pool {
+/**
+ * A connection pool. `settings` are session settings for every connection (e.g.
+ * `{ synchronous_commit: "off" }`), sent at connect time.
+ */
+export function createPool(connectionString: string, options: { max?: number; applicationName?: string; settings?: Record<string, string> } = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     idleTimeoutMillis: 0,
     application_name: options.applicationName ?? "svc",
+    ...(options.settings ? { options: Object.entries(options.settings).map(([k, v]) => `-c ${k}=${v}`).join(" ") } : {}),
   });
   // An idle client that errors (server restart, network) must not crash the process.
   pool.on("error", () => {});

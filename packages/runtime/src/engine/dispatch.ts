@@ -10,12 +10,8 @@ export interface RunJob {
   environmentId: string;
   queueName: string;
   concurrencyKey?: string | null;
-  /** A fixed pg-boss job id (resume backstops, so the fast path can delete them). */
-  jobId?: string;
   /** A resume that must take a slot of its run's queue (the queue has a concurrencyLimit). */
   throughQueue?: boolean;
-  /** Not before this many seconds from now (database time); resumes use it as the backstop delay. */
-  startAfterSeconds?: number;
 }
 
 export interface Dispatcher {

@@ -41,7 +41,7 @@ export interface ExecutorDeps {
 
 export type Dispatch =
   | { kind: "start"; runId: string; jobId: string }
-  | { kind: "resume"; runId: string; jobId: string | null; /** Called once the run is claimed. */ onClaimed?: () => void };
+  | { kind: "resume"; runId: string; jobId: string | null };
 
 /** Executions this process is running, by run id (cancel and lease renewal look here). */
 export class ActiveExecutions {
@@ -64,9 +64,8 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
       ? await deps.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
       : dispatch.jobId === null
         ? await deps.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
-        : await claimResume(engine.db, { ...base, jobId: dispatch.jobId, leaseMs: deps.leaseMs });
+        : await claimResume(engine.db, { ...base, jobId: dispatch.jobId });
   if (!claim) return;
-  if (dispatch.kind === "resume") dispatch.onClaimed?.();
   const { run } = claim;
 
   if (claim.previousStatus === "EXECUTING") {

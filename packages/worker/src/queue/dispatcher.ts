@@ -19,12 +19,12 @@ export class PgBossDispatcher implements Dispatcher {
   }
 
   /** Creates the pg-boss queue once per process; createQueue is idempotent across processes. */
-  async ensureQueue(name: string, kind: "start" | "resume"): Promise<void> {
+  async ensureQueue(name: string): Promise<void> {
     if (this.#known.has(name)) return;
     await this.#boss.createQueue(name, {
-      // Start jobs wake workers through NOTIFY. Resume jobs are the backstop of our own NOTIFY
-      // fast path, so pg-boss must not also wake every worker for them (resume-spike pitfall 3).
-      notify: kind === "start",
+      // Both wake workers through pg-boss's NOTIFY. Resume jobs exist only for resumes the svc
+      // NOTIFY fast path missed, so the two never race for one resume (resume-spike pitfall 3).
+      notify: true,
       heartbeatSeconds: HEARTBEAT_SECONDS,
       // Redeliveries after a dead worker; the engine bounds real attempts by maxAttempts.
       retryLimit: 1000,
@@ -37,30 +37,28 @@ export class PgBossDispatcher implements Dispatcher {
   }
 
   async dispatch(tx: Queryable, jobs: RunJob[]): Promise<void> {
-    const byQueue = new Map<string, { kind: RunJob["kind"]; rows: object[] }>();
+    const byQueue = new Map<string, object[]>();
     for (const job of jobs) {
       // A resumed run of a queue with a concurrencyLimit must take a slot of that queue like a
       // start does: its resume job goes to the queue's own pg-boss queue (where group concurrency
-      // counts it), without the backstop delay, since the fast path leaves such runs alone.
+      // counts it); the fast path leaves such runs alone.
       const throughQueue = job.kind === "start" || job.throughQueue === true;
       const name = throughQueue ? startQueueName(job.environmentId, job.queueName) : resumeQueueName(job.environmentId);
       const concurrencyKey = job.concurrencyKey;
       let entry = byQueue.get(name);
-      if (!entry) byQueue.set(name, (entry = { kind: throughQueue ? "start" : "resume", rows: [] }));
-      entry.rows.push({
-        ...(job.jobId ? { id: job.jobId } : {}),
+      if (!entry) byQueue.set(name, (entry = []));
+      entry.push({
         data: { runId: job.runId, kind: job.kind },
         // Every job carries a group so a queue's concurrencyLimit (and per-key limits) can be
         // enforced by pg-boss's global group concurrency at fetch time.
         group: { id: concurrencyKey ? `k:${concurrencyKey}` : "default" },
-        ...(job.startAfterSeconds ? { startAfter: job.startAfterSeconds } : {}),
       });
     }
     // pg-boss's insert statement is constant text: run it prepared on our connection.
     const db = { executeSql: (text: string, values?: unknown[]) => tx.query(preparedText(text, values ?? [])) };
-    for (const [name, entry] of byQueue) {
-      await this.ensureQueue(name, entry.kind);
-      await this.#boss.insert(name, entry.rows, { db });
+    for (const [name, rows] of byQueue) {
+      await this.ensureQueue(name);
+      await this.#boss.insert(name, rows, { db });
     }
   }
 }

@@ -12,7 +12,7 @@ export function startQueueName(environmentId: string, queueName: string): string
   return `svc.${environmentId}.${safe(queueName)}`;
 }
 
-/** The pg-boss queue that carries resume jobs of one environment (the durable backstop of the fast path). */
+/** The pg-boss queue that carries resume jobs of one environment (the resumes the NOTIFY fast path did not take). */
 export function resumeQueueName(environmentId: string): string {
   return `svc-resume.${environmentId}`;
 }

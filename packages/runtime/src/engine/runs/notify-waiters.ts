@@ -5,7 +5,7 @@ import type { RunRow } from "./store.ts";
 
 /** A child run finished: complete the waitpoint its parent waits on (and the batch's, when it was the last). */
 /** Call in the transaction that moved the run to a final status (completed, failed, canceled …). */
-export async function notifyWaitersOfRun(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, run: RunRow): Promise<void> {
+export async function notifyWaitersOfRun(deps: Pick<EngineDeps, "clock">, tx: Queryable, run: RunRow): Promise<void> {
   const { rows } = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_run_id = $1 AND status = 'WAITING'`, [run.id]);
   for (const w of rows) await completeWaitpoint(deps, tx, w.id, childOutcome(run), { status: "COMPLETED" });
   if (run.batch_id) await completeBatchIfDone(deps, tx, run.batch_id);
@@ -19,7 +19,7 @@ export function childOutcome(run: Pick<RunRow, "id" | "status" | "output" | "out
 
 const FINAL = ["COMPLETED", "CANCELED", "FAILED", "CRASHED", "SYSTEM_FAILURE", "EXPIRED", "TIMED_OUT"];
 
-async function completeBatchIfDone(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, batchId: string): Promise<void> {
+async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Queryable, batchId: string): Promise<void> {
   const waiting = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_batch_id = $1 AND status = 'WAITING'`, [batchId]);
   if (waiting.rows.length === 0) return;
   // Serialise the last children of a batch so exactly one of them sees "all done".

@@ -2,6 +2,7 @@ import { withTransaction, type Queryable } from "../../db/queryable.ts";
 import type { EngineDeps } from "../deps.ts";
 import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "../runs/store.ts";
+import { dueResumes } from "./due-resumes.ts";
 
 /**
  * Time-driven transitions, evaluated against an injected `now` (tests move a fake clock and call
@@ -126,7 +127,9 @@ export const dueWaitpoints: DueWork = {
   },
 };
 
-export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints];
+// Due resumes come after due waitpoints, so a timeout's resume through a limited queue is handed
+// over in the same pass.
+export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints, dueResumes];
 
 /** Fires everything due at `now` until nothing is left; returns the count per kind. */
 export async function fireAllDue(deps: EngineDeps, now: Date, work: DueWork[] = BUILT_IN_DUE_WORK, limit = 500): Promise<Record<string, number>> {

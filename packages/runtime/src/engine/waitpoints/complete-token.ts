@@ -22,7 +22,8 @@ export function encodeTokenOutput(output: unknown): string | null {
 /**
  * Completes a token inside the caller's transaction: first writer wins. Waiting runs resume if
  * and only if `tx` commits, so a backend sharing the database can complete a token atomically
- * with its own writes.
+ * with its own writes. `tx` may also be a pool: the completion is then one statement, its own
+ * transaction.
  *
  * Throws NotFoundError when no token has that id (in `environmentId`, when given). Completing a
  * token that is already COMPLETED or TIMED_OUT changes nothing and returns `{ changed: false }`.
@@ -34,7 +35,7 @@ export function encodeTokenOutput(output: unknown): string | null {
  * });
  */
 export async function completeToken(
-  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  deps: Pick<EngineDeps, "clock">,
   tx: Queryable,
   tokenId: string,
   output: unknown,
