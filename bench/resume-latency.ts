@@ -1,5 +1,6 @@
 import { completeToken, createToken, triggerRunInTransaction, withTransaction } from "../packages/runtime/src/engine/index.ts";
 import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
+import { postJson } from "./http-client.ts";
 import { benchDatabase, benchStack, type BenchStack } from "./setup.ts";
 import { line, now, percentiles } from "./stats.ts";
 
@@ -44,13 +45,10 @@ function markFor(tokenId: string): Promise<number> {
 }
 
 async function completeOverHttp(stack: BenchStack, tokenId: string) {
-  const res = await fetch(`${stack.apiUrl}/api/v1/waitpoints/tokens/${tokenId}/complete`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${stack.project.environments.dev.secretKey}`, "content-type": "application/json" },
-    body: '{"data":{"ok":true}}',
+  const res = await postJson(`${stack.apiUrl}/api/v1/waitpoints/tokens/${tokenId}/complete`, '{"data":{"ok":true}}', {
+    authorization: `Bearer ${stack.project.environments.dev.secretKey}`,
   });
-  if (res.status !== 200) throw new Error(`complete failed: ${res.status} ${await res.text()}`);
-  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`complete failed: ${res.status} ${res.text}`);
 }
 
 async function lanes<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
@@ -78,6 +76,7 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
     await new Promise((r) => setTimeout(r, Math.random() * 3));
   }
   out.push(line("one at a time, HTTP /complete → code", percentiles(http)));
+  if (process.env.BENCH_QUARTERS) for (let q = 0; q < 4; q++) out.push(line(`  quarter ${q + 1}`, percentiles(http.slice((q * http.length) / 4, ((q + 1) * http.length) / 4))));
 
   // One at a time, in-process completeToken: COMMIT acknowledged → code.
   const commitTokens = await suspendedRuns(stack, n);

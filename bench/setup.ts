@@ -68,7 +68,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
   if (options.api) {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = spawn(process.execPath, ["--import", "tsx", "packages/api/src/main.ts"], {
+    api = spawn(process.execPath, ["--import", "tsx", process.env.BENCH_API_MAIN ?? "packages/api/src/main.ts"], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
       stdio: ["ignore", "ignore", "inherit"],

@@ -1,3 +1,4 @@
+import { postJson } from "./http-client.ts";
 import { PgBoss } from "../packages/worker/src/queue/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { benchDatabase, benchStack, type BenchDatabase } from "./setup.ts";
@@ -24,8 +25,8 @@ async function svcBatched(db: BenchDatabase, n: number, batch: number) {
   const t0 = now();
   for (let i = 0; i < n; i += batch) {
     const items = Array.from({ length: Math.min(batch, n - i) }, (_, j) => ({ task: "noop", payload: { i: i + j } }));
-    const res = await fetch(`${stack.apiUrl}/api/v2/tasks/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ items }) });
-    if (res.status !== 202) throw new Error(`batch trigger failed: ${res.status} ${await res.text()}`);
+    const res = await postJson(`${stack.apiUrl}/api/v2/tasks/batch`, JSON.stringify({ items }), { authorization: `Bearer ${key}` });
+    if (res.status !== 202) throw new Error(`batch trigger failed: ${res.status} ${res.text}`);
   }
   const triggered = now() - t0;
   await all;
@@ -44,9 +45,8 @@ async function svcOneByOne(db: BenchDatabase, n: number, inFlight: number) {
     Array.from({ length: inFlight }, async () => {
       while (next < n) {
         next++;
-        const res = await fetch(`${stack.apiUrl}/api/v1/tasks/noop/trigger`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"payload":{}}' });
-        if (res.status !== 200) throw new Error(`trigger failed: ${res.status}`);
-        await res.arrayBuffer();
+        const res = await postJson(`${stack.apiUrl}/api/v1/tasks/noop/trigger`, '{"payload":{}}', { authorization: `Bearer ${key}` });
+        if (res.status !== 200) throw new Error(`trigger failed: ${res.status} ${res.text}`);
       }
     }),
   );
