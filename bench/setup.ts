@@ -51,6 +51,7 @@ export interface BenchStack {
   project: ProjectCredentials;
   worker?: Worker;
   apiUrl?: string;
+  apiPid?: number;
   close(): Promise<void>;
 }
 
@@ -100,6 +101,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
     project,
     worker,
     apiUrl,
+    apiPid: api?.pid,
     async close() {
       await worker?.drain();
       api?.kill("SIGTERM");

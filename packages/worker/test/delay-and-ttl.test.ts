@@ -42,7 +42,8 @@ afterAll(async () => {
 describe("delay", () => {
   it("keeps a run triggered with delay 1h DELAYED and unqueued until the clock reaches it, then executes it", async () => {
     const triggeredAt = clock.now();
-    const { id, run } = await triggerRun(te.engine, te.env, "echo", { n: 7 }, { delay: "1h" });
+    const { id } = await triggerRun(te.engine, te.env, "echo", { n: 7 }, { delay: "1h" });
+    const run = await getRunRow(te, id);
     expect(run.status).toBe("DELAYED");
     expect(run.delay_until!.getTime()).toBe(triggeredAt.getTime() + 3_600_000);
     expect(await jobsFor(id)).toBe(0);
@@ -65,7 +66,8 @@ describe("delay", () => {
 
   it("accepts an absolute date as the delay", async () => {
     const at = new Date(clock.now().getTime() + 30_000);
-    const { id, run } = await triggerRun(te.engine, te.env, "echo", { n: 8 }, { delay: at.toISOString() });
+    const { id } = await triggerRun(te.engine, te.env, "echo", { n: 8 }, { delay: at.toISOString() });
+    const run = await getRunRow(te, id);
     expect(run.status).toBe("DELAYED");
     expect(run.delay_until!.getTime()).toBe(at.getTime());
     clock.advance(30_000);
@@ -77,7 +79,8 @@ describe("delay", () => {
 
 describe("ttl", () => {
   it("expires a run no worker started within its ttl of 1m, and not a moment earlier", async () => {
-    const { id, run } = await triggerRun(te.engine, te.env, "nobody-has-this-task", {}, { ttl: "1m" });
+    const { id } = await triggerRun(te.engine, te.env, "nobody-has-this-task", {}, { ttl: "1m" });
+    const run = await getRunRow(te, id);
     expect(run.status).toBe("QUEUED");
     expect(run.expire_at!.getTime()).toBe(clock.now().getTime() + 60_000);
     clock.advance(59_999);
@@ -93,7 +96,8 @@ describe("ttl", () => {
   });
 
   it("counts the ttl of a delayed run from the end of its delay", async () => {
-    const { id, run } = await triggerRun(te.engine, te.env, "nobody-has-this-task", {}, { delay: "10m", ttl: "1m" });
+    const { id } = await triggerRun(te.engine, te.env, "nobody-has-this-task", {}, { delay: "10m", ttl: "1m" });
+    const run = await getRunRow(te, id);
     expect(run.expire_at!.getTime()).toBe(run.delay_until!.getTime() + 60_000);
     clock.advance(10 * 60_000);
     await tw.worker.timers.tick();

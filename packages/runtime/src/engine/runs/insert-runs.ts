@@ -9,6 +9,9 @@ const COLUMNS = [
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
   "schedule_id", "is_test", "created_at", "updated_at",
 ];
+/** What triggering needs back from an inserted run (fewer columns: less to send and parse). */
+const RETURNED = ["id", "status", "queue_name", "concurrency_key"] as const;
+export type InsertedRun = Pick<RunRow, (typeof RETURNED)[number]>;
 /** Runs per INSERT statement. */
 const CHUNK = 1000;
 
@@ -28,19 +31,19 @@ export async function resolveDefaultQueues(db: Queryable, environmentId: string,
  * Inserts planned runs in one statement per 1,000: every column travels as one array parameter
  * and `unnest` zips them into rows, so the statement text is constant (prepared once) however many
  * runs there are. A run whose idempotency key another transaction took meanwhile is skipped
- * (ON CONFLICT DO NOTHING); only inserted rows are returned.
+ * (ON CONFLICT DO NOTHING); only inserted rows are returned (the columns triggering needs).
  */
-export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan[]): Promise<RunRow[]> {
-  const inserted: RunRow[] = [];
+export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan[]): Promise<InsertedRun[]> {
+  const inserted: InsertedRun[] = [];
   for (let start = 0; start < plans.length; start += CHUNK) {
     const chunk = plans.slice(start, start + CHUNK);
     const col = <T>(pick: (p: RunPlan) => T) => chunk.map(pick);
-    const { rows } = await db.query<RunRow>(
+    const { rows } = await db.query<InsertedRun>(
       preparedText(
         `INSERT INTO runs (${COLUMNS.join(", ")})
          SELECT u.id, $27, $28, u.task_identifier, u.status, u.queue_name, u.concurrency_key, u.payload, u.payload_type,
            u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
-           ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.metadata::jsonb, u.max_attempts, u.max_duration_s,
+           CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
            u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
            u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
@@ -50,7 +53,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at, delay_until,
              parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at)
          ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING *`,
+         RETURNING ${RETURNED.join(", ")}`,
         [
           col((p) => p.id),
           col((p) => p.taskIdentifier),

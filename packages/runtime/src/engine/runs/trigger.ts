@@ -5,7 +5,7 @@ import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { EngineDeps } from "../deps.ts";
 import { assertPacketUploaded } from "../packets/store.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { insertRuns, resolveDefaultQueues } from "./insert-runs.ts";
+import { insertRuns, resolveDefaultQueues, type InsertedRun } from "./insert-runs.ts";
 import { planRun, type RunPlan, type TriggerLineage } from "./plan-run.ts";
 import { freesIdempotencyKey } from "./statuses.ts";
 import type { RunRow } from "./store.ts";
@@ -15,7 +15,8 @@ export { normalizeTags, MAX_TAGS, MAX_TAG_LENGTH, DEFAULT_IDEMPOTENCY_TTL_MS, ty
 export interface TriggerResult {
   id: string;
   isCached: boolean;
-  run: RunRow;
+  /** The new run's id, status and queue; the whole row for a cached run. */
+  run: InsertedRun | RunRow;
 }
 
 /** One run to trigger in a bulk call. */
@@ -90,7 +91,7 @@ export async function triggerRunsInTransaction(
     if (!cached) throw new Error("idempotent insert conflicted but no run holds the key");
     results[index] = { id: cached.id, isCached: true, run: cached };
   }
-  const queued = plans.map((p) => inserted.get(p.plan.id)).filter((r): r is RunRow => r !== undefined && r.status === "QUEUED");
+  const queued = plans.map((p) => inserted.get(p.plan.id)).filter((r): r is InsertedRun => r !== undefined && r.status === "QUEUED");
   if (queued.length > 0) {
     await deps.dispatcher.dispatch(
       tx,
