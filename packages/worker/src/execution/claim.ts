@@ -1,7 +1,16 @@
 import { KEYED_EPOCH, prepared, ledgerEntryFromRow, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
 
+/** The columns an execution uses: a claim returns only these (less to send, parse and collect). */
+const CLAIMED_COLUMNS = [
+  "id", "environment_id", "task_identifier", "queue_name", "payload", "payload_type", "attempt_number", "ledger_epoch",
+  "max_attempts", "max_duration_s", "tags", "is_test", "idempotency_key_user", "batch_id", "trigger_function",
+  "created_at", "updated_at", "claim_token",
+] as const;
+export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;
+const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
+
 export interface Claim {
-  run: RunRow;
+  run: ClaimedRun;
   /** The run's status before this claim: EXECUTING means its previous worker died (a crash). */
   previousStatus: string;
   /** The entries the execution replays, loaded by the claim statement itself. */
@@ -27,7 +36,7 @@ export interface ClaimInput {
  * null where the run could not be claimed (finished, canceled, taken by another job).
  */
 export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
-  const { rows } = await db.query<RunRow & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_starts",
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS i(run_id, claim_token, job_id)),
      prev AS (SELECT r.id, r.status, r.updated_at FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
@@ -40,7 +49,7 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
        FROM prev JOIN input i ON i.run_id = prev.id
        WHERE r.id = prev.id
          AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $6)) OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
-       RETURNING r.*, prev.status AS previous_status),
+       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
      crashed AS (
        -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
        INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
@@ -57,7 +66,7 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
     const row = byToken.get(input.claimToken);
     if (!row) return null;
     const { previous_status, ledger, ...run } = row;
-    return { run: run as RunRow, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+    return { run, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow) };
   });
 }
 
@@ -67,20 +76,20 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
  * attempt number does not change on resume.
  */
 export async function claimResume(db: Queryable, input: ClaimInput & { jobId: string }): Promise<Claim | null> {
-  const { rows } = await db.query<RunRow & { ledger: LedgerRow[] | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_resume",
     `WITH claimed AS (
        UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
          lease_expires_at = NULL, resume_due_at = NULL, updated_at = now()
        WHERE id = $1 AND (status = 'WAITING' OR (status = 'EXECUTING' AND job_id = $5))
-       RETURNING *)
+       RETURNING ${RETURN_CLAIMED})
      SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
     [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId],
   ));
   const row = rows[0];
   if (!row) return null;
   const { ledger, ...run } = row;
-  return { run: run as RunRow, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+  return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
 }
 
 /** Renews the leases of fast-path executions this worker holds. */
@@ -104,13 +113,13 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
   const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL,
     lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = now()`;
   const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs];
-  const { rows } = await db.query<RunRow & { ledger: LedgerRow[] | null }>(
+  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
     inputs.length === 1
       ? // One run (the common case) is a plain guarded update: half the cost of the batch form.
         prepared(
           "svc_claim_fast_resume",
           `WITH claimed AS (
-             UPDATE runs r SET ${set}, claim_token = ($2::text[])[1] WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' RETURNING r.*)
+             UPDATE runs r SET ${set}, claim_token = ($2::text[])[1] WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' RETURNING ${RETURN_CLAIMED})
            SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
           values,
         )
@@ -124,7 +133,7 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
              UPDATE runs r SET ${set}, claim_token = i.claim_token
              FROM free JOIN input i ON i.run_id = free.id
              WHERE r.id = free.id
-             RETURNING r.*)
+             RETURNING ${RETURN_CLAIMED})
            SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
           values,
         ),
@@ -134,6 +143,6 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
     const row = byToken.get(input.claimToken);
     if (!row) return null;
     const { ledger, ...run } = row;
-    return { run: run as RunRow, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+    return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
   });
 }

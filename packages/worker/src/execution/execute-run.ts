@@ -8,10 +8,9 @@ import {
   transitionRun,
   type EngineDeps,
   type Environment,
-  type RunRow,
 } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
-import { claimResume, type Claim } from "./claim.ts";
+import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import type { MicroBatcher } from "@svc/runtime/engine";
 import { DurableExecution, type CreateToken } from "./run-execution.ts";
@@ -99,7 +98,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   }
 }
 
-async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: "fast-path" | "job"): Promise<void> {
+async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: "fast-path" | "job"): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
@@ -186,14 +185,14 @@ async function runTask(deps: ExecutorDeps, run: RunRow, task: Task, claim: Claim
   }
 }
 
-async function finishAndReport(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending) {
+async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending: Ending) {
   const written = await finish(deps, run, claimToken, ending);
   if (!written) return deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
   if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
   else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
 }
 
-function contextOf(deps: ExecutorDeps, run: RunRow, task: Task): TaskContext {
+function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext {
   const env = deps.environment;
   return {
     run: {
@@ -216,13 +215,13 @@ function contextOf(deps: ExecutorDeps, run: RunRow, task: Task): TaskContext {
 }
 
 
-function finish(deps: ExecutorDeps, run: RunRow, claimToken: string, ending: Ending): Promise<boolean> {
+function finish(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending: Ending): Promise<boolean> {
   const item = { run, claimToken, ending, startedAt: run.updated_at };
   return hasWaiters(item) ? finishWithWaiters(deps.engine, item) : deps.finishes.add(item);
 }
 
 /** The cancel service moves only the run; this worker records the attempt it was executing as CANCELED. */
-async function closeCanceledAttempt(db: EngineDeps["db"], run: RunRow, now: Date): Promise<void> {
+async function closeCanceledAttempt(db: EngineDeps["db"], run: ClaimedRun, now: Date): Promise<void> {
   await db.query(
     `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at)
      SELECT id, attempt_number, 'CANCELED', worker_id, worker_version, $4, $3 FROM runs WHERE id = $1 AND attempt_number = $2 AND status = 'CANCELED'

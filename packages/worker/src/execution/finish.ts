@@ -1,4 +1,5 @@
 import { canTransition, encodeOutput, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
+import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";
 
 /** How an execution ended, decided by the executor. */
@@ -26,7 +27,7 @@ const ATTEMPT_STATUS: Record<Ending["kind"], string> = {
 
 /** One execution to finish: the run as claimed, its claim token (the fence) and how it ended. */
 export interface Finish {
-  run: RunRow;
+  run: ClaimedRun;
   claimToken: string;
   ending: Ending;
   /** When this execution began (the attempt row's started_at). */

@@ -14,11 +14,11 @@ import {
   type Environment,
   type LedgerKind,
   type Queryable,
-  type RunRow,
   type WaitRegistration,
 } from "@svc/runtime/engine";
 import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
 import type { TaskContext } from "@svc/runtime/sdk";
+import type { ClaimedRun } from "./claim.ts";
 
 /** Creates a waitpoint token for task code (bound to the waitpoint-token service by the worker). */
 export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<CreatedToken>;
@@ -37,7 +37,7 @@ export class DurableExecution implements RunExecution {
   readonly ctx: TaskContext;
   readonly signal: AbortSignal;
   readonly #deps: EngineDeps;
-  readonly #run: RunRow;
+  readonly #run: ClaimedRun;
   readonly #env: Environment;
   readonly #claimToken: string;
   readonly #ledger: LedgerSession;
@@ -49,7 +49,7 @@ export class DurableExecution implements RunExecution {
 
   constructor(args: {
     deps: EngineDeps;
-    run: RunRow;
+    run: ClaimedRun;
     env: Environment;
     claimToken: string;
     ledger: LedgerSession;
