@@ -45,6 +45,8 @@ export interface WorkerOptions {
   /** false in tests that drive time with `worker.timers.tick()`. @default true */
   timerLoop?: boolean;
   pollIntervalMs?: number;
+  /** The timer loop's longest sleep when nothing is due sooner (it also wakes on NOTIFY). @default 1000 */
+  timerMaxSleepMs?: number;
   leaseMs?: number;
   onError?: (error: unknown, where: string) => void;
 }
@@ -122,7 +124,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }),
   });
   const timers = new TimerLoop(options.engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...(options.dueWork ?? [])], {
-    maxSleepMs: 1000,
+    maxSleepMs: options.timerMaxSleepMs ?? 1000,
     onError: (error) => onError(error, "timers"),
   });
   let listener: NotificationListener | null = null;

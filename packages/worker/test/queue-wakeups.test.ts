@@ -1,7 +1,9 @@
-// The consumer moves on through NOTIFY and its own completions, never by waiting for the backstop
-// poll: these workers poll once a minute, so anything that relied on polling would time out.
+// The consumer and the timer loop move on through NOTIFY and their own completions, never by
+// waiting for a poll: these workers poll (and their timer loops sleep) up to a minute, so anything
+// that relied on polling would time out.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { PgBossDispatcher, resumeQueueName } from "../src/queue/index.ts";
 import { forToken, task } from "@svc/runtime/sdk";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
@@ -22,7 +24,7 @@ const serial = task({
 
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [serial], { pollIntervalMs: 60_000 });
+  tw = await startTestWorker(te, [serial], { pollIntervalMs: 60_000, timerMaxSleepMs: 60_000 });
   tw.worker.events.on("runFinished", (e) => finishedIds.add(e.runId));
 });
 afterAll(async () => {
@@ -55,5 +57,13 @@ describe("consumer wake-ups", () => {
     expect((await resumed).via).toBe("job");
     await eventually(async () => finishedIds.has(waiter.id), 10_000);
     expect(JSON.parse((await getRunRow(te, waiter.id)).output!).json).toBe(true);
+  });
+
+  it("turns pg-boss NOTIFY on for a resume queue an older svc created without it", async () => {
+    const name = resumeQueueName("env_older");
+    await te.boss.createQueue(name, { notify: false });
+    expect((await te.boss.getQueue(name))?.notify).toBe(false);
+    await new PgBossDispatcher(te.boss).ensureQueue(name);
+    expect((await te.boss.getQueue(name))?.notify).toBe(true);
   });
 });

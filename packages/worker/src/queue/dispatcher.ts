@@ -21,6 +21,9 @@ export class PgBossDispatcher implements Dispatcher {
   /** Creates the pg-boss queue once per process; createQueue is idempotent across processes. */
   async ensureQueue(name: string): Promise<void> {
     if (this.#known.has(name)) return;
+    const existing = await this.#boss.getQueue(name);
+    // Resume queues made before svc's resume mark existed had pg-boss's NOTIFY off.
+    if (existing && !existing.notify) await this.#boss.updateQueue(name, { notify: true });
     await this.#boss.createQueue(name, {
       // Both wake workers through pg-boss's NOTIFY. Resume jobs exist only for resumes the svc
       // NOTIFY fast path missed, so the two never race for one resume (resume-spike pitfall 3).
