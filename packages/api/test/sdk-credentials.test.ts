@@ -73,6 +73,15 @@ describe("@trigger.dev/sdk auth against svc", () => {
     await expect(auth.withAuth({ accessToken: token }, () => tasks.trigger("other-task", { n: 4 }))).rejects.toBeInstanceOf(PermissionDeniedError);
   });
 
+  it("refuses the second use of the SDK's default (one-time) trigger token with a 422", async () => {
+    const token = await auth.createTriggerPublicToken("hello-world");
+    const handle = await auth.withAuth({ accessToken: token }, () => tasks.trigger("hello-world", { n: 5 }));
+    expect(handle.id).toMatch(/^run_/);
+    const again = auth.withAuth({ accessToken: token }, () => tasks.trigger("hello-world", { n: 6 }));
+    await expect(again).rejects.toMatchObject({ status: 422 });
+    await expect(again).rejects.toThrow(/one-time use token as it has already been used/);
+  });
+
   it("lists a project's runs with a PAT and refuses a PAT on task.trigger (401)", async () => {
     const handle = await tasks.trigger("hello-world", { n: 5 });
     const page = await auth.withAuth({ accessToken: pat }, () => runs.list(ref, { env: ["dev"], limit: 100 }));

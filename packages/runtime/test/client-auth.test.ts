@@ -2,7 +2,7 @@
 // preview branches and public tokens, checked against what the real server recorded.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createBranch } from "@svc/runtime/engine";
-import { ApiClient, AuthenticationError, auth, configure, runs, tasksClient } from "../src/index.ts";
+import { ApiClient, AuthenticationError, auth, configure, runs, tasksClient, UnprocessableEntityError } from "../src/index.ts";
 import { clearServiceEnvironment, environmentOfRun, NO_RETRY, startListeningApi, type ListeningApi } from "./client-server.ts";
 
 let api: ListeningApi;
@@ -177,13 +177,24 @@ describe("public tokens", () => {
     expect((await asToken.runs.retrieve(run.id)).id).toBe(run.id);
   });
 
-  it("createTriggerPublicToken mints a trigger:tasks:<id> token that can trigger its task", async () => {
+  it("createTriggerPublicToken mints a one-time trigger:tasks:<id> token: it triggers its task once", async () => {
     const token = await auth.createTriggerPublicToken("allowed-task");
     const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8"));
-    expect(claims.scopes).toEqual(["trigger:tasks:allowed-task"]);
+    expect(claims).toMatchObject({ scopes: ["trigger:tasks:allowed-task"], otu: true });
     const asToken = new ApiClient({ baseURL: api.baseURL, accessToken: token, requestOptions: NO_RETRY });
     expect((await asToken.tasks.trigger("allowed-task", {})).id).toMatch(/^run_/);
-    // (Refusing other tasks is the trigger route's job; see the report.)
+    const again = asToken.tasks.trigger("allowed-task", {});
+    await expect(again).rejects.toBeInstanceOf(UnprocessableEntityError);
+    await expect(again).rejects.toThrow(/one-time use token as it has already been used/);
+  });
+
+  it("createTriggerPublicToken with multipleUse mints a token without otu that triggers again", async () => {
+    const token = await auth.createTriggerPublicToken("allowed-task", { multipleUse: true, expirationTime: "10m" });
+    const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8"));
+    expect(claims.otu).toBeUndefined();
+    const asToken = new ApiClient({ baseURL: api.baseURL, accessToken: token, requestOptions: NO_RETRY });
+    await asToken.tasks.trigger("allowed-task", {});
+    expect((await asToken.tasks.trigger("allowed-task", {})).id).toMatch(/^run_/);
   });
 
   it("an unknown key is an AuthenticationError", async () => {

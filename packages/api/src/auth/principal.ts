@@ -4,7 +4,14 @@ import type { Environment } from "@svc/runtime/engine";
 export type Principal =
   | { kind: "secretKey"; environment: Environment }
   | { kind: "personalAccessToken"; userId: string }
-  | { kind: "publicJwt"; environment: Environment; scopes: string[]; claims: Record<string, unknown> };
+  | {
+      kind: "publicJwt";
+      environment: Environment;
+      scopes: string[];
+      claims: Record<string, unknown>;
+      /** For a one-time-use token (`otu: true`): its SHA-256, recorded by the run or batch it creates. */
+      oneTimeUseToken?: string;
+    };
 
 export type CredentialKind = Principal["kind"];
 

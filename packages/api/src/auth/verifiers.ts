@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import {
   activeSecretKeys,
@@ -65,7 +66,13 @@ export async function verifyPublicJwt(engine: EngineDeps, token: string): Promis
         requiredClaims: ["exp"],
       });
       const scopes = checkClaims(payload);
-      return { kind: "publicJwt", environment, scopes, claims: payload as Record<string, unknown> };
+      return {
+        kind: "publicJwt",
+        environment,
+        scopes,
+        claims: payload as Record<string, unknown>,
+        ...(payload.otu === true ? { oneTimeUseToken: createHash("sha256").update(token).digest("hex") } : {}),
+      };
     } catch (error) {
       if (error instanceof AuthenticationError) throw error;
       if (error instanceof joseErrors.JWTExpired) throw new AuthenticationError(EXPIRED);

@@ -14,7 +14,7 @@ import { requireScope } from "../auth/scopes.ts";
 import type { AppDeps } from "../deps.ts";
 import { sendError } from "../http/errors.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
-import { environmentOf } from "../http/principal-guards.ts";
+import { environmentOf, oneTimeUseOf } from "../http/principal-guards.ts";
 import { defineRoute } from "../http/route.ts";
 
 /** Item streams carry up to 1000 items; large payloads were offloaded to packets by the SDK. */
@@ -38,7 +38,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
     async handler({ principal, body, reply }) {
       const env = environmentOf(principal);
       requireBatchTriggerScope(principal, body.taskIdentifiers);
-      const { batch, isCached } = await createBatch(deps.engine, env, body);
+      const { batch, isCached } = await createBatch(deps.engine, env, body, oneTimeUseOf(principal));
       await attachPublicToken(deps, reply, env, [`read:batch:${batch.id}`]);
       reply.status(202);
       const key = batch.idempotency_key_user ?? batch.idempotency_key;
@@ -87,7 +87,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
     async handler({ principal, body, reply }) {
       const env = environmentOf(principal);
       requireBatchTriggerScope(principal, body.items.map((item) => item.task));
-      const result = await triggerBatch(deps.engine, env, body);
+      const result = await triggerBatch(deps.engine, env, body, oneTimeUseOf(principal));
       await attachPublicToken(deps, reply, env, [`read:batch:${result.id}`]);
       reply.status(202);
       return result;

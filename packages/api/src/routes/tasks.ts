@@ -4,7 +4,7 @@ import { TriggerGroupCommitter } from "@svc/runtime/engine";
 import { TriggerTaskRequestBody, TriggerTaskResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../deps.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
-import { environmentOf } from "../http/principal-guards.ts";
+import { environmentOf, oneTimeUseOf } from "../http/principal-guards.ts";
 import { requireScope } from "../auth/scopes.ts";
 import { defineRoute } from "../http/route.ts";
 
@@ -29,7 +29,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       if (typeof headerKey === "string" && headerKey) options.idempotencyKey = headerKey;
       const headerTtl = request.headers["idempotency-key-ttl"];
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
-      const result = await triggers.trigger(env, params.taskId, body.payload, options);
+      const result = await triggers.trigger(env, params.taskId, body.payload, options, oneTimeUseOf(principal));
       await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },

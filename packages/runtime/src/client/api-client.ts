@@ -19,6 +19,11 @@ export interface CreatePublicTokenOptions {
 export interface CreateTriggerTokenOptions {
   /** @default "1h" */
   expirationTime?: Expiration;
+  /**
+   * By default the token triggers once (claim `otu: true`; a second use is a 422), as the
+   * published SDK's. `true` lets it trigger until it expires. @default false
+   */
+  multipleUse?: boolean;
 }
 
 /**
@@ -72,6 +77,10 @@ export class ApiClient {
    * const token = await client.createPublicToken({ scopes: { read: { runs: [run.id] } }, expirationTime: "15m" });
    */
   async createPublicToken(options: CreatePublicTokenOptions = {}): Promise<string> {
+    return this.#signToken(options);
+  }
+
+  async #signToken(options: CreatePublicTokenOptions, extraClaims?: Record<string, unknown>): Promise<string> {
     const http = new HttpTransport(this.config);
     const secretKey = http.requireAccessToken("auth.createPublicToken");
     const { data: claims } = await http.request<Record<string, unknown>>({ method: "POST", path: "/api/v1/auth/jwt/claims", body: {} });
@@ -83,26 +92,33 @@ export class ApiClient {
       claims,
       scopes: flattenScopes(options.scopes ?? {}),
       ...(options.expirationTime !== undefined ? { expirationTime: options.expirationTime } : {}),
+      ...(extraClaims ? { extraClaims } : {}),
     });
   }
 
   /**
-   * Mints a token that may trigger the given task(s) and nothing else (scope `trigger:tasks:<id>`).
+   * Mints a token that may trigger the given task(s) and nothing else (scope `trigger:tasks:<id>`),
+   * once unless `multipleUse`.
    *
    * @example
    * const token = await client.createTriggerPublicToken("upload-avatar");
    */
   createTriggerPublicToken(taskId: string | string[], options: CreateTriggerTokenOptions = {}): Promise<string> {
-    return this.createPublicToken({ scopes: { trigger: { tasks: taskId } }, ...options });
+    return this.#signToken({ scopes: { trigger: { tasks: taskId } }, ...expiry(options) }, options.multipleUse ? undefined : { otu: true });
   }
 
   /**
-   * Mints a token that may batch-trigger the given task(s) (scope `batchTrigger:tasks:<id>`).
+   * Mints a token that may batch-trigger the given task(s) (scope `batchTrigger:tasks:<id>`), once
+   * unless `multipleUse`.
    *
    * @example
    * const token = await client.createBatchTriggerPublicToken(["resize", "thumbnail"]);
    */
   createBatchTriggerPublicToken(taskId: string | string[], options: CreateTriggerTokenOptions = {}): Promise<string> {
-    return this.createPublicToken({ scopes: { batchTrigger: { tasks: taskId } }, ...options });
+    return this.#signToken({ scopes: { batchTrigger: { tasks: taskId } }, ...expiry(options) }, options.multipleUse ? undefined : { otu: true });
   }
+}
+
+function expiry(options: CreateTriggerTokenOptions): Pick<CreatePublicTokenOptions, "expirationTime"> {
+  return options.expirationTime !== undefined ? { expirationTime: options.expirationTime } : {};
 }

@@ -32,6 +32,11 @@ export function preparedText(text: string, values: unknown[] = []): { name: stri
   return { name, text, values };
 }
 
+/** Whether `error` is Postgres's unique violation (23505) on the named index or constraint. */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  return (error as { code?: string; constraint?: string })?.code === "23505" && (error as { constraint?: string }).constraint === constraint;
+}
+
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 

@@ -16,7 +16,12 @@ export interface CreateBatchResult {
  * Phase 1 of a streamed batch: reserves a batch of `runCount` runs (items arrive later through
  * `addBatchItems`). A batch idempotency key already used in the environment returns that batch.
  */
-export async function createBatch(deps: Pick<EngineDeps, "db" | "clock">, env: Environment, input: CreateBatchBody): Promise<CreateBatchResult> {
+export async function createBatch(
+  deps: Pick<EngineDeps, "db" | "clock">,
+  env: Environment,
+  input: CreateBatchBody,
+  options: { oneTimeUseToken?: string } = {},
+): Promise<CreateBatchResult> {
   return withTransaction(deps.db, async (tx) => {
     const key = input.idempotencyKey ?? null;
     if (key) {
@@ -36,6 +41,7 @@ export async function createBatch(deps: Pick<EngineDeps, "db" | "clock">, env: E
       parentRunId: input.parentRunId ?? null,
       resumeParentOnCompletion: input.resumeParentOnCompletion ?? false,
       createdAt: deps.clock.now(),
+      oneTimeUseToken: options.oneTimeUseToken ?? null,
     });
     if (batch) return { batch, isCached: false };
     // A concurrent create with the same key committed first.

@@ -1,4 +1,5 @@
-import type { Queryable } from "../../db/queryable.ts";
+import { isUniqueViolation, type Queryable } from "../../db/queryable.ts";
+import { UnprocessableError } from "../../errors.ts";
 
 /** A batches row: a group of runs triggered together, possibly in several item requests. */
 export interface BatchRow {
@@ -24,6 +25,8 @@ export interface NewBatch {
   resumeParentOnCompletion?: boolean;
   sealedAt?: Date | null;
   createdAt: Date;
+  /** The SHA-256 of the one-time-use public token that created the batch: a second use is refused. */
+  oneTimeUseToken?: string | null;
 }
 
 export async function getBatch(db: Queryable, id: string, environmentId: string, options: { forUpdate?: boolean } = {}): Promise<BatchRow | null> {
@@ -39,12 +42,15 @@ export async function findBatchByIdempotencyKey(db: Queryable, environmentId: st
   return rows[0] ?? null;
 }
 
-/** Inserts a batch; null when another batch of the environment already holds the idempotency key. */
+/**
+ * Inserts a batch; null when another batch of the environment already holds the idempotency key.
+ * A one-time-use token that already created a batch is a 422.
+ */
 export async function insertBatch(db: Queryable, batch: NewBatch): Promise<BatchRow | null> {
   const { rows } = await db.query<BatchRow>(
     `INSERT INTO batches (id, environment_id, run_count, idempotency_key, idempotency_key_user, parent_run_id,
-       resume_parent_on_completion, sealed_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       resume_parent_on_completion, sealed_at, created_at, one_time_use_token)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (environment_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING *`,
     [
@@ -57,8 +63,12 @@ export async function insertBatch(db: Queryable, batch: NewBatch): Promise<Batch
       batch.resumeParentOnCompletion ?? false,
       batch.sealedAt ?? null,
       batch.createdAt,
+      batch.oneTimeUseToken ?? null,
     ],
-  );
+  ).catch((error: unknown) => {
+    if (isUniqueViolation(error, "batches_one_time_use_token")) throw new UnprocessableError("Cannot trigger a batch with a one-time use token as it has already been used.");
+    throw error;
+  });
   return rows[0] ?? null;
 }
 

@@ -15,7 +15,12 @@ export interface TriggerBatchResult {
 }
 
 /** POST /api/v2/tasks/batch: a whole batch in one call and one transaction (all runs or none). */
-export async function triggerBatch(deps: Pick<EngineDeps, "db" | "clock" | "dispatcher">, env: Environment, input: BatchTriggerV2Body): Promise<TriggerBatchResult> {
+export async function triggerBatch(
+  deps: Pick<EngineDeps, "db" | "clock" | "dispatcher">,
+  env: Environment,
+  input: BatchTriggerV2Body,
+  options: { oneTimeUseToken?: string } = {},
+): Promise<TriggerBatchResult> {
   return withTransaction(deps.db, async (tx) => {
     if (input.parentRunId) {
       const { rowCount } = await tx.query(`SELECT 1 FROM runs WHERE id = $1 AND environment_id = $2`, [input.parentRunId, env.id]);
@@ -28,6 +33,7 @@ export async function triggerBatch(deps: Pick<EngineDeps, "db" | "clock" | "disp
       parentRunId: input.parentRunId ?? null,
       resumeParentOnCompletion: input.resumeParentOnCompletion ?? false,
       createdAt: deps.clock.now(),
+      oneTimeUseToken: options.oneTimeUseToken ?? null,
     });
     const items = input.items.map((item, index) => ({ index, task: item.task, payload: item.payload, options: item.options }));
     const result = await addBatchItemsInTransaction(deps, tx, env, batch!, items);

@@ -17,6 +17,8 @@ export interface TriggerLineage {
   batchId?: string;
   batchIndex?: number;
   scheduleId?: string;
+  /** The SHA-256 of the one-time-use public token that triggered the run: a second use is refused. */
+  oneTimeUseToken?: string;
 }
 
 /** A run about to be inserted: every column decided, except a default queue still to look up. */

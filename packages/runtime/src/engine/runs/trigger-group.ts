@@ -3,13 +3,14 @@ import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { EngineDeps } from "../deps.ts";
 import { MicroBatcher } from "../micro-batch.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { triggerRun, triggerRunsInTransaction, type TriggerResult } from "./trigger.ts";
+import { triggerRun, triggerRunsInTransaction, type TriggerLineage, type TriggerResult } from "./trigger.ts";
 
 interface Request {
   env: Environment;
   taskIdentifier: string;
   payload: unknown;
   options: TriggerOptions;
+  lineage: TriggerLineage;
 }
 
 type Outcome = { ok: true; result: TriggerResult } | { ok: false; error: unknown };
@@ -27,10 +28,10 @@ export class TriggerGroupCommitter {
     this.#deps = deps;
   }
 
-  async trigger(env: Environment, taskIdentifier: string, payload: unknown, options: TriggerOptions = {}): Promise<TriggerResult> {
+  async trigger(env: Environment, taskIdentifier: string, payload: unknown, options: TriggerOptions = {}, lineage: TriggerLineage = {}): Promise<TriggerResult> {
     let batcher = this.#batchers.get(env.id);
     if (!batcher) this.#batchers.set(env.id, (batcher = new MicroBatcher((requests) => this.#commit(requests), 200)));
-    const outcome = await batcher.add({ env, taskIdentifier, payload, options });
+    const outcome = await batcher.add({ env, taskIdentifier, payload, options, lineage });
     if (!outcome.ok) throw outcome.error;
     return outcome.result;
   }
@@ -39,7 +40,7 @@ export class TriggerGroupCommitter {
     if (requests.length > 1) {
       try {
         const results = await withTransaction(this.#deps.db, (tx) =>
-          triggerRunsInTransaction(this.#deps, tx, requests[0]!.env, requests.map((r) => ({ taskIdentifier: r.taskIdentifier, payload: r.payload, options: r.options }))),
+          triggerRunsInTransaction(this.#deps, tx, requests[0]!.env, requests.map((r) => ({ taskIdentifier: r.taskIdentifier, payload: r.payload, options: r.options, lineage: r.lineage }))),
         );
         return results.map((result) => ({ ok: true, result }));
       } catch {
@@ -48,7 +49,7 @@ export class TriggerGroupCommitter {
     }
     return Promise.all(
       requests.map((r) =>
-        triggerRun(this.#deps, r.env, r.taskIdentifier, r.payload, r.options).then(
+        triggerRun(this.#deps, r.env, r.taskIdentifier, r.payload, r.options, r.lineage).then(
           (result): Outcome => ({ ok: true, result }),
           (error): Outcome => ({ ok: false, error }),
         ),
