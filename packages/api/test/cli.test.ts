@@ -91,6 +91,40 @@ describe("provisioning a tenant", () => {
     expect((await api.app.inject({ method: "GET", url, headers: bearer(environments.prod.secretKey) })).statusCode).toBe(200);
   });
 
+  it("lists a user's PATs and revokes one, which then gets 401 at once", { timeout: 60_000 }, async () => {
+    const ref = api.project.projectRef;
+    expect((await svcInProcess(["users", "create", "grace@example.com"])).code).toBe(0);
+    expect((await svcInProcess(["members", "add", "--project", ref, "--user", "grace@example.com"])).code).toBe(0);
+    const made = await svcInProcess(["pats", "create", "--user", "grace@example.com", "--name", "ci", "--json"]);
+    const token = JSON.parse(made.stdout).token as string;
+    await svcInProcess(["pats", "create", "--user", "grace@example.com", "--name", "laptop"]);
+    const url = `/api/v1/projects/${ref}/envvars/dev`;
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(token) })).statusCode).toBe(200);
+
+    const listed = JSON.parse((await svcInProcess(["pats", "list", "--user", "grace@example.com", "--json"])).stdout);
+    expect(listed.user).toBe("grace@example.com");
+    expect(listed.tokens.map((t: { name: string }) => t.name)).toEqual(["ci", "laptop"]);
+    expect(JSON.stringify(listed)).not.toContain(token); // only previews, never the token
+    const ci = listed.tokens[0];
+
+    const revoked = await svcInProcess(["pats", "revoke", "--user", "grace@example.com", "--id", String(ci.id), "--json"]);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({ user: "grace@example.com", id: ci.id, revoked: true, changed: true });
+    expect((await api.app.inject({ method: "GET", url, headers: bearer(token) })).statusCode).toBe(401);
+    const after = JSON.parse((await svcInProcess(["pats", "list", "--user", "grace@example.com", "--json"])).stdout);
+    expect(after.tokens[0].revokedAt).toBeTypeOf("string");
+    expect(after.tokens[1].revokedAt).toBeUndefined();
+
+    // Again: nothing changes. Another user's token id, an unknown id, a bad id: clear failures.
+    expect(JSON.parse((await svcInProcess(["pats", "revoke", "--user", "grace@example.com", "--id", String(ci.id), "--json"])).stdout).changed).toBe(false);
+    const unknown = await svcInProcess(["pats", "revoke", "--user", "grace@example.com", "--id", "999999"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/has no personal access token 999999/);
+    const bad = await svcInProcess(["pats", "revoke", "--user", "grace@example.com", "--id", "abc"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--id must be a token id/);
+  });
+
   it("creates, lists and archives preview branches", { timeout: 120_000 }, async () => {
     const ref = api.project.projectRef;
     const created = await svc(["branches", "create", "--project", ref, "refs/heads/feat-cli", "--json"]);

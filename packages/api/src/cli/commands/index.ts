@@ -8,6 +8,8 @@ import { keysShowCommand } from "./keys-show.ts";
 import { membersAddCommand } from "./members-add.ts";
 import { orgsCreateCommand } from "./orgs-create.ts";
 import { patsCreateCommand } from "./pats-create.ts";
+import { patsListCommand } from "./pats-list.ts";
+import { patsRevokeCommand } from "./pats-revoke.ts";
 import { projectsCreateCommand } from "./projects-create.ts";
 import { usersCreateCommand } from "./users-create.ts";
 
@@ -21,6 +23,8 @@ export const COMMANDS: Command[] = [
   branchesArchiveCommand,
   usersCreateCommand,
   patsCreateCommand,
+  patsListCommand,
+  patsRevokeCommand,
   membersAddCommand,
   keysRotateCommand,
   keysShowCommand,

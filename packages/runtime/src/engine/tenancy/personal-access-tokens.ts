@@ -43,6 +43,16 @@ export async function findUserIdByPersonalAccessToken(db: Queryable, token: stri
   return rows[0]?.user_id ?? null;
 }
 
+/** A user's tokens, oldest first, revoked ones included (never the token itself: only its preview). */
+export async function listPersonalAccessTokens(db: Queryable, userId: string): Promise<PersonalAccessTokenSummary[]> {
+  const { rows } = await db.query<PersonalAccessTokenSummary>(
+    `SELECT id, name, token_preview AS preview, created_at AS "createdAt", revoked_at AS "revokedAt"
+     FROM personal_access_tokens WHERE user_id = $1 ORDER BY created_at, id`,
+    [userId],
+  );
+  return rows;
+}
+
 /** Revokes a token; `{ changed: false }` when it was already revoked or does not belong to the user. */
 export async function revokePersonalAccessToken(db: Queryable, userId: string, id: number, now: Date): Promise<{ changed: boolean }> {
   const { rowCount } = await db.query(
