@@ -48,6 +48,16 @@ async function resumeDueAt(runId: string): Promise<Date | null> {
   return rows[0]!.resume_due_at;
 }
 
+/** A run suspended on a fresh token while a `busy` run holds the worker's only slot. */
+async function waitingBehindBusySlot(): Promise<{ id: string; tokenId: string; holder: string }> {
+  const tokenId = await newToken();
+  const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
+  await tw.worker.events.next("runSuspended", (e) => e.runId === id);
+  const holder = (await triggerRun(te.engine, te.env, "busy", {})).id;
+  await eventually(async () => gates.has(holder));
+  return { id, tokenId, holder };
+}
+
 beforeAll(async () => {
   te = await startTestEngine({ clock });
   // One slot, so that a busy worker cannot take the fast path; time moves only when a test says.
@@ -80,11 +90,7 @@ describe("resume fast path", () => {
   });
 
   it("hands a resume nobody took to pg-boss once it is due, and the resume job resumes the run", async () => {
-    const tokenId = await newToken();
-    const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
-    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
-    const holder = await triggerRun(te.engine, te.env, "busy", {});
-    await eventually(async () => gates.has(holder.id));
+    const { id, tokenId, holder } = await waitingBehindBusySlot();
     const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id, 30_000);
     const completedAt = clock.now();
     await complete(tokenId);
@@ -98,7 +104,7 @@ describe("resume fast path", () => {
     expect(await resumeJobs(id)).toHaveLength(1);
     expect((await getRunRow(te, id)).status).toBe("WAITING");
     const done = tw.worker.events.next("runFinished", (e) => e.runId === id, 30_000);
-    gates.get(holder.id)!();
+    gates.get(holder)!();
     expect((await resumed).via).toBe("job");
     expect((await done).status).toBe("COMPLETED");
     expect(afterWait.get(id)).toMatchObject({ leased: false, resumeDue: false, calls: 1 });
@@ -106,18 +112,14 @@ describe("resume fast path", () => {
   });
 
   it("only clears the resume mark of a run that stopped waiting before it was due (canceled)", async () => {
-    const tokenId = await newToken();
-    const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
-    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
-    const holder = await triggerRun(te.engine, te.env, "busy", {});
-    await eventually(async () => gates.has(holder.id));
+    const { id, tokenId, holder } = await waitingBehindBusySlot();
     await complete(tokenId);
     await te.db.pool.query(`UPDATE runs SET status = 'CANCELED' WHERE id = $1`, [id]);
     clock.advance(RESUME_GRACE_SECONDS * 1000);
     expect((await tw.worker.timers.tick())["due-resumes"]).toBe(1);
     expect(await resumeDueAt(id)).toBeNull();
     expect(await resumeJobs(id)).toEqual([]);
-    gates.get(holder.id)!();
+    gates.get(holder)!();
   });
 
   it("lets drain() return as soon as a fast-path execution suspends again", async () => {
