@@ -85,7 +85,8 @@ export async function listTokenRows(
     const key = param(filter.idempotencyKey);
     where.push(`idempotency_key_user_provided AND (idempotency_key = ${key} OR inactive_idempotency_key = ${key})`);
   }
-  if (filter.tags) where.push(`tags && ${param(filter.tags)}::text[]`);
+  // `tags <> '{}'` lets the planner use the partial GIN index (only tagged waitpoints are in it).
+  if (filter.tags) where.push(`tags <> '{}' AND tags && ${param(filter.tags)}::text[]`);
   if (filter.createdFrom) where.push(`created_at >= ${param(filter.createdFrom)}`);
   if (filter.createdTo) where.push(`created_at <= ${param(filter.createdTo)}`);
   const order = direction === "desc" ? "DESC" : "ASC";
