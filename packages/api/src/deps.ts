@@ -1,5 +1,6 @@
 import type { EngineDeps } from "@svc/runtime/engine";
 import type { Principal } from "./auth/principal.ts";
+import type { SecretKeyCache } from "./auth/secret-key-cache.ts";
 
 export interface AppDeps {
   engine: EngineDeps;
@@ -7,4 +8,6 @@ export interface AppDeps {
   verifyPersonalAccessToken?: (token: string) => Promise<string | null>;
   /** Verifies a public JWT into a principal, or throws AuthenticationError. */
   verifyPublicJwt?: (token: string) => Promise<Extract<Principal, { kind: "publicJwt" }>>;
+  /** Remembers which environment a secret key opens (see SecretKeyCache); without it, every request looks the key up. */
+  secretKeys?: SecretKeyCache;
 }

@@ -5,6 +5,7 @@ import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "./app.ts";
 import { parseApiConfig } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
+import { SecretKeyCache } from "./auth/secret-key-cache.ts";
 
 const config = parseApiConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
@@ -19,7 +20,9 @@ const engine = {
   secrets: new SecretBox(config.SVC_ENCRYPTION_KEY),
   apiUrl: config.SERVICE_API_URL ?? `http://localhost:${config.PORT}`,
 };
-const deps = { engine, ...credentialVerifiers(engine) };
+const secretKeys = new SecretKeyCache();
+await secretKeys.start(config.DATABASE_URL, (error) => logger.warn({ err: error }, "credential notices: connection lost, not caching keys until it is back"));
+const deps = { engine, ...credentialVerifiers(engine), secretKeys };
 const app = await createApp(deps, { logger });
 await app.listen({ port: config.PORT, host: config.HOST });
 logger.info({ port: config.PORT }, "svc api listening");
@@ -27,6 +30,7 @@ logger.info({ port: config.PORT }, "svc api listening");
 async function shutdown(signal: string) {
   logger.info({ signal }, "shutting down");
   await app.close();
+  await secretKeys.stop();
   await boss.stop({ graceful: false, close: true });
   await db.end();
   process.exit(0);

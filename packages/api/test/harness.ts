@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "../src/app.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";
+import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
 
 export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";
@@ -33,7 +34,10 @@ export async function startTestApi(options: { clock?: Clock } = {}): Promise<Tes
     apiUrl: "http://svc.test",
   };
   const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine) };
+  // Wired as main.ts wires it: secret keys are cached while change notices are being received.
+  const secretKeys = new SecretKeyCache();
+  await secretKeys.start(db.url);
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys };
   const app = await createApp(deps, { logger: false });
   await app.ready();
   return {
@@ -45,6 +49,7 @@ export async function startTestApi(options: { clock?: Clock } = {}): Promise<Tes
     devAuth: { authorization: `Bearer ${project.environments.dev.secretKey}` },
     async close() {
       await app.close();
+      await secretKeys.stop();
       await boss.stop({ graceful: false, close: true });
       await db.drop();
     },

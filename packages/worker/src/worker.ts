@@ -11,11 +11,10 @@ import {
   withTransaction,
 } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
-import { NotificationListener } from "./checkpoints/notifications.ts";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
-import { createPool } from "@svc/runtime/db";
+import { createPool, NotificationListener } from "@svc/runtime/db";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";

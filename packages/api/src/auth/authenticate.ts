@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import {
   AuthenticationError,
   findEnvironmentBySecretKey,
+  findSecretKey,
   getBranchEnvironment,
   sanitizeBranchName,
   type Environment,
@@ -23,7 +24,10 @@ export function requestedBranch(request: FastifyRequest): string | null {
  * it at that preview branch (the header is ignored for dev, staging and prod).
  */
 async function environmentForSecretKey(deps: AppDeps, request: FastifyRequest, key: string): Promise<Environment> {
-  const env = await findEnvironmentBySecretKey(deps.engine.db, key, deps.engine.clock.now());
+  const now = deps.engine.clock.now();
+  const env = deps.secretKeys
+    ? await deps.secretKeys.environmentFor(key, now, () => findSecretKey(deps.engine.db, key, now))
+    : await findEnvironmentBySecretKey(deps.engine.db, key, now);
   if (!env) throw new AuthenticationError("Invalid API key");
   const branch = requestedBranch(request);
   if (env.slug !== "preview" || !branch || env.parentEnvironmentId) return env;

@@ -1,2 +1,3 @@
-export { createPool, prepared, preparedText, withTransaction, type Queryable, type Pool, type PoolClient } from "./queryable.ts";
+export { createPool, isUniqueViolation, prepared, preparedText, withTransaction, type Queryable, type Pool, type PoolClient } from "./queryable.ts";
+export { NotificationListener, type NotificationHandler } from "./notification-listener.ts";
 export { migrate, migrationsApplied, loadMigrations } from "./migrate.ts";

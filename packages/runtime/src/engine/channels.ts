@@ -6,4 +6,6 @@ export const CHANNELS = {
   runCanceled: "svc_run_canceled",
   /** Something time-based was scheduled (delay, retry, timeout, schedule): timer loops re-plan. */
   timers: "svc_timers",
+  /** A secret key or environment changed (sent by a trigger, migration 0011): API replicas drop their key cache. */
+  credentials: "svc_credentials",
 } as const;

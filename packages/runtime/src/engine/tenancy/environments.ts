@@ -29,10 +29,13 @@ export interface Environment {
   branchName: string | null;
 }
 
+/** The columns of an Environment, from `environments e JOIN projects p` (see SELECT_ENV). */
+export const ENV_COLUMNS = `e.id, e.project_id AS "projectId", p.ref AS "projectRef", p.organization_id AS "organizationId",
+         e.slug, e.type, e.parent_environment_id AS "parentEnvironmentId", e.branch_name AS "branchName"`;
+
 /** Selects an Environment (joined with its project); callers add the WHERE. */
 export const SELECT_ENV = `
-  SELECT e.id, e.project_id AS "projectId", p.ref AS "projectRef", p.organization_id AS "organizationId",
-         e.slug, e.type, e.parent_environment_id AS "parentEnvironmentId", e.branch_name AS "branchName"
+  SELECT ${ENV_COLUMNS}
   FROM environments e JOIN projects p ON p.id = e.project_id`;
 
 export async function getEnvironment(db: Queryable, id: string): Promise<Environment | null> {

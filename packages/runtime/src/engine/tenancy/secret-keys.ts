@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { preparedText, type Queryable } from "../../db/queryable.ts";
-import { getEnvironment, KEY_PREFIXES, SELECT_ENV, type Environment, type EnvironmentSlug } from "./environments.ts";
+import { ENV_COLUMNS, getEnvironment, KEY_PREFIXES, type Environment, type EnvironmentSlug } from "./environments.ts";
 import { sha256Hex, type SecretBox } from "./secret-box.ts";
 
 export function generateSecretKey(slug: EnvironmentSlug): string {
@@ -24,12 +24,24 @@ export async function issueSecretKey(db: Queryable, box: SecretBox, env: { id: s
 
 /** The environment a secret key belongs to, or null when unknown or past its rotation grace period. */
 export async function findEnvironmentBySecretKey(db: Queryable, key: string, now: Date): Promise<Environment | null> {
-  // One round trip: every authenticated request starts here.
-  const { rows } = await db.query<Environment>(preparedText(
-    `${SELECT_ENV} JOIN secret_keys k ON k.environment_id = e.id WHERE k.key_hash = $1 AND (k.expires_at IS NULL OR k.expires_at > $2)`,
+  return (await findSecretKey(db, key, now))?.environment ?? null;
+}
+
+/**
+ * A valid secret key's environment and when the key stops working (null: until rotated), or
+ * null when the key is unknown or past its rotation grace period. One round trip.
+ */
+export async function findSecretKey(db: Queryable, key: string, now: Date): Promise<{ environment: Environment; expiresAt: Date | null } | null> {
+  const { rows } = await db.query<Environment & { keyExpiresAt: Date | null }>(preparedText(
+    `SELECT ${ENV_COLUMNS}, k.expires_at AS "keyExpiresAt"
+     FROM environments e JOIN projects p ON p.id = e.project_id JOIN secret_keys k ON k.environment_id = e.id
+     WHERE k.key_hash = $1 AND (k.expires_at IS NULL OR k.expires_at > $2)`,
     [sha256Hex(key), now],
   ));
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { keyExpiresAt, ...environment } = row;
+  return { environment, expiresAt: keyExpiresAt };
 }
 
 /**

@@ -3,26 +3,40 @@ import pg from "pg";
 export type NotificationHandler = (channel: string, payload: string) => void;
 
 /**
- * One dedicated connection that LISTENs on svc's channels (and pg-boss's job channel) and
- * reconnects with backoff if it drops. `onReconnect` lets callers re-check what they may have
- * missed while disconnected.
+ * One dedicated connection that LISTENs on some channels and reconnects with backoff if it
+ * drops. `onReconnect` lets callers re-check what they may have missed while disconnected;
+ * `onDisconnect` tells them that notifications may be missed from now on.
  */
 export class NotificationListener {
   readonly #url: string;
   readonly #channels: string[];
   readonly #onNotification: NotificationHandler;
   readonly #onReconnect: () => void;
+  readonly #onDisconnect: () => void;
   readonly #onError: (error: unknown) => void;
   #client: pg.Client | null = null;
   #stopped = false;
   #attempt = 0;
 
-  constructor(options: { url: string; channels: string[]; onNotification: NotificationHandler; onReconnect?: () => void; onError?: (error: unknown) => void }) {
+  constructor(options: {
+    url: string;
+    channels: string[];
+    onNotification: NotificationHandler;
+    onReconnect?: () => void;
+    onDisconnect?: () => void;
+    onError?: (error: unknown) => void;
+  }) {
     this.#url = options.url;
     this.#channels = options.channels;
     this.#onNotification = options.onNotification;
     this.#onReconnect = options.onReconnect ?? (() => {});
+    this.#onDisconnect = options.onDisconnect ?? (() => {});
     this.#onError = options.onError ?? (() => {});
+  }
+
+  /** Whether the connection is up and listening (notifications are being received). */
+  get connected(): boolean {
+    return this.#client !== null;
   }
 
   async start(): Promise<void> {
@@ -48,6 +62,7 @@ export class NotificationListener {
     if (this.#stopped || !this.#client) return;
     const old = this.#client;
     this.#client = null;
+    this.#onDisconnect();
     old.removeAllListeners();
     old.end().catch(() => {});
     while (!this.#stopped) {
