@@ -27,6 +27,7 @@ export * from "./waitpoints/present-token.ts";
 export * from "./envvars/index.ts";
 export { prepared, preparedText, withTransaction, type Queryable, type Pool, type PoolClient } from "../db/queryable.ts";
 export * from "./timers/lapsed-leases.ts";
+export * from "./timers/due-resumes.ts";
 export * from "./runs/run-object.ts";
 export * from "./runs/retrieve-run.ts";
 export * from "./runs/list-filters.ts";
