@@ -1,12 +1,28 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
+/** Bytes at or above this are skipped: 252 = 7 × 36, so every character is equally likely. */
+const UNBIASED_LIMIT = 252;
+
+/** Random bytes drawn from the OS in 4 KiB refills (one call per ~190 ids instead of one per id). */
+const pool = Buffer.alloc(4096);
+let offset = pool.length;
+
+function randomByte(): number {
+  if (offset === pool.length) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  return pool[offset++]!;
+}
 
 /** A random lowercase base-36 string, `length` chars (about 5.17 bits each). */
 export function randomId(length = 21): string {
-  const bytes = randomBytes(length);
   let out = "";
-  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i]! % 36];
+  while (out.length < length) {
+    const byte = randomByte();
+    if (byte < UNBIASED_LIMIT) out += ALPHABET[byte % 36];
+  }
   return out;
 }
 
