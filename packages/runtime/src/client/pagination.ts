@@ -1,6 +1,32 @@
 // List results: one page of items plus the way to the next, and async iteration over all of them.
 // The same shape as @trigger.dev/sdk's CursorPage / OffsetLimitPage.
 
+/** What both kinds of page share: the items, and walking this page and the ones after it. */
+abstract class Page<T, P extends Page<T, P>> implements AsyncIterable<T> {
+  constructor(readonly data: T[]) {}
+
+  abstract hasNextPage(): boolean;
+  abstract getNextPage(): Promise<P>;
+
+  getPaginatedItems(): T[] {
+    return this.data;
+  }
+
+  /** This page, then each following page. */
+  async *iterPages(): AsyncGenerator<P> {
+    let page = this as unknown as P;
+    yield page;
+    while (page.hasNextPage()) {
+      page = await page.getNextPage();
+      yield page;
+    }
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for await (const page of this.iterPages()) yield* page.data;
+  }
+}
+
 export interface CursorPagination {
   next?: string;
   previous?: string;
@@ -15,12 +41,14 @@ export interface CursorPagination {
  * console.log(page.data.length, page.hasNextPage());
  * for await (const run of page) console.log(run.id); // walks all pages
  */
-export class CursorPage<T> implements AsyncIterable<T> {
+export class CursorPage<T> extends Page<T, CursorPage<T>> {
   constructor(
-    readonly data: T[],
+    data: T[],
     readonly pagination: CursorPagination,
     private readonly fetchPage: (cursor: { after?: string; before?: string }) => Promise<CursorPage<T>>,
-  ) {}
+  ) {
+    super(data);
+  }
 
   hasNextPage(): boolean {
     return Boolean(this.pagination.next);
@@ -40,23 +68,6 @@ export class CursorPage<T> implements AsyncIterable<T> {
     return this.fetchPage({ before: this.pagination.previous });
   }
 
-  getPaginatedItems(): T[] {
-    return this.data;
-  }
-
-  /** This page, then each following page. */
-  async *iterPages(): AsyncGenerator<CursorPage<T>> {
-    let page: CursorPage<T> = this;
-    yield page;
-    while (page.hasNextPage()) {
-      page = await page.getNextPage();
-      yield page;
-    }
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    for await (const page of this.iterPages()) yield* page.data;
-  }
 }
 
 export interface OffsetPagination {
@@ -71,12 +82,14 @@ export interface OffsetPagination {
  * @example
  * for await (const schedule of await schedules.list({ perPage: 50 })) console.log(schedule.id);
  */
-export class OffsetPage<T> implements AsyncIterable<T> {
+export class OffsetPage<T> extends Page<T, OffsetPage<T>> {
   constructor(
-    readonly data: T[],
+    data: T[],
     readonly pagination: OffsetPagination,
     private readonly fetchPage: (page: number) => Promise<OffsetPage<T>>,
-  ) {}
+  ) {
+    super(data);
+  }
 
   hasNextPage(): boolean {
     return this.pagination.currentPage < this.pagination.totalPages;
@@ -96,22 +109,6 @@ export class OffsetPage<T> implements AsyncIterable<T> {
     return this.fetchPage(this.pagination.currentPage - 1);
   }
 
-  getPaginatedItems(): T[] {
-    return this.data;
-  }
-
-  async *iterPages(): AsyncGenerator<OffsetPage<T>> {
-    let page: OffsetPage<T> = this;
-    yield page;
-    while (page.hasNextPage()) {
-      page = await page.getNextPage();
-      yield page;
-    }
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    for await (const page of this.iterPages()) yield* page.data;
-  }
 }
 
 /** Turns the ISO strings of the named fields into Dates (shallow), leaving absent fields absent. */
