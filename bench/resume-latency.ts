@@ -56,24 +56,35 @@ async function lanes<T>(items: T[], width: number, fn: (item: T) => Promise<void
   await Promise.all(Array.from({ length: width }, async () => { while (next < items.length) await fn(items[next++]!); }));
 }
 
-export async function resumeLatencyScenario(embedded: { url: string } | undefined, n: number) {
+/**
+ * One at a time means one resume in the system at a time: the next completion is sent once the
+ * previous run has finished (its COMPLETED write included), after a random pause of 0–3 ms.
+ */
+async function settle(finished: Promise<unknown>) {
+  await finished;
+  await new Promise((r) => setTimeout(r, Math.random() * 3));
+}
+
+export async function resumeLatencyScenario(embedded: { url: string } | undefined, n: number, warmUp: number) {
   const db = await benchDatabase("resume", embedded);
   const stack = await benchStack(db.url, { tasks: [waiter], api: true, concurrency: 50 });
-  const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, 50 warm-up)`];
+  const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, after ${warmUp} warm-up resumes)`];
   const via = { "fast-path": 0, job: 0 };
   stack.worker!.events.on("runResumed", (e) => via[e.via]++);
-  const warm = await suspendedRuns(stack, 50);
-  for (const t of warm) { const m = markFor(t); await completeOverHttp(stack, t); await m; }
+  // Warm-up: JIT-compiles the API's and the worker's hot paths (steady state is what is measured).
+  const warm = await suspendedRuns(stack, warmUp);
+  for (const t of warm) { const m = markFor(t); const finished = stack.worker!.events.next("runFinished"); await completeOverHttp(stack, t); await m; await settle(finished); }
 
   // One at a time, completion over HTTP (keep-alive) → code.
   const httpTokens = await suspendedRuns(stack, n);
   const http: number[] = [];
   for (const t of httpTokens) {
     const m = markFor(t);
+    const finished = stack.worker!.events.next("runFinished");
     const t0 = now();
     await completeOverHttp(stack, t);
     http.push((await m) - t0);
-    await new Promise((r) => setTimeout(r, Math.random() * 3));
+    await settle(finished);
   }
   out.push(line("one at a time, HTTP /complete → code", percentiles(http)));
   if (process.env.BENCH_QUARTERS) for (let q = 0; q < 4; q++) out.push(line(`  quarter ${q + 1}`, percentiles(http.slice((q * http.length) / 4, ((q + 1) * http.length) / 4))));
@@ -83,10 +94,11 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
   const commit: number[] = [];
   for (const t of commitTokens) {
     const m = markFor(t);
+    const finished = stack.worker!.events.next("runFinished");
     await withTransaction(stack.engine.db, (tx) => completeToken(stack.engine, tx, t, { ok: true }));
     const acked = now();
     commit.push((await m) - acked);
-    await new Promise((r) => setTimeout(r, Math.random() * 3));
+    await settle(finished);
   }
   out.push(line("one at a time, COMMIT ack → code", percentiles(commit)));
 

@@ -112,8 +112,8 @@ export function createWorker(options: WorkerOptions): Worker {
     pollIntervalMs: options.pollIntervalMs ?? 1000,
     heartbeatIntervalMs: 4000,
     externalInFlight: () => fastPathInFlight,
-    handle: (job: ConsumedJob) =>
-      executeRun(executorDeps, active, job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }),
+    handle: (job: ConsumedJob, release) =>
+      executeRun(executorDeps, active, job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }, release),
     onError: (error) => onError(error, "consumer"),
     // One fetch at a time per limited queue, across all workers (the lock ends with the transaction).
     serializeFetch: (queue, fetch) =>

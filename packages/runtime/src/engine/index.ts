@@ -10,6 +10,7 @@ export * from "./runs/statuses.ts";
 export * from "./runs/store.ts";
 export * from "./runs/trigger.ts";
 export * from "./runs/payloads.ts";
+export { parseSuperjson, stringifySuperjson } from "./runs/superjson-text.ts";
 export * from "./runs/retry-policy.ts";
 export * from "./runs/notify-waiters.ts";
 export * from "./channels.ts";

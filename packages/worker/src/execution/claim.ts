@@ -19,6 +19,8 @@ export interface Claim {
 
 /** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
 const LEDGER_OF_CLAIMED = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH})) AS ledger`;
+/** A first attempt has no ledger yet (only the run's own executions write one): no lookup. */
+const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${LEDGER_OF_CLAIMED.replace(/ AS ledger$/, "")} END AS ledger`;
 
 export interface ClaimInput {
   runId: string;
@@ -38,27 +40,27 @@ export interface ClaimInput {
 export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
   const { rows } = await db.query<ClaimedRun & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_starts",
-    `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS i(run_id, claim_token, job_id)),
+    `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, job_id text)),
      prev AS (SELECT r.id, r.status, r.updated_at FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
      claimed AS (
-       UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $4,
-         worker_version = $5, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
+       UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $2,
+         worker_version = $3, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
          -- A started run can no longer expire; clearing it also keeps it out of runs_expiring.
          expire_at = NULL,
-         started_at = coalesce(r.started_at, $6), updated_at = now()
+         started_at = coalesce(r.started_at, $4), updated_at = now()
        FROM prev JOIN input i ON i.run_id = prev.id
        WHERE r.id = prev.id
-         AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $6)) OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
+         AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $4)) OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
        RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
      crashed AS (
        -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
        INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
-       SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $6), $6,
+       SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $4), $4,
          '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
        FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING' AND c.attempt_number > 1
        ON CONFLICT (run_id, number) DO NOTHING)
-     SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
-    [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), inputs.map((i) => i.jobId), worker.id, worker.version, now],
+     SELECT claimed.*, ${LEDGER_OF_CLAIMED_START} FROM claimed`,
+    [JSON.stringify(inputs.map((i) => ({ run_id: i.runId, claim_token: i.claimToken, job_id: i.jobId }))), worker.id, worker.version, now],
   ));
   // Matched by claim token: two jobs for one run yield one claim, the other gets null.
   const byToken = new Map(rows.map((row) => [row.claim_token, row]));

@@ -52,9 +52,11 @@ export class ActiveExecutions {
 
 /**
  * Claims and executes one run: start (a fresh attempt, or a takeover after a crash) or resume
- * (replay the ledger and continue). Returns when the run finished, suspended or was lost.
+ * (replay the ledger and continue). Returns when the run finished, suspended or was lost;
+ * `release` is called as soon as the task code is done (the slot is free before the writes that
+ * record how it ended).
  */
-export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch): Promise<void> {
+export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch, release: () => void = () => {}): Promise<void> {
   const { engine } = deps;
   const claimToken = randomUUID();
   const base = { runId: dispatch.runId, claimToken, workerId: deps.workerId, workerVersion: deps.workerVersion, now: engine.clock.now() };
@@ -92,13 +94,13 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const leased = dispatch.kind === "resume" && dispatch.jobId === null;
   active.byRun.set(run.id, { claimToken, abort, leased });
   try {
-    await runTask(deps, run, task, claim, claimToken, abort, leased ? "fast-path" : "job");
+    await runTask(deps, run, task, claim, claimToken, abort, leased ? "fast-path" : "job", release);
   } finally {
     active.byRun.delete(run.id);
   }
 }
 
-async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: "fast-path" | "job"): Promise<void> {
+async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: "fast-path" | "job", release: () => void): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
@@ -153,6 +155,7 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
     canceled.then(() => ({ kind: "canceled" as const })),
   ]);
   if (timer) clearTimeout(timer);
+  release();
 
   switch (outcome.kind) {
     case "suspended":

@@ -53,59 +53,49 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
     const to = RUN_STATUS[ending.kind];
     if (!canTransition("EXECUTING", to)) throw new IllegalTransitionError("EXECUTING", to);
   }
-  const cols = items.map(({ run, claimToken, ending }) => {
+  // One JSON parameter: V8 writes it natively, where text arrays are escaped element by element.
+  const input = items.map(({ run, claimToken, ending, startedAt }) => {
     const packet = ending.kind === "completed" ? encodeOutput(ending.output) : null;
     return {
-      runId: run.id,
-      claimToken,
+      run_id: run.id,
+      claim_token: claimToken,
       status: RUN_STATUS[ending.kind],
       output: packet?.data ?? null,
-      outputType: packet?.type ?? null,
-      error: ending.kind === "completed" ? null : JSON.stringify(ending.error),
+      output_type: packet?.type ?? null,
+      error: ending.kind === "completed" ? null : ending.error,
       retry: ending.kind === "retry",
-      retryAt: ending.kind === "retry" ? ending.at : null,
-      attemptStatus: ATTEMPT_STATUS[ending.kind],
+      retry_at: ending.kind === "retry" ? ending.at : null,
+      attempt_status: ATTEMPT_STATUS[ending.kind],
+      started_at: startedAt,
     };
   });
   const { rows } = await db.query<{ id: string }>(prepared(
     "svc_finish_executions",
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::timestamptz[], $9::text[], $11::timestamptz[])
-         AS i(run_id, claim_token, status, output, output_type, error, retry, retry_at, attempt_status, started_at)),
+       SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, status text, output text, output_type text,
+         error jsonb, retry boolean, retry_at timestamptz, attempt_status text, started_at timestamptz)),
      finished AS (
        UPDATE runs r SET status = i.status, updated_at = now(), claim_token = NULL, lease_expires_at = NULL,
-         output = i.output, output_type = i.output_type, error = i.error::jsonb,
-         finished_at = CASE WHEN i.retry THEN NULL ELSE $10::timestamptz END,
+         output = i.output, output_type = i.output_type, error = i.error,
+         finished_at = CASE WHEN i.retry THEN NULL ELSE $2::timestamptz END,
          available_at = CASE WHEN i.retry THEN i.retry_at ELSE r.available_at END,
          ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END,
          job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
        FROM input i
        WHERE r.id = i.run_id AND r.status = 'EXECUTING' AND r.claim_token = i.claim_token
-       RETURNING r.id, r.attempt_number, r.worker_id, r.worker_version, i.retry, i.retry_at, i.error, i.attempt_status),
+       RETURNING r.id, r.attempt_number, r.worker_id, r.worker_version, i.retry, i.retry_at, i.error, i.attempt_status, i.started_at),
      attempt AS (
        -- The attempt's one row, written as it ends (started_at: when its last execution began).
        INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, error, retry_at, started_at, finished_at)
-       SELECT f.id, f.attempt_number, f.attempt_status, f.worker_id, f.worker_version, f.error::jsonb, f.retry_at, i.started_at, $10
-       FROM finished f JOIN input i ON i.run_id = f.id
+       SELECT f.id, f.attempt_number, f.attempt_status, f.worker_id, f.worker_version, f.error, f.retry_at, f.started_at, $2
+       FROM finished f
        ON CONFLICT (run_id, number) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error,
          retry_at = EXCLUDED.retry_at, finished_at = EXCLUDED.finished_at),
      wake AS (
        -- Retries are due later: timer loops re-plan.
        SELECT pg_notify('svc_timers', '') WHERE EXISTS (SELECT 1 FROM finished WHERE retry))
      SELECT finished.id, (SELECT count(*) FROM wake) AS woken FROM finished`,
-    [
-      cols.map((c) => c.runId),
-      cols.map((c) => c.claimToken),
-      cols.map((c) => c.status),
-      cols.map((c) => c.output),
-      cols.map((c) => c.outputType),
-      cols.map((c) => c.error),
-      cols.map((c) => c.retry),
-      cols.map((c) => c.retryAt),
-      cols.map((c) => c.attemptStatus),
-      now,
-      items.map((i) => i.startedAt),
-    ],
+    [JSON.stringify(input), now],
   ));
   const written = new Set(rows.map((r) => r.id));
   return items.map((item) => written.has(item.run.id));

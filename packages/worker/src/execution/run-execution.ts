@@ -1,6 +1,7 @@
-import superjson from "superjson";
 import {
   CHANNELS,
+  parseSuperjson,
+  stringifySuperjson,
   decodePacket,
   insertWaitpoint,
   LedgerSession,
@@ -106,7 +107,7 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
-    if (entry?.resolved) return superjson.parse((entry.outcome as { value: string }).value) as T;
+    if (entry?.resolved) return parseSuperjson((entry.outcome as { value: string }).value) as T;
     const value = await fn();
     return this.#recordStep(key, name, value);
   }
@@ -115,7 +116,7 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", "wait.createToken", this.#deps.clock.now());
-    if (entry?.resolved) return superjson.parse((entry.outcome as { value: string }).value) as CreatedToken;
+    if (entry?.resolved) return parseSuperjson((entry.outcome as { value: string }).value) as CreatedToken;
     const token = await this.#createToken(this.#env, options);
     return this.#recordStep(key, "wait.createToken", token);
   }
@@ -205,7 +206,7 @@ export class DurableExecution implements RunExecution {
 
   async #recordStep<T>(key: { stepKey: string; epoch: number }, name: string, value: T): Promise<T> {
     if (this.#fenced) return never();
-    const outcome = { ok: true, value: superjson.stringify(value) };
+    const outcome = { ok: true, value: stringifySuperjson(value) };
     const recorded = await recordStep(this.#deps.db, {
       runId: this.#run.id,
       claimToken: this.#claimToken,

@@ -25,7 +25,12 @@ export interface ConsumerOptions {
   heartbeatIntervalMs: number;
   /** Slots taken by work that did not come through pg-boss (the resume fast path). */
   externalInFlight?: () => number;
-  handle(job: ConsumedJob): Promise<void>;
+  /**
+   * Executes a job. `release()` gives its slot back before the returned promise settles (once the
+   * task code is done and only bookkeeping writes remain), so the next fetch overlaps them; the
+   * job itself stays in flight (heartbeats, completion) until the promise settles.
+   */
+  handle(job: ConsumedJob, release: () => void): Promise<void>;
   onError(error: unknown): void;
   /**
    * Runs the fetch of a queue that has a concurrencyLimit while holding a lock on that queue.
@@ -52,6 +57,8 @@ export class JobConsumer {
   readonly #queues = new Map<string, QueueSubscription>();
   readonly #dirty = new Set<string>();
   readonly #inFlight = new Map<string, ConsumedJob>();
+  /** In-flight jobs that still hold a slot (not yet released by their handler). */
+  #holdingSlots = 0;
   readonly #completions = new Map<string, ConsumedJob[]>();
   #wake: (() => void) | null = null;
   /** Set when something may have made work available; a wake-up during a fetch is not lost. */
@@ -80,7 +87,7 @@ export class JobConsumer {
    * of the slots free (or when idle) fetch now; below that, after a short coalescing delay.
    */
   #scheduleRefill(): void {
-    if (this.freeSlots() >= this.#refillThreshold || this.#inFlight.size === 0) return this.#requestWake();
+    if (this.freeSlots() >= this.#refillThreshold || this.#holdingSlots === 0) return this.#requestWake();
     if (this.#refillTimer) return;
     this.#refillTimer = setTimeout(() => {
       this.#refillTimer = null;
@@ -107,7 +114,7 @@ export class JobConsumer {
   }
 
   freeSlots(): number {
-    return this.#options.concurrency - this.#inFlight.size - (this.#options.externalInFlight?.() ?? 0);
+    return this.#options.concurrency - this.#holdingSlots - (this.#options.externalInFlight?.() ?? 0);
   }
 
   subscribe(queue: QueueSubscription): void {
@@ -208,8 +215,16 @@ export class JobConsumer {
 
   #launch(job: ConsumedJob): void {
     this.#inFlight.set(job.id, job);
+    this.#holdingSlots++;
+    let holding = true;
+    const release = () => {
+      if (!holding) return;
+      holding = false;
+      this.#holdingSlots--;
+      this.#scheduleRefill();
+    };
     this.#options
-      .handle(job)
+      .handle(job, release)
       .catch((error) => this.#options.onError(error))
       .finally(() => {
         this.#inFlight.delete(job.id);
@@ -217,7 +232,7 @@ export class JobConsumer {
         if (!list) this.#completions.set(job.queue, (list = []));
         list.push(job);
         this.#scheduleFlush();
-        this.#scheduleRefill();
+        release();
       });
   }
 

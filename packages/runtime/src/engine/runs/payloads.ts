@@ -1,6 +1,6 @@
-import superjson from "superjson";
 import type { Queryable } from "../../db/queryable.ts";
 import { ValidationError } from "../../errors.ts";
+import { parseSuperjson, stringifySuperjson } from "./superjson-text.ts";
 
 export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
 export type PayloadType = (typeof PAYLOAD_TYPES)[number];
@@ -29,9 +29,9 @@ export function encodePayload(payload: unknown, type: string): Packet {
       }
       return { data: JSON.stringify(payload), type };
     case "application/super+json":
-      if (typeof payload !== "string") return { data: superjson.stringify(payload), type };
+      if (typeof payload !== "string") return { data: stringifySuperjson(payload), type };
       try {
-        superjson.parse(payload);
+        parseSuperjson(payload);
       } catch {
         throw new ValidationError("payload: application/super+json payload is not valid superjson text");
       }
@@ -54,7 +54,7 @@ export function decodePacket(packet: Packet): unknown {
   if (packet.data === null || packet.data === undefined) return undefined;
   switch (packet.type) {
     case "application/super+json":
-      return superjson.parse(packet.data);
+      return parseSuperjson(packet.data);
     case "text/plain":
       return packet.data;
     default:
@@ -65,7 +65,7 @@ export function decodePacket(packet: Packet): unknown {
 /** Serialises a task's return value (or a token output) for storage, keeping Dates and friends. */
 export function encodeOutput(value: unknown): Packet {
   if (value === undefined) return { data: null, type: "application/json" };
-  return { data: superjson.stringify(value), type: "application/super+json" };
+  return { data: stringifySuperjson(value), type: "application/super+json" };
 }
 
 /** Resolves application/store packets to their uploaded content. */
