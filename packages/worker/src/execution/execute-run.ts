@@ -125,34 +125,30 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
   const maxDuration = run.max_duration_s ?? task.maxDuration;
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<"timed_out">((resolve) => {
-    if (maxDuration) timer = setTimeout(() => resolve("timed_out"), maxDuration * 1000);
-  });
+  // Whatever ends the execution other than the code returning or throwing: one promise for all
+  // (fewer promises per run; each costs an async-hooks callback while AsyncLocalStorage is on).
+  let interrupt!: (kind: "suspended" | "fenced" | "timed_out" | "canceled") => void;
+  const interrupted = new Promise<{ kind: "suspended" | "fenced" | "timed_out" | "canceled" }>((resolve) => (interrupt = (kind) => resolve({ kind })));
+  const timer = maxDuration ? setTimeout(() => interrupt("timed_out"), maxDuration * 1000) : undefined;
   // Registered before the task runs, so it fires before the task's own abort listeners: code the
   // task runs on abort already finds the execution fenced (a step's function does not run).
-  const canceled = new Promise<"canceled">((resolve) =>
-    abort.signal.addEventListener(
-      "abort",
-      () => {
-        resolve("canceled");
-        execution.fence();
-      },
-      { once: true },
-    ),
+  abort.signal.addEventListener(
+    "abort",
+    () => {
+      interrupt("canceled");
+      execution.fence();
+    },
+    { once: true },
   );
+  void execution.ended.then((end) => interrupt(end.kind));
   // Preparing the environment (env vars) is part of the attempt: if it fails, the attempt fails
   // and is retried by the task's policy, instead of leaving the claimed run EXECUTING.
-  const userCode = runInExecution(execution, () =>
-    Promise.resolve()
-      .then(() => deps.prepareEnvironment?.())
-      .then(() => task.run(payload, { ctx: execution.ctx, signal: abort.signal })),
-  );
+  const prepare = deps.prepareEnvironment;
+  const run_ = () => task.run(payload, { ctx: execution.ctx, signal: abort.signal });
+  const userCode = runInExecution(execution, () => (prepare ? Promise.resolve().then(prepare).then(run_) : Promise.resolve().then(run_)));
   const outcome = await Promise.race([
     userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
-    execution.ended.then((end) => ({ kind: end.kind })),
-    timedOut.then(() => ({ kind: "timed_out" as const })),
-    canceled.then(() => ({ kind: "canceled" as const })),
+    interrupted,
   ]);
   if (timer) clearTimeout(timer);
   release();
