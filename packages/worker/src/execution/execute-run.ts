@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import {
   decideAfterFailure,
   decodePacket,
+  encodeOutput,
   loadStoredPacket,
   LedgerSession,
   NondeterminismError,
   transitionRun,
   type EngineDeps,
   type Environment,
+  type Packet,
 } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
 import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
@@ -171,7 +173,16 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
       return;
     case "returned":
       execution.fence();
-      await finishAndReport(deps, run, claimToken, { kind: "completed", output: outcome.output });
+      // Encoded here, not in the shared finish statement: a value that cannot be stored fails
+      // this run alone.
+      let output: Packet;
+      try {
+        output = encodeOutput(outcome.output);
+      } catch (error) {
+        await finishAndReport(deps, run, claimToken, { kind: "failed", error: internalError("OUTPUT_UNSERIALIZABLE", `The task's return value could not be stored: ${(error as Error)?.message ?? String(error)}`) });
+        return;
+      }
+      await finishAndReport(deps, run, claimToken, { kind: "completed", output });
       return;
     case "threw": {
       execution.fence();

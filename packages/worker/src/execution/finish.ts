@@ -1,10 +1,10 @@
-import { canTransition, encodeOutput, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
+import { canTransition, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";
 
 /** How an execution ended, decided by the executor. */
 export type Ending =
-  | { kind: "completed"; output: unknown }
+  | { kind: "completed"; output: Packet }
   | { kind: "failed"; error: SerializedError }
   | { kind: "retry"; error: SerializedError; at: Date }
   | { kind: "timed_out"; error: SerializedError }
@@ -55,7 +55,7 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
   }
   // One JSON parameter: V8 writes it natively, where text arrays are escaped element by element.
   const input = items.map(({ run, claimToken, ending, startedAt }) => {
-    const packet = ending.kind === "completed" ? encodeOutput(ending.output) : null;
+    const packet = ending.kind === "completed" ? ending.output : null;
     return {
       run_id: run.id,
       claim_token: claimToken,

@@ -1,3 +1,5 @@
+import { inspect } from "node:util";
+
 /** An error as stored on a run or attempt (errors that cross the database are data). */
 export interface SerializedError {
   type: "user" | "internal";
@@ -7,13 +9,34 @@ export interface SerializedError {
   code?: string;
 }
 
+/**
+ * What task code threw, as storable data. Anything can be thrown: values JSON cannot hold (a
+ * BigInt, a cycle) are described with util.inspect, and text Postgres cannot store (NUL, half a
+ * surrogate pair) is replaced with U+FFFD, so recording the error can never fail.
+ */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
-    return { type: "user", name: error.name, message: error.message, ...(error.stack ? { stackTrace: error.stack } : {}) };
+    return { type: "user", name: storable(error.name), message: storable(error.message), ...(error.stack ? { stackTrace: storable(error.stack) } : {}) };
   }
-  return { type: "user", name: "Error", message: typeof error === "string" ? error : JSON.stringify(error) ?? String(error) };
+  return { type: "user", name: "Error", message: storable(typeof error === "string" ? error : describe(error)) };
 }
 
 export function internalError(code: string, message: string): SerializedError {
-  return { type: "internal", name: code, code, message };
+  return { type: "internal", name: code, code, message: storable(message) };
+}
+
+function describe(value: unknown): string {
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return json;
+  } catch {
+    // BigInt, cycles, throwing toJSON: described below.
+  }
+  return inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY });
+}
+
+/** Text Postgres can store in text and jsonb: no NUL, no lone surrogates. */
+export function storable(text: string): string {
+  const wellFormed = (text as string & { toWellFormed(): string }).toWellFormed();
+  return wellFormed.includes("\u0000") ? wellFormed.replaceAll("\u0000", "\ufffd") : wellFormed;
 }

@@ -223,17 +223,25 @@ export class JobConsumer {
       this.#holdingSlots--;
       this.#scheduleRefill();
     };
-    this.#options
-      .handle(job, release)
-      .catch((error) => this.#options.onError(error))
-      .finally(() => {
+    this.#options.handle(job, release).then(
+      () => {
         this.#inFlight.delete(job.id);
         let list = this.#completions.get(job.queue);
         if (!list) this.#completions.set(job.queue, (list = []));
         list.push(job);
         this.#scheduleFlush();
         release();
-      });
+      },
+      (error: unknown) => {
+        // The run's state could not be recorded (e.g. the database was unreachable): completing the
+        // job would strand the run. Left active and no longer touched, pg-boss delivers it again
+        // once its heartbeat lapses, and the claim takes the run over as a crashed attempt.
+        this.#options.onError(error);
+        this.#inFlight.delete(job.id);
+        release();
+        if (this.#inFlight.size === 0 && this.#drained) this.#drained();
+      },
+    );
   }
 
   #scheduleFlush(): void {
