@@ -20,6 +20,9 @@ export const DEFAULT_RETRY: Required<RetryPolicy> = {
   randomize: true,
 };
 
+/** The longest backoff: far beyond any real policy, and always a date both JS and Postgres hold. */
+export const MAX_RETRY_DELAY_MS = 365 * 86_400_000;
+
 export type FailureDecision = { kind: "retry"; at: Date; delayMs: number } | { kind: "fail" };
 
 /**
@@ -34,11 +37,27 @@ export function decideAfterFailure(
   random: () => number = Math.random,
   retryable = true,
 ): FailureDecision {
-  const p = { ...DEFAULT_RETRY, ...policy };
+  const p = withDefaults(policy);
   const maxAttempts = maxAttemptsOverride ?? p.maxAttempts;
   if (!retryable || attempt >= maxAttempts) return { kind: "fail" };
   const base = p.minTimeoutInMs * Math.pow(p.factor, attempt - 1);
   const jittered = p.randomize ? base * (1 + random()) : base;
-  const delayMs = Math.round(Math.min(p.maxTimeoutInMs, jittered));
+  const capped = Math.min(p.maxTimeoutInMs, jittered, MAX_RETRY_DELAY_MS);
+  // A NaN delay would be an invalid date, stored as no retry time at all: a run queued for good.
+  const delayMs = Number.isNaN(capped) ? DEFAULT_RETRY.maxTimeoutInMs : Math.max(0, Math.round(capped));
   return { kind: "retry", at: new Date(now.getTime() + delayMs), delayMs };
+}
+
+/**
+ * The policy with a default for every setting left out. `{ ...DEFAULT_RETRY, ...policy }` is not
+ * enough: `{ minTimeoutInMs: undefined }` (an option passed through unset) would override the
+ * default with undefined, making the delay NaN or the attempts unbounded.
+ */
+function withDefaults(policy: RetryPolicy | undefined): Required<RetryPolicy> {
+  const p = { ...DEFAULT_RETRY };
+  for (const key of Object.keys(p) as (keyof RetryPolicy)[]) {
+    const value = policy?.[key];
+    if (value !== undefined && value !== null) (p as Record<keyof RetryPolicy, unknown>)[key] = value;
+  }
+  return p;
 }
