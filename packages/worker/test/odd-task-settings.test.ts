@@ -34,9 +34,21 @@ const unsetMaxAttempts = task({
   },
 });
 
+// Longer than setTimeout's limit (2^31 - 1 ms, about 24.8 days).
+const THIRTY_DAYS_S = 30 * 86_400;
+const monthLong = task({
+  id: "month-long",
+  maxDuration: THIRTY_DAYS_S,
+  run: async () => {
+    // Some real work: long enough for a timer that fires at once to win.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return "done";
+  },
+});
+
 beforeAll(async () => {
   te = await startTestEngine({ clock });
-  tw = await startTestWorker(te, [unsetTimeouts, unsetMaxAttempts], { timerLoop: false });
+  tw = await startTestWorker(te, [unsetTimeouts, unsetMaxAttempts, monthLong], { timerLoop: false });
   tw.worker.events.on("runRetryScheduled", (e) => retries.push(e.runId));
   tw.worker.events.on("runFinished", (e) => finished.set(e.runId, e.status));
 });
@@ -68,5 +80,15 @@ describe("a retry policy with settings left undefined", () => {
     await eventually(async () => finished.has(id));
     expect(finished.get(id)).toBe("FAILED");
     expect((await getRunRow(te, id)).attempt_number).toBe(3);
+  });
+});
+
+describe("a maxDuration longer than setTimeout can wait", () => {
+  it("does not time the run out at once", async () => {
+    const fromTask = await triggerRun(te.engine, te.env, "month-long", {});
+    const fromTrigger = await triggerRun(te.engine, te.env, "month-long", {}, { maxDuration: 2 * THIRTY_DAYS_S });
+    await eventually(async () => finished.has(fromTask.id) && finished.has(fromTrigger.id));
+    expect(finished.get(fromTask.id)).toBe("COMPLETED");
+    expect(finished.get(fromTrigger.id)).toBe("COMPLETED");
   });
 });

@@ -131,7 +131,7 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   // (fewer promises per run; each costs an async-hooks callback while AsyncLocalStorage is on).
   let interrupt!: (kind: "suspended" | "fenced" | "timed_out" | "canceled") => void;
   const interrupted = new Promise<{ kind: "suspended" | "fenced" | "timed_out" | "canceled" }>((resolve) => (interrupt = (kind) => resolve({ kind })));
-  const timer = maxDuration ? setTimeout(() => interrupt("timed_out"), maxDuration * 1000) : undefined;
+  const stopTimer = maxDuration ? startTimer(maxDuration * 1000, () => interrupt("timed_out")) : undefined;
   // Registered before the task runs, so it fires before the task's own abort listeners: code the
   // task runs on abort already finds the execution fenced (a step's function does not run).
   abort.signal.addEventListener(
@@ -152,7 +152,7 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
     userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
     interrupted,
   ]);
-  if (timer) clearTimeout(timer);
+  stopTimer?.();
   release();
 
   switch (outcome.kind) {
@@ -224,6 +224,22 @@ function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext
   };
 }
 
+
+/** setTimeout's longest delay: Node fires a longer one after 1 ms. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * Calls `fire` after `ms`, however long (a maxDuration of weeks is chained in ~24.8-day steps
+ * instead of timing the run out at once). Returns the function that cancels it.
+ */
+function startTimer(ms: number, fire: () => void): () => void {
+  let timer: NodeJS.Timeout;
+  const arm = (left: number) => {
+    timer = setTimeout(() => (left > MAX_TIMEOUT_MS ? arm(left - MAX_TIMEOUT_MS) : fire()), Math.min(left, MAX_TIMEOUT_MS));
+  };
+  arm(ms);
+  return () => clearTimeout(timer);
+}
 
 function finish(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending: Ending): Promise<boolean> {
   const item = { run, claimToken, ending, startedAt: run.updated_at };
