@@ -18,6 +18,15 @@ const throwers: Record<string, () => unknown> = {
   bigint: () => ({ amount: 10n }),
   cycle: () => cyclic,
   undefinedValue: () => undefined,
+  // Errors are plain objects: libraries set message and name to whatever they like.
+  numberMessage: () => Object.assign(new Error("replaced"), { message: 42 }),
+  undefinedName: () => Object.assign(new Error("nameless"), { name: undefined }),
+  throwingMessage: () =>
+    Object.defineProperty(new Error("hidden"), "message", {
+      get() {
+        throw new Error("no message for you");
+      },
+    }),
 };
 const thrower = task({
   id: "thrower",
@@ -62,6 +71,9 @@ describe("errors task code throws", () => {
     expect((errors.bigint!.error as { message: string }).message).toContain("10n");
     expect((errors.cycle!.error as { message: string }).message).toContain("[Circular");
     expect((errors.undefinedValue!.error as { message: string }).message).toBe("undefined");
+    expect(errors.numberMessage!.error).toMatchObject({ name: "Error", message: "42" });
+    expect(errors.undefinedName!.error).toMatchObject({ name: "Error", message: "nameless" });
+    expect(errors.throwingMessage!.error).toMatchObject({ name: "Error", message: expect.stringContaining("no message for you") });
     for (const row of rows.slice(kinds.length)) expect(row.status).toBe("COMPLETED");
   });
 });

@@ -16,13 +16,28 @@ export interface SerializedError {
  */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
-    return { type: "user", name: storable(error.name), message: storable(error.message), ...(error.stack ? { stackTrace: storable(error.stack) } : {}) };
+    const stack = field(error, "stack");
+    return { type: "user", name: field(error, "name") || "Error", message: field(error, "message") ?? "", ...(stack ? { stackTrace: stack } : {}) };
   }
   return { type: "user", name: "Error", message: storable(typeof error === "string" ? error : describe(error)) };
 }
 
 export function internalError(code: string, message: string): SerializedError {
   return { type: "internal", name: code, code, message: storable(message) };
+}
+
+/**
+ * An Error's name, message or stack as storable text. Errors are plain objects: libraries set these
+ * to anything (a number, undefined), and a getter may throw.
+ */
+function field(error: Error, key: "name" | "message" | "stack"): string | undefined {
+  try {
+    const value: unknown = error[key];
+    if (value === undefined || value === null) return undefined;
+    return storable(typeof value === "string" ? value : describe(value));
+  } catch (thrown) {
+    return storable(`(reading its ${key} threw ${inspectSafely(thrown)})`);
+  }
 }
 
 function describe(value: unknown): string {
@@ -32,7 +47,16 @@ function describe(value: unknown): string {
   } catch {
     // BigInt, cycles, throwing toJSON: described below.
   }
-  return inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY });
+  return inspectSafely(value);
+}
+
+function inspectSafely(value: unknown): string {
+  try {
+    return inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY });
+  } catch {
+    // A custom inspect function that throws.
+    return Object.prototype.toString.call(value);
+  }
 }
 
 /** Text Postgres can store in text and jsonb: no NUL, no lone surrogates. */
