@@ -11,6 +11,13 @@ const UNIT_MS: Record<string, number> = {
 };
 
 /**
+ * The longest duration accepted (1,000 years): any time it leads to is a date both JS and Postgres
+ * hold. Beyond it `new Date(now + ms)` is an invalid date, which pg sends as text Postgres refuses
+ * (and the next major version of pg refuses to send at all).
+ */
+export const MAX_DURATION_MS = 1000 * 365 * 86_400_000;
+
+/**
  * Parses "30s", "10m", "1h30m", "2d", "1w" into milliseconds; null when the text is not a duration.
  */
 export function parseDuration(text: string): number | null {
@@ -34,10 +41,10 @@ export function resolveTime(value: string | number | Date, now: Date, field: str
   }
   if (typeof value === "number") {
     if (!Number.isFinite(value) || value < 0) throw new ValidationError(`${field}: expected a non-negative number of seconds`);
-    return new Date(now.getTime() + value * 1000);
+    return new Date(now.getTime() + withinMaxDuration(value * 1000, field, `${value}s`));
   }
   const ms = parseDuration(value);
-  if (ms !== null) return new Date(now.getTime() + ms);
+  if (ms !== null) return new Date(now.getTime() + withinMaxDuration(ms, field, value));
   if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
     const date = new Date(value);
     if (!Number.isNaN(date.getTime())) return date;
@@ -51,5 +58,11 @@ export function resolveTime(value: string | number | Date, now: Date, field: str
 export function parseTtl(value: string, field: string): number {
   const ms = parseDuration(value);
   if (ms === null) throw new ValidationError(`${field}: "${value}" is not a duration (e.g. "30s", "10m", "1h", "7d")`);
+  return withinMaxDuration(ms, field, value);
+}
+
+/** `ms`, or a ValidationError naming `field` when it is longer than MAX_DURATION_MS. */
+export function withinMaxDuration(ms: number, field: string, shown: string): number {
+  if (!(ms <= MAX_DURATION_MS)) throw new ValidationError(`${field}: "${shown}" is too long (at most ${MAX_DURATION_MS / 86_400_000}d)`);
   return ms;
 }

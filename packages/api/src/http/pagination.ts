@@ -24,7 +24,10 @@ export function decodeCursor(value: string, param: string): { createdAt: Date; i
   try {
     const parsed = JSON.parse(Buffer.from(value, "base64url").toString("utf8")) as Cursor;
     if (typeof parsed.c !== "number" || typeof parsed.r !== "string") throw new Error("shape");
-    return { createdAt: new Date(parsed.c), id: parsed.r };
+    // Values Postgres would refuse (an invalid date, a NUL) are not ours either.
+    const createdAt = new Date(parsed.c);
+    if (Number.isNaN(createdAt.getTime()) || parsed.r.includes("\u0000")) throw new Error("value");
+    return { createdAt, id: parsed.r };
   } catch {
     throw new ValidationError(`${param}: not a cursor returned by this API`);
   }

@@ -1,4 +1,4 @@
-import { parseDuration } from "../../durations.ts";
+import { MAX_DURATION_MS, parseDuration } from "../../durations.ts";
 import { ValidationError } from "../../errors.ts";
 import { RUN_STATUSES, isRunStatus, type RunStatus } from "./statuses.ts";
 
@@ -81,7 +81,8 @@ export function resolveRunListFilters(query: RunListQueryFilters, now: Date): Ru
   if (query.period !== undefined) {
     const ms = parseDuration(query.period);
     if (ms === null || ms <= 0) throw new ValidationError(`filter[createdAt][period]: "${query.period}" is not a period such as 1h, 1d, 7d or 30d`);
-    filters.createdFrom = new Date(now.getTime() - ms);
+    // A longer period than any date can reach back means "all of them".
+    filters.createdFrom = new Date(now.getTime() - Math.min(ms, MAX_DURATION_MS));
   } else if (query.from !== undefined) {
     filters.createdFrom = parseInstant(query.from, "filter[createdAt][from]");
   }

@@ -1,4 +1,4 @@
-import { parseTtl, resolveTime } from "../../durations.ts";
+import { parseTtl, resolveTime, withinMaxDuration } from "../../durations.ts";
 import { UnprocessableError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
@@ -73,7 +73,7 @@ export function planRun(
   let ttl: string | null = null;
   if (options.ttl !== undefined) {
     ttl = typeof options.ttl === "number" ? `${options.ttl}s` : options.ttl;
-    const ttlMs = typeof options.ttl === "number" ? options.ttl * 1000 : parseTtl(options.ttl, "ttl");
+    const ttlMs = typeof options.ttl === "number" ? withinMaxDuration(options.ttl * 1000, "ttl", ttl) : parseTtl(options.ttl, "ttl");
     expireAt = new Date((isDelayed ? delayUntil!.getTime() : now.getTime()) + ttlMs);
   }
   if (options.metadata !== undefined && (typeof options.metadata !== "object" || options.metadata === null || Array.isArray(options.metadata))) {

@@ -1,0 +1,57 @@
+// Durations and cursors whose numbers are too big for a date: a 400 naming the field, never a
+// delay silently dropped or an invalid date sent to Postgres.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApi, type TestApi } from "./harness.ts";
+import { createTokenRequest } from "./waitpoints-helpers.ts";
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => api?.close());
+
+const HUGE = "99999999999999999999d";
+const trigger = (options: unknown) => api.app.inject({ method: "POST", url: "/api/v1/tasks/t/trigger", headers: api.devAuth, payload: { payload: 1, options } as object });
+const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+describe("durations too long for any date", () => {
+  it("are refused on trigger, naming the option", async () => {
+    for (const [field, options] of [
+      ["delay", { delay: HUGE }],
+      ["ttl", { ttl: HUGE }],
+      ["ttl", { ttl: Number.MAX_SAFE_INTEGER }],
+      ["idempotencyKeyTTL", { idempotencyKey: "k", idempotencyKeyTTL: HUGE }],
+    ] as const) {
+      const res = await trigger(options);
+      expect(res.statusCode, JSON.stringify(options)).toBe(400);
+      expect(res.json().error).toMatch(new RegExp(`^${field}: .*too long`));
+    }
+    const { rows } = await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it("are refused on token create", async () => {
+    for (const body of [{ timeout: HUGE }, { idempotencyKey: "k", idempotencyKeyTTL: HUGE }]) {
+      const res = await createTokenRequest(api, body);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatch(/too long/);
+    }
+  });
+
+  it("as a run list period mean every run", async () => {
+    const created = (await trigger({})).json();
+    const res = await api.app.inject({ method: "GET", url: `/api/v1/runs?filter[createdAt][period]=${HUGE}`, headers: api.devAuth });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.map((r: { id: string }) => r.id)).toEqual([created.id]);
+  });
+});
+
+describe("page cursors with values Postgres cannot take", () => {
+  it("are refused like any cursor this API did not return", async () => {
+    for (const value of [{ c: 1e20, r: "x" }, { c: 1, r: "a\u0000b" }]) {
+      const res = await api.app.inject({ method: "GET", url: `/api/v1/waitpoints/tokens?page[after]=${cursor(value)}`, headers: api.devAuth });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe("page[after]: not a cursor returned by this API");
+    }
+  });
+});
