@@ -156,6 +156,18 @@ describe("secrets, reserved names and bad input", () => {
     expect((await call("GET", url("dev", "", "proj%00x"), pat)).statusCode).toBe(400);
     expect((await call("POST", url("dev"), keys.dev, { name: "A\u0000B", value: "x" })).statusCode).toBe(400);
   });
+
+  it("refuses values a run's process.env could not hold as given (a NUL, half a surrogate pair)", async () => {
+    // A NUL ends the value in process.env ("a\u0000b" reads as "a"); the other is stored as U+FFFD.
+    for (const value of ["a\u0000b", "half \ud800 a pair"]) {
+      const created = await call("POST", url("dev"), keys.dev, { name: "ODD", value });
+      expect(created.statusCode).toBe(400);
+      expect(created.json().error).toMatch(/^Value of ODD /);
+      expect((await call("POST", url("dev", "/import"), keys.dev, { variables: { ODD: value } })).statusCode).toBe(400);
+      expect((await call("PUT", url("dev", "/GREETING"), keys.dev, { value })).statusCode).toBe(400);
+    }
+    expect((await call("GET", url("dev", "/ODD"), keys.dev)).statusCode).toBe(404);
+  });
 });
 
 describe("who may touch which environment", () => {

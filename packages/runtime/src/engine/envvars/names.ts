@@ -27,6 +27,10 @@ export function variableNameProblem(name: string): string | null {
 
 export function variableValueProblem(name: string, value: string): string | null {
   if (Buffer.byteLength(value, "utf8") > MAX_VARIABLE_VALUE_BYTES) return `Value of ${name} is larger than ${MAX_VARIABLE_VALUE_BYTES} bytes`;
+  // A run would read something else: process.env ends a value at a NUL, and UTF-8 turns half a
+  // surrogate pair into U+FFFD.
+  if (value.includes("\u0000")) return `Value of ${name} contains a NUL character, which an environment variable cannot hold`;
+  if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) return `Value of ${name} is not valid Unicode (half a surrogate pair)`;
   return null;
 }
 
