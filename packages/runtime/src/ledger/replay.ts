@@ -18,7 +18,7 @@ export class LedgerSession {
 
   /** Resolves the key of the next durable call: `#n` by call order, or `key:<k>` for keyed calls. */
   nextKey(idempotencyKey?: string): { stepKey: string; epoch: number } {
-    if (idempotencyKey) return { stepKey: StepKeys.keyed(idempotencyKey), epoch: KEYED_EPOCH };
+    if (idempotencyKey) return { stepKey: StepKeys.keyed(asStored(idempotencyKey)), epoch: KEYED_EPOCH };
     return { stepKey: this.#keys.nextOrdinal(), epoch: this.epoch };
   }
 
@@ -30,7 +30,7 @@ export class LedgerSession {
     const entry = this.#entries.get(`${key.epoch}|${key.stepKey}`);
     if (!entry) return null;
     if (entry.expiresAt && entry.expiresAt.getTime() <= now.getTime()) return null;
-    if (entry.kind !== kind || (target !== null && entry.target !== null && entry.target !== target)) {
+    if (entry.kind !== kind || (target !== null && entry.target !== null && asStored(entry.target) !== asStored(target))) {
       throw new NondeterminismError(key.stepKey, { kind: entry.kind, target: entry.target }, { kind, target });
     }
     return entry;
@@ -44,4 +44,12 @@ export class LedgerSession {
   get size(): number {
     return this.#entries.size;
   }
+}
+
+/**
+ * Text as Postgres stores it: half a surrogate pair (a name cut inside an emoji) becomes U+FFFD.
+ * Recorded keys and targets come back that way, and must still match the code's own.
+ */
+function asStored(text: string): string {
+  return (text as string & { toWellFormed(): string }).toWellFormed();
 }
