@@ -2,6 +2,7 @@ import { withTransaction, type Queryable } from "../../db/queryable.ts";
 import type { EngineDeps } from "../deps.ts";
 import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "../runs/store.ts";
+import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { dueResumes } from "./due-resumes.ts";
 
 /**
@@ -74,23 +75,29 @@ export const retryingRuns: DueWork = {
 /**
  * Runs not started before their TTL become EXPIRED (and free their idempotency key). A due
  * `expire_at` of a run that left the queue another way (canceled) is cleared, so the index of
- * pending expiries holds only runs that may still expire.
+ * pending expiries holds only runs that may still expire. A parent waiting on an expired run
+ * (triggerAndWait, batchTriggerAndWait) is resumed in the same transaction, as for any other end.
  */
 export const expiringRuns: DueWork = {
   name: "expiring-runs",
   async fire(deps, now, limit) {
-    const { rows } = await deps.db.query<{ handled: number }>(
-      `WITH due AS (
-         SELECT id, status FROM runs WHERE expire_at <= $1 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED),
-       expired AS (
-         UPDATE runs r SET status = 'EXPIRED', expired_at = $1, finished_at = $1, expire_at = NULL, updated_at = now()
-         FROM due WHERE r.id = due.id AND due.status IN ('QUEUED', 'DELAYED') RETURNING r.id),
-       cleared AS (
-         UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND due.status NOT IN ('QUEUED', 'DELAYED') RETURNING r.id)
-       SELECT (SELECT count(*) FROM expired)::int + (SELECT count(*) FROM cleared)::int AS handled`,
-      [now, limit],
-    );
-    return rows[0]?.handled ?? 0;
+    return withTransaction(deps.db, async (tx) => {
+      const { rows } = await tx.query<{ handled: number; awaited: RunRow[] | null }>(
+        `WITH due AS (
+           SELECT id, status FROM runs WHERE expire_at <= $1 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+         expired AS (
+           UPDATE runs r SET status = 'EXPIRED', expired_at = $1, finished_at = $1, expire_at = NULL, updated_at = now()
+           FROM due WHERE r.id = due.id AND due.status IN ('QUEUED', 'DELAYED') RETURNING r.*),
+         cleared AS (
+           UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND due.status NOT IN ('QUEUED', 'DELAYED') RETURNING r.id)
+         SELECT (SELECT count(*) FROM expired)::int + (SELECT count(*) FROM cleared)::int AS handled,
+           (SELECT json_agg(expired) FROM expired WHERE trigger_function IN ('triggerAndWait', 'batchTriggerAndWait')) AS awaited`,
+        [now, limit],
+      );
+      // json_agg: dates arrive as strings; the waiters need only ids, statuses, output and error.
+      for (const run of rows[0]?.awaited ?? []) await notifyWaitersOfRun(deps, tx, run);
+      return rows[0]?.handled ?? 0;
+    });
   },
   async nextDue(db) {
     const { rows } = await db.query<{ at: Date | null }>(`SELECT min(expire_at) AS at FROM runs WHERE expire_at IS NOT NULL`);
