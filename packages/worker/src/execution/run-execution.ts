@@ -1,5 +1,8 @@
 import {
   CHANNELS,
+  childOutcome,
+  completeWaitpoint,
+  FINAL_STATUSES,
   parseSuperjson,
   stringifySuperjson,
   decodePacket,
@@ -15,6 +18,7 @@ import {
   type Environment,
   type LedgerKind,
   type Queryable,
+  type RunRow,
   type WaitRegistration,
 } from "@svc/runtime/engine";
 import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
@@ -133,6 +137,11 @@ export class DurableExecution implements RunExecution {
         triggerFunction: "triggerAndWait",
       });
       const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "RUN", completedByRunId: child.id, createdAt: now });
+      // An idempotency key can hand back a run that already finished: nothing will end it again,
+      // so its outcome completes the waitpoint now (and the wait below resolves inline).
+      if (child.isCached && FINAL_STATUSES.includes(child.run.status)) {
+        await completeWaitpoint(this.#deps, tx, waitpoint.id, childOutcome(child.run as RunRow), { status: "COMPLETED" });
+      }
       return waitpoint.id;
     });
     return this.#childResult(result, taskId);
