@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { triggerRun } from "@svc/runtime/engine";
 import { task, tasks } from "@svc/runtime";
-import { getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
 let tw: TestWorker;
@@ -17,6 +17,21 @@ const child = task({
     return { doubled: payload.n * 2 };
   },
 });
+const gates = new Map<string, () => void>();
+const gatedChild = task({
+  id: "idem-gated-child",
+  run: async (payload: { n: number }, { ctx }) => {
+    await new Promise<void>((resolve) => gates.set(ctx.run.id, resolve));
+    return { tripled: payload.n * 3 };
+  },
+});
+const gatedParent = task({
+  id: "idem-gated-parent",
+  run: async (payload: { key: string }) => {
+    const result = await tasks.triggerAndWait<{ tripled: number }>("idem-gated-child", { n: 0 }, { idempotencyKey: payload.key });
+    return result.unwrap();
+  },
+});
 const parent = task({
   id: "idem-parent",
   run: async (payload: { key: string }) => {
@@ -27,7 +42,7 @@ const parent = task({
 
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [child, parent]);
+  tw = await startTestWorker(te, [child, parent, gatedChild, gatedParent]);
   tw.worker.events.on("runFinished", (e) => finished.set(e.runId, e.status));
 });
 afterAll(async () => {
@@ -50,3 +65,17 @@ describe("a child idempotency key held by a finished run", () => {
   });
 });
 
+
+describe("a child idempotency key held by a run that is still executing", () => {
+  it("resumes triggerAndWait when that run ends, although it was triggered without a waiter", async () => {
+    // Triggered plainly (nobody waits), and executing when the parent attaches to it.
+    const running = await triggerRun(te.engine, te.env, "idem-gated-child", { n: 7 }, { idempotencyKey: "live-key" });
+    await eventually(async () => gates.has(running.id));
+    const parentRun = await triggerRun(te.engine, te.env, "idem-gated-parent", { key: "live-key" });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === parentRun.id);
+    expect((await getRunRow(te, running.id)).awaited).toBe(true);
+    gates.get(running.id)!();
+    expect(await finish(running.id)).toEqual({ status: "COMPLETED", output: { tripled: 21 } });
+    expect(await finish(parentRun.id)).toEqual({ status: "COMPLETED", output: { tripled: 21 } });
+  });
+});

@@ -243,7 +243,10 @@ function startTimer(ms: number, fire: () => void): () => void {
 
 function finish(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending: Ending): Promise<boolean> {
   const item = { run, claimToken, ending, startedAt: run.updated_at };
-  return hasWaiters(item) ? finishWithWaiters(deps.engine, item) : deps.finishes.add(item);
+  if (hasWaiters(item)) return finishWithWaiters(deps.engine, item);
+  // Not written by the shared statement: fenced (canceled, taken over) — or attached to by a waiter
+  // after it was claimed, which the shared statement leaves to finishWithWaiters.
+  return deps.finishes.add(item).then((written) => written || (ending.kind !== "retry" && finishWithWaiters(deps.engine, item)));
 }
 
 /** The cancel service moves only the run; this worker records the attempt it was executing as CANCELED. */

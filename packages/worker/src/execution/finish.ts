@@ -48,7 +48,7 @@ export function hasWaiters(f: Finish): boolean {
  * writes nothing): the guarded run updates and attempt rows of a whole batch in one statement.
  * Returns, per input, whether it was written.
  */
-export async function finishExecutions(db: Queryable, items: Finish[], now: Date): Promise<boolean[]> {
+export async function finishExecutions(db: Queryable, items: Finish[], now: Date, options: { withWaiters?: boolean } = {}): Promise<boolean[]> {
   for (const { ending } of items) {
     const to = RUN_STATUS[ending.kind];
     if (!canTransition("EXECUTING", to)) throw new IllegalTransitionError("EXECUTING", to);
@@ -69,6 +69,7 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
       started_at: startedAt,
     };
   });
+  const withWaiters = options.withWaiters === true;
   const { rows } = await db.query<{ id: string }>(prepared(
     "svc_finish_executions",
     `WITH input AS (
@@ -83,6 +84,10 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
          job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
        FROM input i
        WHERE r.id = i.run_id AND r.status = 'EXECUTING' AND r.claim_token = i.claim_token
+         -- A run someone attached to after it was claimed (attachWaiter) must end with its waiters:
+         -- the shared statement leaves it out (re-checked on the newest row version if an attach
+         -- committed meanwhile) and the caller finishes it with finishWithWaiters.
+         AND ($3 OR i.retry OR NOT r.awaited)
        RETURNING r.id, r.attempt_number, r.worker_id, r.worker_version, i.retry, i.retry_at, i.error, i.attempt_status, i.started_at),
      attempt AS (
        -- The attempt's one row, written as it ends (started_at: when its last execution began).
@@ -95,17 +100,20 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
        -- Retries are due later: timer loops re-plan.
        SELECT pg_notify('svc_timers', '') WHERE EXISTS (SELECT 1 FROM finished WHERE retry))
      SELECT finished.id, (SELECT count(*) FROM wake) AS woken FROM finished`,
-    [JSON.stringify(input), now],
+    [JSON.stringify(input), now, withWaiters],
   ));
   const written = new Set(rows.map((r) => r.id));
   return items.map((item) => written.has(item.run.id));
 }
 
-/** Finishes one execution that someone waits on, in a transaction that also wakes the waiter. */
+/**
+ * Finishes one execution that someone waits on, in a transaction that also wakes the waiters when
+ * the run has ended (a retry wakes nobody: the run goes on).
+ */
 export async function finishWithWaiters(deps: EngineDeps, item: Finish): Promise<boolean> {
   return withTransaction(deps.db, async (tx) => {
-    const [written] = await finishExecutions(tx, [item], deps.clock.now());
-    if (!written) return false;
+    const [written] = await finishExecutions(tx, [item], deps.clock.now(), { withWaiters: true });
+    if (!written || item.ending.kind === "retry") return written ?? false;
     const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [item.run.id]);
     await notifyWaitersOfRun(deps, tx, rows[0]!);
     return true;

@@ -1,8 +1,8 @@
 import {
   CHANNELS,
+  attachWaiter,
   childOutcome,
   completeWaitpoint,
-  FINAL_STATUSES,
   parseSuperjson,
   stringifySuperjson,
   decodePacket,
@@ -18,7 +18,6 @@ import {
   type Environment,
   type LedgerKind,
   type Queryable,
-  type RunRow,
   type WaitRegistration,
 } from "@svc/runtime/engine";
 import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
@@ -137,10 +136,12 @@ export class DurableExecution implements RunExecution {
         triggerFunction: "triggerAndWait",
       });
       const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "RUN", completedByRunId: child.id, createdAt: now });
-      // An idempotency key can hand back a run that already finished: nothing will end it again,
-      // so its outcome completes the waitpoint now (and the wait below resolves inline).
-      if (child.isCached && FINAL_STATUSES.includes(child.run.status)) {
-        await completeWaitpoint(this.#deps, tx, waitpoint.id, childOutcome(child.run as RunRow), { status: "COMPLETED" });
+      // An idempotency key can hand back a run another trigger made: mark it awaited, so its ending
+      // wakes us, or — when it has already ended — complete the waitpoint with its outcome now (the
+      // wait below then resolves inline).
+      if (child.isCached) {
+        const ended = await attachWaiter(tx, child.id);
+        if (ended) await completeWaitpoint(this.#deps, tx, waitpoint.id, childOutcome(ended), { status: "COMPLETED" });
       }
       return waitpoint.id;
     });

@@ -31,3 +31,16 @@ async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Queryabl
     await completeWaitpoint(deps, tx, w.id, { ok: true, output: JSON.stringify(results), outputType: "application/json" }, { status: "COMPLETED" });
   }
 }
+
+/**
+ * Attaches a waiter to a run another trigger made (an idempotency key handed it back): marks it
+ * `awaited` so that its ending wakes waiters, or — when it has already ended — returns it, so the
+ * caller completes its waitpoint with the run's outcome at once. The UPDATE takes the run's row
+ * lock: an ending in progress is waited for, and then seen.
+ */
+export async function attachWaiter(tx: Queryable, runId: string): Promise<RunRow | null> {
+  const marked = await tx.query(`UPDATE runs SET awaited = true WHERE id = $1 AND NOT (status = ANY($2::text[]))`, [runId, FINAL]);
+  if (marked.rowCount) return null;
+  const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [runId]);
+  return rows[0] ?? null;
+}

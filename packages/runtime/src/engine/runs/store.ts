@@ -37,6 +37,8 @@ export interface RunRow {
   root_run_id: string | null;
   depth: number;
   trigger_function: string;
+  /** Someone waits on this run although it was not triggered to be waited on (see attachWaiter). */
+  awaited: boolean;
   batch_id: string | null;
   batch_index: number | null;
   schedule_id: string | null;

@@ -91,7 +91,7 @@ export const expiringRuns: DueWork = {
          cleared AS (
            UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND due.status NOT IN ('QUEUED', 'DELAYED') RETURNING r.id)
          SELECT (SELECT count(*) FROM expired)::int + (SELECT count(*) FROM cleared)::int AS handled,
-           (SELECT json_agg(expired) FROM expired WHERE trigger_function IN ('triggerAndWait', 'batchTriggerAndWait')) AS awaited`,
+           (SELECT json_agg(expired) FROM expired WHERE trigger_function IN ('triggerAndWait', 'batchTriggerAndWait') OR expired.awaited) AS awaited`,
         [now, limit],
       );
       // json_agg: dates arrive as strings; the waiters need only ids, statuses, output and error.
