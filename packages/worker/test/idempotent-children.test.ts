@@ -32,6 +32,16 @@ const gatedParent = task({
     return result.unwrap();
   },
 });
+const batchParent = task({
+  id: "idem-batch-parent",
+  run: async (payload: { items: { key?: string; n: number }[]; taskId?: string }) => {
+    const results = await tasks.batchTriggerAndWait<unknown>(
+      payload.taskId ?? "idem-child",
+      payload.items.map((item) => ({ payload: { n: item.n }, options: item.key ? { idempotencyKey: item.key } : {} })),
+    );
+    return results.runs.map((r) => (r.ok ? r.output : { failed: r.error }));
+  },
+});
 const parent = task({
   id: "idem-parent",
   run: async (payload: { key: string }) => {
@@ -42,7 +52,7 @@ const parent = task({
 
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [child, parent, gatedChild, gatedParent]);
+  tw = await startTestWorker(te, [child, parent, gatedChild, gatedParent, batchParent]);
   tw.worker.events.on("runFinished", (e) => finished.set(e.runId, e.status));
 });
 afterAll(async () => {
@@ -77,5 +87,28 @@ describe("a child idempotency key held by a run that is still executing", () => 
     gates.get(running.id)!();
     expect(await finish(running.id)).toEqual({ status: "COMPLETED", output: { tripled: 21 } });
     expect(await finish(parentRun.id)).toEqual({ status: "COMPLETED", output: { tripled: 21 } });
+  });
+});
+
+describe("batchTriggerAndWait items answered by an idempotency key", () => {
+  it("count a run that has already finished, in item order", async () => {
+    const done = await triggerRun(te.engine, te.env, "idem-child", { n: 5 }, { idempotencyKey: "batch-done-key" });
+    expect(await finish(done.id)).toMatchObject({ status: "COMPLETED" });
+    const p = await triggerRun(te.engine, te.env, "idem-batch-parent", { items: [{ n: 1 }, { key: "batch-done-key", n: 99 }, { n: 3 }] });
+    expect(await finish(p.id)).toEqual({ status: "COMPLETED", output: [{ doubled: 2 }, { doubled: 10 }, { doubled: 6 }] });
+  });
+
+  it("count one run that answers two items of the same batch", async () => {
+    const p = await triggerRun(te.engine, te.env, "idem-batch-parent", { items: [{ key: "twice-key", n: 4 }, { key: "twice-key", n: 4 }] });
+    expect(await finish(p.id)).toEqual({ status: "COMPLETED", output: [{ doubled: 8 }, { doubled: 8 }] });
+  });
+
+  it("wait for a run triggered without a waiter that is still executing", async () => {
+    const running = await triggerRun(te.engine, te.env, "idem-gated-child", { n: 2 }, { idempotencyKey: "batch-live-key" });
+    await eventually(async () => gates.has(running.id));
+    const p = await triggerRun(te.engine, te.env, "idem-batch-parent", { taskId: "idem-gated-child", items: [{ key: "batch-live-key", n: 0 }] });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === p.id);
+    gates.get(running.id)!();
+    expect(await finish(p.id)).toEqual({ status: "COMPLETED", output: [{ tripled: 6 }] });
   });
 });

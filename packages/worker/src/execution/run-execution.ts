@@ -2,6 +2,7 @@ import {
   CHANNELS,
   attachWaiter,
   childOutcome,
+  completeBatchIfDone,
   completeWaitpoint,
   parseSuperjson,
   stringifySuperjson,
@@ -164,15 +165,26 @@ export class DurableExecution implements RunExecution {
         this.#run.id,
         now,
       ]);
+      let answeredByKey = false;
       for (const [index, item] of items.entries()) {
-        await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, item.payload, { ...item.options, payloadType: "application/super+json" }, {
+        const child = await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, item.payload, { ...item.options, payloadType: "application/super+json" }, {
           parentRunId: this.#run.id,
           triggerFunction: "batchTriggerAndWait",
           batchId,
           batchIndex: index,
         });
+        if (child.isCached) {
+          // An idempotency key answered this item with an existing run: it joins the batch as a
+          // member, and its ending must count (attachWaiter), unless it has ended already.
+          answeredByKey = true;
+          await tx.query(`INSERT INTO batch_members (batch_id, batch_index, run_id) VALUES ($1, $2, $3)`, [batchId, index, child.id]);
+          await attachWaiter(tx, child.id);
+        }
       }
       const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "BATCH", completedByBatchId: batchId, createdAt: now });
+      // Every item may have been answered by runs that have already ended: nothing else would
+      // complete the batch.
+      if (answeredByKey) await completeBatchIfDone(this.#deps, tx, batchId);
       return waitpoint.id;
     });
     return this.#batchResults(raw);

@@ -9,6 +9,11 @@ export async function notifyWaitersOfRun(deps: Pick<EngineDeps, "clock">, tx: Qu
   const { rows } = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_run_id = $1 AND status = 'WAITING'`, [run.id]);
   for (const w of rows) await completeWaitpoint(deps, tx, w.id, childOutcome(run), { status: "COMPLETED" });
   if (run.batch_id) await completeBatchIfDone(deps, tx, run.batch_id);
+  if (run.awaited) {
+    // Batches this run answered an item of, through an idempotency key (see batch_members).
+    const member = await tx.query<{ batch_id: string }>(`SELECT DISTINCT batch_id FROM batch_members WHERE run_id = $1`, [run.id]);
+    for (const { batch_id } of member.rows) await completeBatchIfDone(deps, tx, batch_id);
+  }
 }
 
 export function childOutcome(run: Pick<RunRow, "id" | "status" | "output" | "output_type" | "error">): WaitOutcome {
@@ -19,12 +24,22 @@ export function childOutcome(run: Pick<RunRow, "id" | "status" | "output" | "out
 
 const FINAL = ["COMPLETED", "CANCELED", "FAILED", "CRASHED", "SYSTEM_FAILURE", "EXPIRED", "TIMED_OUT"];
 
-async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Queryable, batchId: string): Promise<void> {
+/** Completes the waitpoint of a batch whose runs have all ended (a no-op until then). */
+export async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Queryable, batchId: string): Promise<void> {
   const waiting = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_batch_id = $1 AND status = 'WAITING'`, [batchId]);
   if (waiting.rows.length === 0) return;
   // Serialise the last children of a batch so exactly one of them sees "all done".
   const batch = await tx.query<{ run_count: number }>(`SELECT run_count FROM batches WHERE id = $1 FOR UPDATE`, [batchId]);
-  const runs = await tx.query<RunRow>(`SELECT * FROM runs WHERE batch_id = $1 ORDER BY batch_index`, [batchId]);
+  // The batch's own runs and the runs an idempotency key answered items with (one row per item:
+  // a run may answer several), in item order.
+  const runs = await tx.query<RunRow>(
+    `SELECT * FROM (
+       SELECT r.*, r.batch_index AS item_index FROM runs r WHERE r.batch_id = $1
+       UNION ALL
+       SELECT r.*, m.batch_index AS item_index FROM batch_members m JOIN runs r ON r.id = m.run_id WHERE m.batch_id = $1) items
+     ORDER BY item_index`,
+    [batchId],
+  );
   if (runs.rows.length < (batch.rows[0]?.run_count ?? 0) || runs.rows.some((r) => !FINAL.includes(r.status))) return;
   const results = runs.rows.map((r) => ({ ...childOutcome(r), id: r.id, taskIdentifier: r.task_identifier }));
   for (const w of waiting.rows) {
