@@ -16,6 +16,8 @@ import { registerWaitpointRoutes } from "./routes/waitpoints.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
 
 export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
+/** Longest path segment the router accepts (packet paths travel as one %-encoded segment). */
+const MAX_PARAM_LENGTH = 2048;
 
 /** Builds the HTTP app from its dependencies; `main.ts` listens, tests use `app.inject`. */
 export async function createApp(deps: AppDeps, options: { logger?: Logger | false } = {}): Promise<FastifyInstance> {
@@ -23,8 +25,17 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
     loggerInstance: (options.logger || undefined) as FastifyInstance["log"] | undefined,
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Path segments such as /api/v2/packets/trigger%2Fpacket_x%2Fpayload.json stay one segment.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors the router raises before any route runs (a malformed %-escape, a path segment over
+    // maxParamLength) get our `{ error }` shape too, with a message that says what was wrong.
+    frameworkErrors: (error, request, reply) => {
+      const path = request.url.split("?")[0]!;
+      const shown = path.length > 80 ? `${path.slice(0, 80)}…` : path;
+      if (error.code === "FST_ERR_MAX_PARAM_LENGTH") return sendError(reply, 414, `A path segment of ${shown} is longer than ${MAX_PARAM_LENGTH} characters`);
+      if (error.code === "FST_ERR_BAD_URL") return sendError(reply, 400, `Malformed URL: ${shown} is not valid percent-encoding`);
+      return sendError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
+    },
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No route for ${request.method} ${request.url.split("?")[0]}`));

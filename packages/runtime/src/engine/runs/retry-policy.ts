@@ -51,13 +51,14 @@ export function decideAfterFailure(
 /**
  * The policy with a default for every setting left out. `{ ...DEFAULT_RETRY, ...policy }` is not
  * enough: `{ minTimeoutInMs: undefined }` (an option passed through unset) would override the
- * default with undefined, making the delay NaN or the attempts unbounded.
+ * default with undefined, making the delay NaN or the attempts unbounded. NaN is left out likewise.
  */
 function withDefaults(policy: RetryPolicy | undefined): Required<RetryPolicy> {
   const p = { ...DEFAULT_RETRY };
   for (const key of Object.keys(p) as (keyof RetryPolicy)[]) {
     const value = policy?.[key];
-    if (value !== undefined && value !== null) (p as Record<keyof RetryPolicy, unknown>)[key] = value;
+    // NaN is never meant: as maxAttempts it would retry for ever, as a timeout make the delay NaN.
+    if (value !== undefined && value !== null && !Number.isNaN(value)) (p as Record<keyof RetryPolicy, unknown>)[key] = value;
   }
   return p;
 }
