@@ -90,14 +90,15 @@ describe("a return value that cannot be stored", () => {
 
 describe("a run whose ending cannot be written", () => {
   it("is not stranded: its job is delivered again and the run completes on a later attempt", async () => {
-    const flaky = await triggerRun(te.engine, te.env, "fine", {});
-    // Writes that would complete this run fail (as if the database refused them for a while).
+    // Writes that would complete this run fail (as if the database refused them for a while). The
+    // trigger exists before the run does: a trivial run could otherwise complete first.
     await te.db.pool.query(`
       CREATE FUNCTION refuse_completion() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused for the test'; END $$;
       CREATE TRIGGER refuse_completion BEFORE UPDATE ON runs FOR EACH ROW
-        WHEN (NEW.id = '${flaky.id}' AND NEW.status = 'COMPLETED') EXECUTE FUNCTION refuse_completion();`);
+        WHEN (NEW.status = 'COMPLETED' AND NEW.payload LIKE '%refuse-me%') EXECUTE FUNCTION refuse_completion();`);
     const failedWrite = tw.worker.events.next("error", (e) => String((e.error as Error)?.message).includes("refused for the test"));
+    const flaky = await triggerRun(te.engine, te.env, "fine", { marker: "refuse-me" });
     const recovered = tw.worker.events.next("runCrashRecovered", (e) => e.runId === flaky.id, 30_000);
     await failedWrite;
     await te.db.pool.query(`DROP TRIGGER refuse_completion ON runs; DROP FUNCTION refuse_completion()`);
