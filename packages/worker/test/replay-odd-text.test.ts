@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { step, task, wait } from "@svc/runtime";
-import { getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
 let tw: TestWorker;
@@ -21,9 +21,28 @@ const cutNames = task({
   },
 });
 
+let nulStepCalls = 0;
+const finishedRuns = new Map<string, string>();
+const nulStep = task({
+  id: "nul-step",
+  retry: { maxAttempts: 1 },
+  run: async () => step.run("bad\u0000name", () => ++nulStepCalls),
+});
+const nulWaitKey = task({
+  id: "nul-wait-key",
+  retry: { maxAttempts: 1 },
+  run: async () => wait.for({ seconds: 1 }, { idempotencyKey: "bad\u0000key" }),
+});
+const endlessSleep = task({
+  id: "endless-sleep",
+  retry: { maxAttempts: 1 },
+  run: async () => wait.for({ days: 1e9 }),
+});
+
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [cutNames], { timerLoop: false });
+  tw = await startTestWorker(te, [cutNames, nulStep, nulWaitKey, endlessSleep], { timerLoop: false });
+  tw.worker.events.on("runFinished", (e) => finishedRuns.set(e.runId, e.status));
 });
 afterAll(async () => {
   await tw?.stop();
@@ -42,5 +61,22 @@ describe("a step name holding half a surrogate pair", () => {
     const run = await getRunRow(te, id);
     expect(JSON.parse(run.output!).json).toBe(1);
     expect(stepCalls).toBe(1);
+  });
+});
+
+describe("names, keys and sleeps Postgres could not record", () => {
+  it("fail the run with a clear error before any side effect", async () => {
+    const cases = [
+      ["nul-step", "step.run(): a step name cannot contain a NUL character"],
+      ["nul-wait-key", "A wait's idempotencyKey cannot contain a NUL character"],
+      ["endless-sleep", "wait.for(): {\"days\":1000000000} is too long (at most 365000 days)"],
+    ] as const;
+    for (const [taskId, message] of cases) {
+      const run = await triggerRun(te.engine, te.env, taskId, {});
+      await eventually(async () => finishedRuns.has(run.id));
+      expect(finishedRuns.get(run.id)).toBe("FAILED");
+      expect((await getRunRow(te, run.id)).error).toMatchObject({ message });
+    }
+    expect(nulStepCalls).toBe(0);
   });
 });

@@ -18,7 +18,10 @@ export class LedgerSession {
 
   /** Resolves the key of the next durable call: `#n` by call order, or `key:<k>` for keyed calls. */
   nextKey(idempotencyKey?: string): { stepKey: string; epoch: number } {
-    if (idempotencyKey) return { stepKey: StepKeys.keyed(asStored(idempotencyKey)), epoch: KEYED_EPOCH };
+    if (idempotencyKey) {
+      if (idempotencyKey.includes("\u0000")) throw new Error("A wait's idempotencyKey cannot contain a NUL character");
+      return { stepKey: StepKeys.keyed(asStored(idempotencyKey)), epoch: KEYED_EPOCH };
+    }
     return { stepKey: this.#keys.nextOrdinal(), epoch: this.epoch };
   }
 

@@ -13,6 +13,8 @@ import { requireExecution } from "./run-context.ts";
 export const step = {
   run<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     if (!name || typeof name !== "string") throw new Error("step.run(): a step name is required");
+    // Checked before fn runs: recording the step afterwards would fail with the side effect done.
+    if (name.includes("\u0000")) throw new Error("step.run(): a step name cannot contain a NUL character");
     return requireExecution("step.run").runStep(name, fn);
   },
 };

@@ -1,4 +1,4 @@
-import { parseDuration } from "../durations.ts";
+import { MAX_DURATION_MS, parseDuration } from "../durations.ts";
 import { requireExecution, type CreateTokenOptions, type CreatedToken, type WaitOptions } from "./run-context.ts";
 import { toWaitResult, type WaitResult } from "./wait-result.ts";
 
@@ -43,6 +43,7 @@ export async function waitFor(duration: DurationSpec | string, options?: WaitOpt
   const execution = requireExecution("wait.for");
   const ms = typeof duration === "string" ? parseDuration(duration) : durationMs(duration);
   if (ms === null) throw new Error(`wait.for(): "${duration}" is not a duration (e.g. "30s", "5m")`);
+  if (!(ms <= MAX_DURATION_MS)) throw new Error(`wait.for(): ${JSON.stringify(duration)} is too long (at most ${MAX_DURATION_MS / 86_400_000} days)`);
   const spec = `for:${ms}ms`;
   await execution.waitUntil(null, spec, ms, options);
 }
