@@ -44,6 +44,21 @@ export async function recordStep(
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Whether this execution still holds the run's claim, locking the run's row for the rest of the
+ * caller's transaction when it does. A wait that creates what it waits on (child runs, a batch, a
+ * sleep's waitpoint) checks this first: an execution that lost its run (canceled, or its lease
+ * lapsed and another execution took over) would otherwise commit children nobody waits on — and
+ * a cancel running meanwhile would not see them to cancel them. Holding the row makes a cancel
+ * wait for our commit, after which it sees the children.
+ */
+export async function holdClaim(tx: Queryable, runId: string, claimToken: string): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    prepared("svc_hold_claim", `SELECT 1 FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' FOR UPDATE`, [runId, claimToken]),
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 export type WaitRegistration =
   | { kind: "resolved"; outcome: unknown }
   | { kind: "suspended" }

@@ -7,6 +7,7 @@ import {
   parseSuperjson,
   stringifySuperjson,
   decodePacket,
+  holdClaim,
   insertWaitpoint,
   LedgerSession,
   newId,
@@ -207,10 +208,12 @@ export class DurableExecution implements RunExecution {
     const register = (db: Queryable, waitpointId: string) =>
       registerWait(db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind, target, waitpointId, expiresAt, now });
     // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
-    // created in the same transaction as the wait on it.
+    // created in the same transaction as the wait on it, once the claim is known to be ours.
     const registration: WaitRegistration = existingWaitpointId
       ? await register(this.#deps.db, existingWaitpointId)
-      : await withTransaction(this.#deps.db, async (tx) => register(tx, await makeWaitpoint(tx)));
+      : await withTransaction(this.#deps.db, async (tx) =>
+          (await holdClaim(tx, this.#run.id, this.#claimToken)) ? register(tx, await makeWaitpoint(tx)) : ({ kind: "fenced" } as const),
+        );
     switch (registration.kind) {
       case "resolved":
         this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt });
