@@ -46,7 +46,8 @@ export function hasWaiters(f: Finish): boolean {
 /**
  * Records how executions ended, fenced by their claim tokens (a canceled or taken-over execution
  * writes nothing): the guarded run updates and attempt rows of a whole batch in one statement.
- * Returns, per input, whether it was written.
+ * Returns, per input, whether it was written. Unless `withWaiters` (the caller wakes waiters in the
+ * same transaction), a run that became awaited after its claim is not written: see attachWaiter.
  */
 export async function finishExecutions(db: Queryable, items: Finish[], now: Date, options: { withWaiters?: boolean } = {}): Promise<boolean[]> {
   for (const { ending } of items) {
