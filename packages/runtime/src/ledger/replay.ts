@@ -54,5 +54,5 @@ export class LedgerSession {
  * Recorded keys and targets come back that way, and must still match the code's own.
  */
 function asStored(text: string): string {
-  return (text as string & { toWellFormed(): string }).toWellFormed();
+  return text.toWellFormed();
 }

@@ -18,9 +18,10 @@ export interface Claim {
 }
 
 /** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
-const LEDGER_OF_CLAIMED = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH})) AS ledger`;
+const CLAIMED_LEDGER = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH}))`;
+const LEDGER_OF_CLAIMED = `${CLAIMED_LEDGER} AS ledger`;
 /** A first attempt has no ledger yet (only the run's own executions write one): no lookup. */
-const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${LEDGER_OF_CLAIMED.replace(/ AS ledger$/, "")} END AS ledger`;
+const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${CLAIMED_LEDGER} END AS ledger`;
 
 export interface ClaimInput {
   runId: string;

@@ -146,8 +146,8 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   // Preparing the environment (env vars) is part of the attempt: if it fails, the attempt fails
   // and is retried by the task's policy, instead of leaving the claimed run EXECUTING.
   const prepare = deps.prepareEnvironment;
-  const run_ = () => task.run(payload, { ctx: execution.ctx, signal: abort.signal });
-  const userCode = runInExecution(execution, () => (prepare ? Promise.resolve().then(prepare).then(run_) : Promise.resolve().then(run_)));
+  const runCode = () => task.run(payload, { ctx: execution.ctx, signal: abort.signal });
+  const userCode = runInExecution(execution, () => (prepare ? Promise.resolve().then(prepare).then(runCode) : Promise.resolve().then(runCode)));
   const outcome = await Promise.race([
     userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
     interrupted,

@@ -61,6 +61,6 @@ function inspectSafely(value: unknown): string {
 
 /** Text Postgres can store in text and jsonb: no NUL, no lone surrogates. */
 export function storable(text: string): string {
-  const wellFormed = (text as string & { toWellFormed(): string }).toWellFormed();
+  const wellFormed = text.toWellFormed();
   return wellFormed.includes("\u0000") ? wellFormed.replaceAll("\u0000", "\ufffd") : wellFormed;
 }

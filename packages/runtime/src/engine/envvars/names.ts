@@ -30,7 +30,7 @@ export function variableValueProblem(name: string, value: string): string | null
   // A run would read something else: process.env ends a value at a NUL, and UTF-8 turns half a
   // surrogate pair into U+FFFD.
   if (value.includes("\u0000")) return `Value of ${name} contains a NUL character, which an environment variable cannot hold`;
-  if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) return `Value of ${name} is not valid Unicode (half a surrogate pair)`;
+  if (!value.isWellFormed()) return `Value of ${name} is not valid Unicode (half a surrogate pair)`;
   return null;
 }
 

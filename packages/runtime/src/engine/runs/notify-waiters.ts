@@ -2,6 +2,7 @@ import type { Queryable } from "../../db/queryable.ts";
 import type { EngineDeps } from "../deps.ts";
 import { completeWaitpoint, type WaitOutcome } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "./store.ts";
+import { FINAL_STATUSES, isFinal } from "./statuses.ts";
 
 /** A child run finished: complete the waitpoint its parent waits on (and the batch's, when it was the last). */
 /** Call in the transaction that moved the run to a final status (completed, failed, canceled …). */
@@ -22,8 +23,6 @@ export function childOutcome(run: Pick<RunRow, "id" | "status" | "output" | "out
   return { ok: false, error: { name: error.name ?? "Error", message: error.message ?? `child run ended ${run.status}`, code: run.status }, runId: run.id };
 }
 
-const FINAL = ["COMPLETED", "CANCELED", "FAILED", "CRASHED", "SYSTEM_FAILURE", "EXPIRED", "TIMED_OUT"];
-
 /** Completes the waitpoint of a batch whose runs have all ended (a no-op until then). */
 export async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Queryable, batchId: string): Promise<void> {
   const waiting = await tx.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_batch_id = $1 AND status = 'WAITING'`, [batchId]);
@@ -40,7 +39,7 @@ export async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Q
      ORDER BY item_index`,
     [batchId],
   );
-  if (runs.rows.length < (batch.rows[0]?.run_count ?? 0) || runs.rows.some((r) => !FINAL.includes(r.status))) return;
+  if (runs.rows.length < (batch.rows[0]?.run_count ?? 0) || runs.rows.some((r) => !isFinal(r.status))) return;
   const results = runs.rows.map((r) => ({ ...childOutcome(r), id: r.id, taskIdentifier: r.task_identifier }));
   for (const w of waiting.rows) {
     await completeWaitpoint(deps, tx, w.id, { ok: true, output: JSON.stringify(results), outputType: "application/json" }, { status: "COMPLETED" });
@@ -54,7 +53,7 @@ export async function completeBatchIfDone(deps: Pick<EngineDeps, "clock">, tx: Q
  * lock: an ending in progress is waited for, and then seen.
  */
 export async function attachWaiter(tx: Queryable, runId: string): Promise<RunRow | null> {
-  const marked = await tx.query(`UPDATE runs SET awaited = true WHERE id = $1 AND NOT (status = ANY($2::text[]))`, [runId, FINAL]);
+  const marked = await tx.query(`UPDATE runs SET awaited = true WHERE id = $1 AND NOT (status = ANY($2::text[]))`, [runId, FINAL_STATUSES]);
   if (marked.rowCount) return null;
   const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [runId]);
   return rows[0] ?? null;
