@@ -14,7 +14,7 @@ import type { Task } from "@svc/runtime/sdk";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
-import { createPool, NotificationListener } from "@svc/runtime/db";
+import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
@@ -73,8 +73,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const leaseMs = options.leaseMs ?? 15_000;
   const tasks = new Map(options.tasks.map((t) => [t.id, t]));
   const env = options.environment;
-  const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) =>
-    claimStarts(options.engine.db, items.map((i) => ({ ...i, workerId: id, workerVersion: options.workerVersion, now: options.engine.clock.now() })), { id, version: options.workerVersion }, options.engine.clock.now()),
+  // Batched statements over many runs can deadlock with a cancel locking a run tree: run again.
+  const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) => retryOnConflict(() =>
+    claimStarts(options.engine.db, items.map((i) => ({ ...i, workerId: id, workerVersion: options.workerVersion, now: options.engine.clock.now() })), { id, version: options.workerVersion }, options.engine.clock.now())),
     500,
     "microtask",
   );
@@ -83,12 +84,12 @@ export function createWorker(options: WorkerOptions): Worker {
   // resumed again; and any later durable commit of the execution (a step, the finish) flushes
   // the WAL up to and including the claim first.
   const claimPool = createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" } });
-  const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) =>
-    claimFastResumes(claimPool, items, { id, version: options.workerVersion }, options.engine.clock.now(), leaseMs),
+  const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) => retryOnConflict(() =>
+    claimFastResumes(claimPool, items, { id, version: options.workerVersion }, options.engine.clock.now(), leaseMs)),
     500,
     "microtask",
   );
-  const finishes = new MicroBatcher((items: Finish[]) => finishExecutions(options.engine.db, items, options.engine.clock.now()));
+  const finishes = new MicroBatcher((items: Finish[]) => retryOnConflict(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
   const executorDeps = {
     startClaims,
     fastResumeClaims,

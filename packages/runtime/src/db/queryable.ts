@@ -37,6 +37,11 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
   return (error as { code?: string; constraint?: string })?.code === "23505" && (error as { constraint?: string }).constraint === constraint;
 }
 
+/** Whether `db` is a pool: each statement on it is its own transaction. */
+export function isPool(db: Queryable): db is pg.Pool {
+  return db instanceof pg.Pool;
+}
+
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
@@ -60,8 +65,48 @@ export function createPool(connectionString: string, options: { max?: number; ap
   return pool;
 }
 
-/** Runs `fn` inside BEGIN/COMMIT on one client; rolls back when it throws. */
+/**
+ * Whether `error` is a lock conflict Postgres resolved by aborting this transaction: a deadlock
+ * (40P01) or a serialization failure (40001). Nothing of the transaction was written; running it
+ * again is the cure.
+ */
+export function isLockConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
+/** How many times a transaction aborted by a lock conflict is run (the first run included). */
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * Runs `work` (one whole transaction or autocommit statement) again when Postgres aborted it to
+ * break a deadlock. Two transactions that lock the same rows in opposite orders (a cancel
+ * walking a run tree down while a child's ending walks it up) cannot both win; the loser must
+ * not turn into an error for its caller or a lost write. Only for work that has no effect outside
+ * the database before it commits.
+ */
+export async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isLockConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+      // A little jitter, so that the two sides of the conflict do not meet again in step.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
+}
+
+/**
+ * Runs `fn` inside BEGIN/COMMIT on one client; rolls back when it throws. A transaction aborted by
+ * a deadlock is run again from the start (see retryOnConflict), so `fn` must have no effect
+ * outside the database before it returns.
+ */
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  return retryOnConflict(() => transactionOnce(pool, fn));
+}
+
+async function transactionOnce<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");

@@ -14,6 +14,7 @@ import {
   parseTtl,
   recordStep,
   registerWait,
+  retryOnConflict,
   triggerRunInTransaction,
   withTransaction,
   type EngineDeps,
@@ -210,7 +211,7 @@ export class DurableExecution implements RunExecution {
     // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
     // created in the same transaction as the wait on it, once the claim is known to be ours.
     const registration: WaitRegistration = existingWaitpointId
-      ? await register(this.#deps.db, existingWaitpointId)
+      ? await retryOnConflict(() => register(this.#deps.db, existingWaitpointId))
       : await withTransaction(this.#deps.db, async (tx) =>
           (await holdClaim(tx, this.#run.id, this.#claimToken)) ? register(tx, await makeWaitpoint(tx)) : ({ kind: "fenced" } as const),
         );
@@ -232,16 +233,18 @@ export class DurableExecution implements RunExecution {
   async #recordStep<T>(key: { stepKey: string; epoch: number }, name: string, value: T): Promise<T> {
     if (this.#fenced) return never();
     const outcome = { ok: true, value: stringifySuperjson(value) };
-    const recorded = await recordStep(this.#deps.db, {
-      runId: this.#run.id,
-      claimToken: this.#claimToken,
-      epoch: key.epoch,
-      stepKey: key.stepKey,
-      kind: "step",
-      target: name,
-      outcome,
-      now: this.#deps.clock.now(),
-    });
+    const recorded = await retryOnConflict(() =>
+      recordStep(this.#deps.db, {
+        runId: this.#run.id,
+        claimToken: this.#claimToken,
+        epoch: key.epoch,
+        stepKey: key.stepKey,
+        kind: "step",
+        target: name,
+        outcome,
+        now: this.#deps.clock.now(),
+      }),
+    );
     if (!recorded) {
       this.fence();
       return never();

@@ -1,4 +1,4 @@
-import { prepared, type Queryable } from "../../db/queryable.ts";
+import { isPool, prepared, retryOnConflict, type Queryable } from "../../db/queryable.ts";
 import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { WaitpointRow } from "./store.ts";
@@ -39,7 +39,9 @@ export async function completeWaitpoint(
 ): Promise<CompleteResult> {
   const now = deps.clock.now();
   const status = options.status ?? (outcome.ok ? "COMPLETED" : "TIMED_OUT");
-  const { rows } = await tx.query<WaitpointRow & { changed: boolean; resumed_run_ids: string[] }>(prepared(
+  // On a pool the call is its own transaction, run again if a deadlock aborted it (a cancel of a
+  // waiting run locks the run, then its ledger rows: the reverse of this order).
+  const complete = () => tx.query<WaitpointRow & { changed: boolean; resumed_run_ids: string[] }>(prepared(
     "svc_complete_waitpoint",
     `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*
      FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS c`,
@@ -58,6 +60,7 @@ export async function completeWaitpoint(
       CHANNELS.timers,
     ],
   ));
+  const { rows } = await (isPool(tx) ? retryOnConflict(complete) : complete());
   const { changed, resumed_run_ids, ...waitpoint } = rows[0]!;
   if (!changed) return { changed: false, waitpoint: waitpoint.id === null ? null : waitpoint };
   return { changed: true, waitpoint, resumedRunIds: resumed_run_ids };

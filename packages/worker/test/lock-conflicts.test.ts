@@ -1,0 +1,113 @@
+// Transactions that lock the same rows in opposite orders deadlock; Postgres then aborts one of
+// them (40P01). A cancel racing a completion, or a child's ending racing its parent's cancel, must
+// still both take effect: neither may fail with an error nor leave a run to be executed again.
+// Each race is set up deterministically: a third connection holds a row lock until both sides are
+// blocked in the order that closes the cycle.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cancelRun, completeToken, createToken, triggerRun } from "@svc/runtime/engine";
+import { task, tasks, wait } from "@svc/runtime";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+
+let te: TestEngine;
+let tw: TestWorker;
+const gates = new Map<string, () => void>();
+const gate = (key: string) => new Promise<void>((resolve) => gates.set(key, resolve));
+
+const child = task({
+  id: "lock-child",
+  run: async (_payload: unknown, { ctx }) => {
+    await gate(ctx.run.id);
+    return "child done";
+  },
+});
+const parent = task({
+  id: "lock-parent",
+  run: async () => {
+    const result = await tasks.triggerAndWait("lock-child", {});
+    return result.ok ? result.output : "child failed";
+  },
+});
+const waiter = task({
+  id: "lock-waiter",
+  run: async (payload: { tokenId: string }) => (await wait.forToken(payload.tokenId)).ok,
+});
+
+beforeAll(async () => {
+  te = await startTestEngine();
+  tw = await startTestWorker(te, [child, parent, waiter]);
+});
+afterAll(async () => {
+  await tw?.stop();
+  await te?.close();
+});
+
+/** Backends of this database blocked by another backend. */
+async function blockedBackends(): Promise<number> {
+  const { rows } = await te.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
+  );
+  return rows[0]!.n;
+}
+
+/** Holds the ledger rows of `runId` FOR UPDATE until the returned function is called. */
+async function holdLedger(runId: string): Promise<() => Promise<void>> {
+  const client = await te.db.pool.connect();
+  await client.query("BEGIN");
+  const { rowCount } = await client.query(`SELECT 1 FROM run_ledger WHERE run_id = $1 FOR UPDATE`, [runId]);
+  expect(rowCount).toBeGreaterThan(0);
+  return async () => {
+    await client.query("COMMIT");
+    client.release();
+  };
+}
+
+describe("lock-order conflicts", () => {
+  it("a token completion and a cancel of the run waiting on it both succeed", async () => {
+    const tokenId = (await createToken(te.engine, te.env.id, {})).waitpoint.id;
+    const suspended = tw.worker.events.next("runSuspended");
+    const { id } = await triggerRun(te.engine, te.env, "lock-waiter", { tokenId });
+    await suspended;
+
+    const release = await holdLedger(id);
+    // The completion locks the token, then waits for the ledger row; the cancel locks the run,
+    // then waits for the same ledger row behind it.
+    const completion = completeToken(te.engine, te.db.pool, tokenId, { late: true });
+    await eventually(async () => (await blockedBackends()) >= 1);
+    const cancel = cancelRun(te.engine, te.env.id, id);
+    await eventually(async () => (await blockedBackends()) >= 2);
+    await release();
+
+    const [completed, canceled] = await Promise.allSettled([completion, cancel]);
+    expect(completed.status).toBe("fulfilled");
+    expect(canceled.status).toBe("fulfilled");
+    const row = await getRunRow(te, id);
+    expect(row.status).toBe("CANCELED");
+    expect((await te.db.pool.query(`SELECT status FROM waitpoints WHERE id = $1`, [tokenId])).rows[0].status).toBe("COMPLETED");
+  });
+
+  it("a child ending while its parent is canceled: both succeed and the child is not executed again", async () => {
+    const { id: parentId } = await triggerRun(te.engine, te.env, "lock-parent", {});
+    const childId = await eventually(async () => (await te.db.pool.query(`SELECT id FROM runs WHERE parent_run_id = $1`, [parentId])).rows[0]?.id as string);
+    await eventually(async () => gates.has(childId));
+    await eventually(async () => (await getRunRow(te, parentId)).status === "WAITING");
+
+    const release = await holdLedger(parentId);
+    // The child's ending locks the child, its waitpoint, then waits for the parent's ledger row;
+    // the cancel locks the parent, then waits for the child.
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === childId);
+    gates.get(childId)!();
+    await eventually(async () => (await blockedBackends()) >= 1);
+    const cancel = cancelRun(te.engine, te.env.id, parentId);
+    await eventually(async () => (await blockedBackends()) >= 2);
+    await release();
+
+    await expect(cancel).resolves.toMatchObject({ id: parentId });
+    await finished;
+    expect((await getRunRow(te, parentId)).status).toBe("CANCELED");
+    const childRow = await getRunRow(te, childId);
+    expect(childRow.status).toBe("COMPLETED");
+    expect(childRow.attempt_number).toBe(1);
+    const attempts = await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1`, [childId]);
+    expect(attempts.rows).toEqual([{ number: 1, status: "COMPLETED" }]);
+  });
+});
