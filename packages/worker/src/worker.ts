@@ -13,6 +13,7 @@ import {
 import type { Task } from "@svc/runtime/sdk";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
+import { abortLostExecutions } from "./execution/lost-executions.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
@@ -188,6 +189,7 @@ export function createWorker(options: WorkerOptions): Worker {
     if (options.timerLoop !== false) timers.start();
     leaseTimer = setInterval(() => {
       renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs).catch((error) => onError(error, "leases"));
+      abortLostExecutions(options.engine.db, active).catch((error) => onError(error, "leases"));
     }, Math.max(1000, Math.floor(leaseMs / 3)));
     leaseTimer.unref();
   }

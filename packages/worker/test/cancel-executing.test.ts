@@ -48,7 +48,8 @@ const quick = task({ id: "quick", run: async () => "quick" });
 
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [listens, ignores, quick], { concurrency: 1 });
+  // A short lease: the check for lost executions runs with the lease renewals, every second.
+  tw = await startTestWorker(te, [listens, ignores, quick], { concurrency: 1, leaseMs: 3000 });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -106,5 +107,19 @@ describe("cancel during execution", () => {
     const after = await getRunRow(te, id);
     expect(after.status).toBe("CANCELED");
     expect(after.finished_at).toEqual(before.finished_at);
+  });
+
+  it("aborts the task when the cancel's NOTIFY never reaches the worker (the periodic check finds it)", async () => {
+    const { id } = await triggerRun(te.engine, te.env, "listens", {});
+    await eventually(async () => observed.get(id)?.waiting);
+    const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
+    // What cancelRun writes, without its NOTIFY: as if the worker's listener was reconnecting.
+    await te.db.pool.query(`UPDATE runs SET status = 'CANCELED', finished_at = now() WHERE id = $1 AND status = 'EXECUTING'`, [id]);
+    expect((await abandoned).reason).toBe("canceled");
+    await eventually(async () => observed.get(id)?.returnedAfterAbort);
+    expect(observed.get(id)).toMatchObject({ aborted: true, reason: "run canceled" });
+    expect((await getRunRow(te, id)).output).toBeNull();
+    const attempts = await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1`, [id]);
+    expect(attempts.rows).toEqual([{ number: 1, status: "CANCELED" }]);
   });
 });
