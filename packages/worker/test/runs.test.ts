@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeClock, triggerRun } from "@svc/runtime/engine";
 import { task } from "@svc/runtime/sdk";
-import { getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
 let tw: TestWorker;
@@ -21,11 +21,20 @@ const flaky = task({
     return "ok";
   },
 });
+let backoffCalls = 0;
+const failsOnce = task({
+  id: "fails-once",
+  retry: { maxAttempts: 2, minTimeoutInMs: 60_000, randomize: false },
+  run: async () => {
+    if (++backoffCalls === 1) throw new Error("first attempt fails");
+    return "second attempt";
+  },
+});
 const alwaysFails = task({ id: "always-fails", retry: { maxAttempts: 2, minTimeoutInMs: 500, randomize: false }, run: async () => { throw new TypeError("nope"); } });
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
-  tw = await startTestWorker(te, [hello, flaky, alwaysFails], { timerLoop: false });
+  tw = await startTestWorker(te, [hello, flaky, failsOnce, alwaysFails], { timerLoop: false });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -81,5 +90,26 @@ describe("executing runs", () => {
     const run = await getRunRow(te, id);
     expect(run.error).toMatchObject({ name: "TypeError", message: "nope" });
     expect(run.finished_at).not.toBeNull();
+  });
+
+  it("does not start a retry before its backoff when a stale start job arrives (a redelivered job)", async () => {
+    const { id } = await triggerRun(te.engine, te.env, "fails-once", {});
+    await tw.worker.events.next("runRetryScheduled", (e) => e.runId === id);
+    // A start job for the run in its backoff, as pg-boss redelivers one whose completion was lost.
+    const { queue_name } = await getRunRow(te, id);
+    await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "start", runId: id, environmentId: te.env.id, queueName: queue_name }]);
+    await eventually(async () => {
+      const { rows } = await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND state = 'completed'`, [id]);
+      return rows.length === 2;
+    });
+    const run = await getRunRow(te, id);
+    expect(run).toMatchObject({ status: "QUEUED", attempt_number: 1 });
+    expect(backoffCalls).toBe(1);
+
+    clock.advance(60_000);
+    const done = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    await tw.worker.timers.tick();
+    expect((await done).status).toBe("COMPLETED");
+    expect((await getRunRow(te, id)).attempt_number).toBe(2);
   });
 });

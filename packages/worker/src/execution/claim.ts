@@ -51,7 +51,10 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
          started_at = coalesce(r.started_at, $4), updated_at = now()
        FROM prev JOIN input i ON i.run_id = prev.id
        WHERE r.id = prev.id
-         AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $4)) OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
+         -- A QUEUED run in a retry backoff (available_at ahead) is not started by a stale job (one
+         -- pg-boss redelivered): the timer loop enqueues it when the backoff has passed.
+         AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $4) AND (r.available_at IS NULL OR r.available_at <= $4))
+           OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
        RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
      crashed AS (
        -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
@@ -84,7 +87,10 @@ export async function claimResume(db: Queryable, input: ClaimInput & { jobId: st
     `WITH claimed AS (
        UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
          lease_expires_at = NULL, resume_due_at = NULL, updated_at = now()
-       WHERE id = $1 AND (status = 'WAITING' OR (status = 'EXECUTING' AND job_id = $5))
+       -- A WAITING run with a wait still open is waiting for it, not for this job: a stale resume
+       -- job (redelivered after the run resumed another way and suspended again) does nothing.
+       WHERE id = $1 AND ((status = 'WAITING' AND NOT EXISTS (SELECT 1 FROM run_ledger l WHERE l.run_id = r.id AND NOT l.resolved))
+         OR (status = 'EXECUTING' AND job_id = $5))
        RETURNING ${RETURN_CLAIMED})
      SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
     [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId],
@@ -110,7 +116,9 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
  * job), clears their resume mark and loads their ledgers, in one statement. Several runs at once
  * (one NOTIFY can name 100) take only the rows no other worker is claiming (SKIP LOCKED, so
  * workers hearing the same NOTIFY never wait on or deadlock with each other). Results are in
- * input order. Run it on a connection with synchronous_commit off (see `claimPool`).
+ * input order. Only runs whose resume is due (`resume_due_at`, set by the completion) are
+ * taken: a late NOTIFY for a run that was resumed another way and waits again does nothing. Run it
+ * on a connection with synchronous_commit off (see `claimPool`).
  */
 export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
   const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL,
@@ -122,7 +130,8 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
         prepared(
           "svc_claim_fast_resume",
           `WITH claimed AS (
-             UPDATE runs r SET ${set}, claim_token = ($2::text[])[1] WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' RETURNING ${RETURN_CLAIMED})
+             UPDATE runs r SET ${set}, claim_token = ($2::text[])[1]
+             WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL RETURNING ${RETURN_CLAIMED})
            SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
           values,
         )
@@ -130,7 +139,7 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
           "svc_claim_fast_resumes",
           `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS i(run_id, claim_token)),
            free AS (
-             SELECT r.id FROM runs r WHERE r.id IN (SELECT run_id FROM input) AND r.status = 'WAITING'
+             SELECT r.id FROM runs r WHERE r.id IN (SELECT run_id FROM input) AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL
              ORDER BY r.id FOR UPDATE SKIP LOCKED),
            claimed AS (
              UPDATE runs r SET ${set}, claim_token = i.claim_token
