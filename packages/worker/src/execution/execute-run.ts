@@ -5,6 +5,7 @@ import {
   encodeOutput,
   loadStoredPacket,
   LedgerSession,
+  maxAttemptsOf,
   NondeterminismError,
   transitionRun,
   type EngineDeps,
@@ -73,8 +74,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
 
   if (claim.previousStatus === "EXECUTING") {
     deps.events.emit("runCrashRecovered", { runId: run.id, attempt: run.attempt_number });
-    const maxAttempts = run.max_attempts ?? deps.tasks.get(run.task_identifier)?.retry?.maxAttempts ?? 3;
-    if (run.attempt_number > maxAttempts) {
+    if (run.attempt_number > maxAttemptsOf(deps.tasks.get(run.task_identifier)?.retry, run.max_attempts)) {
       await finish(deps, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
       deps.events.emit("runFinished", { runId: run.id, status: "CRASHED" });
       return;

@@ -38,14 +38,18 @@ export function decideAfterFailure(
   retryable = true,
 ): FailureDecision {
   const p = withDefaults(policy);
-  const maxAttempts = maxAttemptsOverride ?? p.maxAttempts;
-  if (!retryable || attempt >= maxAttempts) return { kind: "fail" };
+  if (!retryable || attempt >= maxAttemptsOf(policy, maxAttemptsOverride)) return { kind: "fail" };
   const base = p.minTimeoutInMs * Math.pow(p.factor, attempt - 1);
   const jittered = p.randomize ? base * (1 + random()) : base;
   const capped = Math.min(p.maxTimeoutInMs, jittered, MAX_RETRY_DELAY_MS);
   // A NaN delay would be an invalid date, stored as no retry time at all: a run queued for good.
   const delayMs = Number.isNaN(capped) ? DEFAULT_RETRY.maxTimeoutInMs : Math.max(0, Math.round(capped));
   return { kind: "retry", at: new Date(now.getTime() + delayMs), delayMs };
+}
+
+/** How many attempts a run has: the run's own maxAttempts (a trigger option), else its task's, else 3. */
+export function maxAttemptsOf(policy: RetryPolicy | undefined, maxAttemptsOverride: number | null | undefined): number {
+  return maxAttemptsOverride ?? withDefaults(policy).maxAttempts;
 }
 
 /**

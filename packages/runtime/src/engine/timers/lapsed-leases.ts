@@ -1,26 +1,60 @@
 import { withTransaction } from "../../db/queryable.ts";
+import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
+import { maxAttemptsOf, type RetryPolicy } from "../runs/retry-policy.ts";
 import type { RunRow } from "../runs/store.ts";
 import { dispatchStarts, type DueWork } from "./fire-due.ts";
 
+/** What a run whose every attempt crashed ends with (the worker's own crash check writes the same). */
+export const WORKER_CRASHED_ERROR = {
+  type: "internal",
+  name: "WORKER_CRASHED",
+  code: "WORKER_CRASHED",
+  message: "The worker executing this run stopped responding too many times",
+};
+
+/** The attempt row of an attempt whose worker stopped responding. */
+const CRASHED_ATTEMPT_ERROR = { name: "WorkerCrash", message: "The worker executing this attempt stopped responding" };
+
 /**
  * Executions that came through the resume fast path hold a lease instead of a pg-boss job. A run
- * whose lease lapsed lost its worker (kill -9, a crash): it goes back to QUEUED and is started
- * again — a new attempt that replays the same ledger, so nothing recorded is lost.
+ * whose lease lapsed lost its worker (kill -9, a crash, a stall): the attempt is recorded as
+ * CRASHED, as a crash seen through pg-boss is, and the run goes back to QUEUED to be started
+ * again — a new attempt that replays the same ledger, so nothing recorded is lost. When that was
+ * its last attempt (the task's maxAttempts, or the run's) the run ends CRASHED instead, and
+ * whoever waits on it is resumed: a run that kills its worker every time is not restarted forever.
  */
 export const lapsedLeases: DueWork = {
   name: "lapsed-leases",
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
-      const { rows } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'QUEUED', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
-         WHERE id IN (SELECT id FROM runs WHERE status = 'EXECUTING' AND job_id IS NULL AND lease_expires_at <= $1
-                      ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-           AND status = 'EXECUTING'
-         RETURNING *`,
+      const { rows: lapsed } = await tx.query<Pick<RunRow, "id" | "attempt_number" | "max_attempts"> & { retry: RetryPolicy | null }>(
+        `SELECT r.id, r.attempt_number, r.max_attempts, wt.retry
+         FROM runs r LEFT JOIN worker_tasks wt ON wt.environment_id = r.environment_id AND wt.task_identifier = r.task_identifier
+         WHERE r.status = 'EXECUTING' AND r.job_id IS NULL AND r.lease_expires_at <= $1
+         ORDER BY r.lease_expires_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED`,
         [now, limit],
       );
-      await dispatchStarts(deps, tx, rows);
-      return rows.length;
+      if (lapsed.length === 0) return 0;
+      await tx.query(
+        `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at, error)
+         SELECT id, attempt_number, 'CRASHED', worker_id, worker_version, updated_at, $2, $3 FROM runs WHERE id = ANY($1::text[])
+         ON CONFLICT (run_id, number) DO NOTHING`,
+        [lapsed.map((r) => r.id), now, CRASHED_ATTEMPT_ERROR],
+      );
+      const lastAttempt = (r: (typeof lapsed)[number]) => r.attempt_number >= maxAttemptsOf(r.retry ?? undefined, r.max_attempts);
+      const { rows: requeued } = await tx.query<RunRow>(
+        `UPDATE runs SET status = 'QUEUED', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
+         WHERE id = ANY($1::text[]) RETURNING *`,
+        [lapsed.filter((r) => !lastAttempt(r)).map((r) => r.id)],
+      );
+      await dispatchStarts(deps, tx, requeued);
+      const { rows: crashed } = await tx.query<RunRow>(
+        `UPDATE runs SET status = 'CRASHED', claim_token = NULL, lease_expires_at = NULL, finished_at = $2, error = $3, updated_at = now()
+         WHERE id = ANY($1::text[]) RETURNING *`,
+        [lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR],
+      );
+      for (const run of crashed) await notifyWaitersOfRun(deps, tx, run);
+      return lapsed.length;
     });
   },
   async nextDue(db) {
