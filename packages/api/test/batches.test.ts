@@ -102,6 +102,31 @@ describe("POST /api/v3/batches/{id}/items", () => {
     const runs = await batchRuns(id);
     expect(runs.map((r) => r.batch_index)).toEqual([1]);
     expect(runs.map((r) => r.id)).not.toContain(existing.json().id);
+
+    // The batch lists the existing run at its item's index, and waits for it to finish too.
+    const retrieved = await api.app.inject({ method: "GET", url: `/api/v2/batches/${id}`, headers: api.devAuth });
+    expect(retrieved.json()).toMatchObject({ status: "PENDING", runCount: 2, runs: [existing.json().id, runs[0].id] });
+    await api.db.pool.query(`UPDATE runs SET status = 'COMPLETED' WHERE id = $1`, [runs[0].id]);
+    expect((await api.app.inject({ method: "GET", url: `/api/v2/batches/${id}`, headers: api.devAuth })).json().status).toBe("PENDING");
+    await api.db.pool.query(`UPDATE runs SET status = 'COMPLETED' WHERE id = $1`, [existing.json().id]);
+    expect((await api.app.inject({ method: "GET", url: `/api/v2/batches/${id}`, headers: api.devAuth })).json().status).toBe("COMPLETED");
+    // Re-sending the item is deduplicated by its index like any other.
+    expect((await sendItems(id, ndjson([item(0, { options: { idempotencyKey: "shared-key" } })]))).json()).toMatchObject({ itemsAccepted: 0, itemsDeduplicated: 1 });
+  });
+
+  it("a one-call batch lists a run an item's idempotency key answered with, in item order", async () => {
+    const existing = await api.app.inject({ method: "POST", url: "/api/v1/tasks/hello-world/trigger", headers: api.devAuth, payload: { payload: 1, options: { idempotencyKey: "one-call-key" } } });
+    const res = await api.app.inject({
+      method: "POST",
+      url: "/api/v2/tasks/batch",
+      headers: api.devAuth,
+      payload: { items: [{ task: "c" }, { task: "hello-world", payload: 1, options: { idempotencyKey: "one-call-key" } }, { task: "d" }] },
+    });
+    expect(res.statusCode).toBe(202);
+    const body = res.json();
+    expect(body.runs[1]).toBe(existing.json().id);
+    const retrieved = await api.app.inject({ method: "GET", url: `/api/v2/batches/${body.id}`, headers: api.devAuth });
+    expect(retrieved.json()).toMatchObject({ runCount: 3, runs: body.runs });
   });
 
   it("answers bad input with 4xx and creates nothing", async () => {

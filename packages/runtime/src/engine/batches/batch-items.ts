@@ -87,8 +87,16 @@ export async function addBatchItemsInTransaction(
   });
   const runIds = new Map<number, string>(fresh.map((item, i) => [item.index, results[i]!.id]));
   const itemsAccepted = fresh.length;
-  // An item whose idempotency key matched a run outside this batch counts as present for this
-  // request (the run is not re-linked to the batch; the SDK sends all items in one request).
+  // An item whose idempotency key answered it with an existing run (of another batch, or none)
+  // joins this batch as a member at its index: the batch lists it, waits for it, and a re-sent
+  // index is deduplicated. The run itself keeps its own batch.
+  const members = fresh.flatMap((item, i) => (results[i]!.isCached ? [{ index: item.index, runId: results[i]!.id }] : []));
+  if (members.length > 0) {
+    await tx.query(
+      `INSERT INTO batch_members (batch_id, batch_index, run_id) SELECT $1, * FROM unnest($2::int[], $3::text[]) ON CONFLICT DO NOTHING`,
+      [batch.id, members.map((m) => m.index), members.map((m) => m.runId)],
+    );
+  }
   for (const index of runIds.keys()) present.add(index);
   const sealed = batch.sealed_at !== null || present.size >= batch.run_count;
   if (sealed && batch.sealed_at === null) await sealBatch(tx, batch.id, deps.clock.now());

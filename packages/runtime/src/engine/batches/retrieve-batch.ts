@@ -20,7 +20,12 @@ export async function retrieveBatch(db: Queryable, environmentId: string, batchI
   const batch = await getBatch(db, batchId, environmentId);
   if (!batch) throw new NotFoundError("Batch not found");
   const { rows } = await db.query<{ id: string; status: string; updated_at: Date }>(
-    `SELECT id, status, updated_at FROM runs WHERE batch_id = $1 ORDER BY batch_index, created_at`,
+    // Its own runs and the runs idempotency keys answered items with (batch_members), in item order.
+    `SELECT id, status, updated_at FROM (
+       SELECT id, status, updated_at, batch_index AS item_index, created_at FROM runs WHERE batch_id = $1
+       UNION ALL
+       SELECT r.id, r.status, r.updated_at, m.batch_index, r.created_at FROM batch_members m JOIN runs r ON r.id = m.run_id WHERE m.batch_id = $1) items
+     ORDER BY item_index, created_at`,
     [batch.id],
   );
   const allFinished = rows.every((r) => (FINAL_STATUSES as readonly string[]).includes(r.status));

@@ -75,7 +75,8 @@ export async function insertBatch(db: Queryable, batch: NewBatch): Promise<Batch
 /** The item indexes that already have a run in this batch. */
 export async function batchRunIndexes(db: Queryable, batchId: string): Promise<Set<number>> {
   const { rows } = await db.query<{ batch_index: number }>(
-    `SELECT DISTINCT batch_index FROM runs WHERE batch_id = $1 AND batch_index IS NOT NULL`,
+    `SELECT batch_index FROM runs WHERE batch_id = $1 AND batch_index IS NOT NULL
+     UNION SELECT batch_index FROM batch_members WHERE batch_id = $1`,
     [batchId],
   );
   return new Set(rows.map((r) => r.batch_index));
