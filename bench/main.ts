@@ -18,7 +18,7 @@ const print = (lines: string[]) => {
   report.push("", ...lines);
 };
 try {
-  if (selected.has("throughput")) print(await throughputScenario(embedded, num("BENCH_RUNS", 10_000), num("BENCH_REPEAT", 3)));
+  if (selected.has("throughput")) print(await throughputScenario(embedded, num("BENCH_RUNS", 10_000), num("BENCH_REPEAT", 3), num("BENCH_TP_WARMUP", 2_000)));
   if (selected.has("resume")) print(await resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000), num("BENCH_WARMUP", 500)));
   if (selected.has("timeouts")) print(await timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
   if (selected.has("replay")) print(await replayScenario(embedded));

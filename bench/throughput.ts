@@ -18,72 +18,87 @@ async function finishedCount(stack: Awaited<ReturnType<typeof benchStack>>, targ
   });
 }
 
-async function svcBatched(db: BenchDatabase, n: number, batch: number) {
+async function svcBatched(db: BenchDatabase, n: number, batch: number, warmup: number) {
   const stack = await benchStack(db.url, { tasks: [noop], api: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 200) });
   const key = stack.project.environments.dev.secretKey;
-  const all = finishedCount(stack, n);
-  const t0 = now();
-  for (let i = 0; i < n; i += batch) {
-    const items = Array.from({ length: Math.min(batch, n - i) }, (_, j) => ({ task: "noop", payload: { i: i + j } }));
-    const res = await postJson(`${stack.apiUrl}/api/v2/tasks/batch`, JSON.stringify({ items }), { authorization: `Bearer ${key}` });
-    if (res.status !== 202) throw new Error(`batch trigger failed: ${res.status} ${res.text}`);
-  }
-  const triggered = now() - t0;
-  await all;
-  const total = now() - t0;
+  const round = async (count: number) => {
+    const all = finishedCount(stack, count);
+    const t0 = now();
+    for (let i = 0; i < count; i += batch) {
+      const items = Array.from({ length: Math.min(batch, count - i) }, (_, j) => ({ task: "noop", payload: { i: i + j } }));
+      const res = await postJson(`${stack.apiUrl}/api/v2/tasks/batch`, JSON.stringify({ items }), { authorization: `Bearer ${key}` });
+      if (res.status !== 202) throw new Error(`batch trigger failed: ${res.status} ${res.text}`);
+    }
+    const triggered = now() - t0;
+    await all;
+    return { triggered, total: now() - t0 };
+  };
+  if (warmup > 0) await round(warmup);
+  const result = await round(n);
   await stack.close();
-  return { triggered, total };
+  return result;
 }
 
-async function svcOneByOne(db: BenchDatabase, n: number, inFlight: number) {
+async function svcOneByOne(db: BenchDatabase, n: number, inFlight: number, warmup: number) {
   const stack = await benchStack(db.url, { tasks: [noop], api: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 200) });
   const key = stack.project.environments.dev.secretKey;
-  const all = finishedCount(stack, n);
-  const t0 = now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < n) {
-        next++;
-        const res = await postJson(`${stack.apiUrl}/api/v1/tasks/noop/trigger`, '{"payload":{}}', { authorization: `Bearer ${key}` });
-        if (res.status !== 200) throw new Error(`trigger failed: ${res.status} ${res.text}`);
-      }
-    }),
-  );
-  const triggered = now() - t0;
-  await all;
-  const total = now() - t0;
+  const round = async (count: number) => {
+    const all = finishedCount(stack, count);
+    const t0 = now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < count) {
+          next++;
+          const res = await postJson(`${stack.apiUrl}/api/v1/tasks/noop/trigger`, '{"payload":{}}', { authorization: `Bearer ${key}` });
+          if (res.status !== 200) throw new Error(`trigger failed: ${res.status} ${res.text}`);
+        }
+      }),
+    );
+    const triggered = now() - t0;
+    await all;
+    return { triggered, total: now() - t0 };
+  };
+  if (warmup > 0) await round(warmup);
+  const result = await round(n);
   await stack.close();
-  return { triggered, total };
+  return result;
 }
 
 /** Raw pg-boss: insert (batched) or send (16 in flight) N no-op jobs, one worker with comparable batching. */
-async function rawPgBoss(db: BenchDatabase, n: number, mode: { batch: number } | { inFlight: number }) {
+async function rawPgBoss(db: BenchDatabase, n: number, mode: { batch: number } | { inFlight: number }, warmup: number) {
   const boss = new PgBoss({ connectionString: db.url, schema: "pgboss", max: 30, useListenNotify: true, superviseIntervalSeconds: 2 } as ConstructorParameters<typeof PgBoss>[0]);
   boss.on("error", () => {});
   await boss.start();
   await boss.createQueue("raw", { notify: true });
   let done = 0;
-  let resolveAll!: () => void;
-  const all = new Promise<void>((r) => (resolveAll = r));
+  let target = 0;
+  let resolveAll: () => void = () => {};
   await boss.work("raw", { batchSize: 200, localConcurrency: 1, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 }, async (jobs: unknown[]) => {
     done += jobs.length;
-    if (done >= n) resolveAll();
+    if (done >= target) resolveAll();
   });
-  const t0 = now();
-  if ("batch" in mode) {
-    for (let i = 0; i < n; i += mode.batch) {
-      await boss.insert("raw", Array.from({ length: Math.min(mode.batch, n - i) }, (_, j) => ({ data: { i: i + j } })));
+  const round = async (count: number) => {
+    done = 0;
+    target = count;
+    const all = new Promise<void>((r) => (resolveAll = r));
+    const t0 = now();
+    if ("batch" in mode) {
+      for (let i = 0; i < count; i += mode.batch) {
+        await boss.insert("raw", Array.from({ length: Math.min(mode.batch, count - i) }, (_, j) => ({ data: { i: i + j } })));
+      }
+    } else {
+      let next = 0;
+      await Promise.all(Array.from({ length: mode.inFlight }, async () => { while (next < count) { next++; await boss.send("raw", { i: next }); } }));
     }
-  } else {
-    let next = 0;
-    await Promise.all(Array.from({ length: mode.inFlight }, async () => { while (next < n) { next++; await boss.send("raw", { i: next }); } }));
-  }
-  const triggered = now() - t0;
-  await all;
-  const total = now() - t0;
+    const triggered = now() - t0;
+    await all;
+    return { triggered, total: now() - t0 };
+  };
+  if (warmup > 0) await round(warmup);
+  const result = await round(n);
   await boss.stop({ graceful: false, close: true });
-  return { triggered, total };
+  return result;
 }
 
 type Timing = { triggered: number; total: number };
@@ -109,18 +124,24 @@ async function inDatabase<T>(name: string, embedded: { url: string } | undefined
   }
 }
 
-export async function throughputScenario(embedded: { url: string } | undefined, n: number, repeat: number) {
-  const out: string[] = [`## Throughput (issue #2): ${n.toLocaleString("en-US")} trivial runs, one worker, one database (raw and svc alternated ${repeat}×, median pair shown)`];
+/**
+ * Steady-state rates: each side first processes `warmup` runs in its fresh database and process
+ * (JIT, connection pools, prepared statements, the first pages of each table), then `n` are timed.
+ */
+export async function throughputScenario(embedded: { url: string } | undefined, n: number, repeat: number, warmup: number) {
+  const out: string[] = [
+    `## Throughput (issue #2): ${n.toLocaleString("en-US")} trivial runs after ${warmup.toLocaleString("en-US")} warm-up runs, one worker, one database (raw and svc alternated ${repeat}×, median pair shown)`,
+  ];
   const batched = await pairs(
     repeat,
-    () => inDatabase("tp_raw_batch", embedded, (db) => rawPgBoss(db, n, { batch: 500 })),
-    () => inDatabase("tp_svc_batch", embedded, (db) => svcBatched(db, n, 500)),
+    () => inDatabase("tp_raw_batch", embedded, (db) => rawPgBoss(db, n, { batch: 500 }, warmup)),
+    () => inDatabase("tp_svc_batch", embedded, (db) => svcBatched(db, n, 500, warmup)),
   );
   const m = Math.min(n, 3000);
   const single = await pairs(
     repeat,
-    () => inDatabase("tp_raw_single", embedded, (db) => rawPgBoss(db, m, { inFlight: 16 })),
-    () => inDatabase("tp_svc_single", embedded, (db) => svcOneByOne(db, m, 16)),
+    () => inDatabase("tp_raw_single", embedded, (db) => rawPgBoss(db, m, { inFlight: 16 }, Math.min(warmup, 500))),
+    () => inDatabase("tp_svc_single", embedded, (db) => svcOneByOne(db, m, 16, Math.min(warmup, 500))),
   );
   const { raw: rawBatch, svc: svcBatch } = batched.median;
   const { raw: rawSingle, svc: svcSingle } = single.median;

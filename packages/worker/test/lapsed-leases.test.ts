@@ -3,7 +3,7 @@
 // like a crash detected through pg-boss, and a run whose every attempt crashed ends CRASHED
 // instead of being started again forever. Driven by a FakeClock and timers.tick().
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeToken, createToken, FakeClock, triggerRun } from "@svc/runtime/engine";
+import { cancelRun, completeToken, createToken, FakeClock, lapsedLeases, triggerRun } from "@svc/runtime/engine";
 import { task, tasks, wait } from "@svc/runtime";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
@@ -84,5 +84,24 @@ describe("a lapsed lease", () => {
     ]);
     expect((await parentDone).status).toBe("COMPLETED");
     expect(JSON.parse((await getRunRow(te, parentId)).output!).json).toBe("child CRASHED");
+  });
+
+  it("holds no lease once canceled, and clears a stale lease left on a run that stopped executing", async () => {
+    const tokenIds = [(await createToken(te.engine, te.env.id, { timeout: "1d" })).waitpoint.id, "unused"];
+    const { id } = await triggerRun(te.engine, te.env, "lapse-stalls", { tokenIds });
+    await eventually(async () => (await getRunRow(te, id)).status === "WAITING");
+    await completeToken(te.engine, te.db.pool, tokenIds[0]!, {});
+    await eventually(async () => stalled.has(`${id}:1`));
+    expect((await getRunRow(te, id)).lease_expires_at).not.toBeNull();
+    await cancelRun(te.engine, te.env.id, id);
+    expect(await getRunRow(te, id)).toMatchObject({ status: "CANCELED", lease_expires_at: null, claim_token: null });
+    expect(await lapsedLeases.nextDue(te.db.pool)).toBeNull();
+
+    // A lease a canceled run kept (as before cancels cleared it) is cleared when it is due.
+    await te.db.pool.query(`UPDATE runs SET lease_expires_at = $2 WHERE id = $1`, [id, clock.now()]);
+    expect(await lapsedLeases.nextDue(te.db.pool)).toEqual(clock.now());
+    await tw.worker.timers.tick();
+    expect(await lapsedLeases.nextDue(te.db.pool)).toBeNull();
+    expect((await getRunRow(te, id)).status).toBe("CANCELED");
   });
 });

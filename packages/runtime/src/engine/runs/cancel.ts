@@ -45,7 +45,9 @@ export async function cancelRun(deps: Pick<EngineDeps, "db" | "clock" | "dispatc
 
 async function cancelOne(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, run: RunRow): Promise<boolean> {
   const now = deps.clock.now();
-  const result = await transitionRun(tx, run.id, "CANCELED", { from: [run.status], set: { finished_at: now } });
+  // A canceled run holds no claim or lease (the worker running it learns of the cancel, and its
+  // writes are fenced by the status).
+  const result = await transitionRun(tx, run.id, "CANCELED", { from: [run.status], set: { finished_at: now, claim_token: null, lease_expires_at: null } });
   if (!result.changed) return false;
   if (run.status === "WAITING") {
     await tx.query(`DELETE FROM run_ledger WHERE run_id = $1 AND NOT resolved`, [run.id]);

@@ -30,6 +30,8 @@ export interface RunRow {
   attempt_number: number;
   ledger_epoch: number;
   claim_token: string | null;
+  /** Held by an execution that came through the resume fast path (no pg-boss job), renewed while it runs. */
+  lease_expires_at: Date | null;
   job_id: string | null;
   worker_id: string | null;
   worker_version: string | null;

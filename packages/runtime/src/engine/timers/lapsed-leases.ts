@@ -34,6 +34,9 @@ export const lapsedLeases: DueWork = {
          ORDER BY r.lease_expires_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED`,
         [now, limit],
       );
+      // A lease left on a run that is no longer executing through the fast path (written before
+      // cancel cleared leases) would keep nextDue in the past: clear it.
+      await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND NOT (status = 'EXECUTING' AND job_id IS NULL)`, [now]);
       if (lapsed.length === 0) return 0;
       await tx.query(
         `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at, error)
@@ -58,7 +61,9 @@ export const lapsedLeases: DueWork = {
     });
   },
   async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(lease_expires_at) AS at FROM runs WHERE lease_expires_at IS NOT NULL AND status = 'EXECUTING' AND job_id IS NULL`);
+    // Only fast-path executions hold leases (every other path clears it): the partial index alone
+    // answers, where a filter on status made the planner scan the whole table.
+    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(lease_expires_at) AS at FROM runs WHERE lease_expires_at IS NOT NULL`);
     return rows[0]?.at ?? null;
   },
 };
