@@ -98,9 +98,10 @@ describe("executing runs", () => {
     // A start job for the run in its backoff, as pg-boss redelivers one whose completion was lost.
     const { queue_name } = await getRunRow(te, id);
     await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "start", runId: id, environmentId: te.env.id, queueName: queue_name }]);
+    // Handled jobs are deleted: both the first attempt's and the stale one are gone once handled.
     await eventually(async () => {
-      const { rows } = await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND state = 'completed'`, [id]);
-      return rows.length === 2;
+      const { rows } = await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1`, [id]);
+      return rows.length === 0;
     });
     const run = await getRunRow(te, id);
     expect(run).toMatchObject({ status: "QUEUED", attempt_number: 1 });
