@@ -71,6 +71,20 @@ describe("POST /api/v1/runs/{id}/replay", () => {
     expect(badDelay.json().error).toMatch(/delay/);
   });
 
+  it("answers overrides sent with a non-JSON Content-Type with 415; an empty body of any type replays as is", async () => {
+    const original = await triggerTask(api, { payload: { v: 1 } }, "replay-form");
+    const post = (contentType: string, payload: string) =>
+      api.app.inject({ method: "POST", url: `/api/v1/runs/${original}/replay`, headers: { ...api.devAuth, "content-type": contentType }, payload });
+    for (const contentType of ["application/x-www-form-urlencoded", "text/plain"]) {
+      const res = await post(contentType, JSON.stringify({ payload: { v: 2 } }));
+      expect(res.statusCode, contentType).toBe(415);
+      expect(res.json()).toEqual({ error: `Content-Type must be application/json (got ${contentType})` });
+    }
+    const empty = await post("application/octet-stream", "");
+    expect(empty.statusCode).toBe(200);
+    expect((await row(empty.json().id)).payload).toBe('{"v":1}');
+  });
+
   it("answers 404 for unknown or other-environment runs and refuses public tokens", async () => {
     expect((await replay("run_missing")).statusCode).toBe(404);
     const run = await triggerTask(api, { payload: 1 });

@@ -56,6 +56,32 @@ describe("POST /api/v1/tasks/{taskId}/trigger", () => {
   });
 });
 
+describe("bodies that are not JSON", () => {
+  // A Buffer (any Content-Type without a JSON parser) is an object to zod: the run used to be
+  // created without the payload and options that were sent, as if the body were {}.
+  it("answers a JSON text sent as a form, multipart or octet-stream body with 415, creating nothing", async () => {
+    const before = (await api.db.pool.query("SELECT count(*)::int AS n FROM runs")).rows[0].n;
+    for (const contentType of ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/octet-stream"]) {
+      const res = await api.app.inject({
+        method: "POST",
+        url: "/api/v1/tasks/hello-world/trigger",
+        headers: { ...api.devAuth, "content-type": contentType },
+        payload: JSON.stringify({ payload: { name: "Ada" } }),
+      });
+      expect(res.statusCode, contentType).toBe(415);
+      expect(res.json()).toEqual({ error: `Content-Type must be application/json (got ${contentType.split(";")[0]})` });
+    }
+    const text = await api.app.inject({
+      method: "POST",
+      url: "/api/v1/tasks/hello-world/trigger",
+      headers: { ...api.devAuth, "content-type": "text/plain" },
+      payload: JSON.stringify({ payload: 1 }),
+    });
+    expect(text.statusCode).toBe(415);
+    expect((await api.db.pool.query("SELECT count(*)::int AS n FROM runs")).rows[0].n).toBe(before);
+  });
+});
+
 describe("input Postgres cannot store", () => {
   it("answers a NUL character in a task id, tag or metadata with 400, not 500", async () => {
     const inTaskId = await api.app.inject({ method: "POST", url: "/api/v1/tasks/a%00b/trigger", headers: api.devAuth, payload: { payload: 1 } });

@@ -153,4 +153,14 @@ describe("POST /api/v1/waitpoints/tokens", () => {
     const jwt = (await createTokenOk(api)).publicAccessToken;
     expect((await createTokenRequest(api, {}, { authorization: `Bearer ${jwt}` })).statusCode).toBe(401);
   });
+
+  it("answers a body sent with a non-JSON Content-Type with 415 rather than ignoring its options", async () => {
+    for (const contentType of ["application/x-www-form-urlencoded", "application/octet-stream"]) {
+      for (const payload of ['{"timeout":"1h"}', ""]) {
+        const res = await api.app.inject({ method: "POST", url: "/api/v1/waitpoints/tokens", headers: { ...api.devAuth, "content-type": contentType }, payload });
+        expect(res.statusCode, `${contentType} ${payload}`).toBe(415);
+        expect(res.json().error).toBe(`Content-Type must be application/json (got ${contentType})`);
+      }
+    }
+  });
 });

@@ -51,9 +51,19 @@ function parseOr400<T extends ZodType>(reply: FastifyReply, schema: T | undefine
 }
 
 /**
+ * The media type a body arrived with when it was not parsed as JSON (the catch-all parsers hand
+ * over a Buffer or a string), else null. zod takes a Buffer for an object, so without this check a
+ * JSON text sent as a form would read as `{}` and every field in it would be silently dropped.
+ */
+export function nonJsonMediaType(request: FastifyRequest): string | null {
+  if (!Buffer.isBuffer(request.body) && typeof request.body !== "string") return null;
+  return String(request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() || "none";
+}
+
+/**
  * Declares a route: auth requirement, zod schemas for params/query/body (400 on failure, the same
  * schemas feed /api/openapi.json) and a short handler. Order of checks: auth (401), params, query,
- * body (400), then the handler (404/403/422 from engine errors).
+ * body (400, or 415 when it is not JSON), then the handler (404/403/422 from engine errors).
  */
 export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType>(
   app: FastifyInstance,
@@ -74,6 +84,8 @@ export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = Zod
       if (def.body && (request.body === undefined || request.body === null) && def.method !== "GET") {
         return sendError(reply, 400, "Request body is empty");
       }
+      const mediaType = def.body ? nonJsonMediaType(request) : null;
+      if (mediaType !== null) return sendError(reply, 415, `Content-Type must be application/json (got ${mediaType})`);
       const body = parseOr400(reply, def.body, request.body, "Invalid request body");
       if (!body.ok) return reply;
       const result = await def.handler({ request, reply, params: params.value, query: query.value, body: body.value, principal });

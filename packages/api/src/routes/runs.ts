@@ -17,10 +17,10 @@ import { ReplayRunBody, RetrieveRunResponse, RunIdParams, RunIdResponse, RunList
 import { requireScope } from "../auth/scopes.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
-import { formatZodError } from "../http/errors.ts";
+import { formatZodError, sendError } from "../http/errors.ts";
 import { CursorPageQuery, keysetPage, type Page } from "../http/pagination.ts";
 import { environmentOf } from "../http/principal-guards.ts";
-import { defineRoute } from "../http/route.ts";
+import { defineRoute, nonJsonMediaType } from "../http/route.ts";
 
 /** Default and maximum page sizes of run lists (Trigger.dev's: 25 and 100). */
 export const RUN_LIST_PAGE_SIZE = 25;
@@ -132,10 +132,15 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
     auth: { allow: ["secretKey"] },
     params: RunIdParams,
     response: RunIdResponse,
-    async handler({ principal, params, request }) {
+    async handler({ principal, params, request, reply }) {
       const env = environmentOf(principal);
       // The body is optional (older SDKs send none), so it is parsed here rather than by defineRoute.
-      const overrides = ReplayRunBody.safeParse(request.body ?? {});
+      const mediaType = nonJsonMediaType(request);
+      const raw = request.body;
+      if (mediaType !== null && raw!.toString().trim().length > 0) {
+        return sendError(reply, 415, `Content-Type must be application/json (got ${mediaType})`);
+      }
+      const overrides = ReplayRunBody.safeParse(mediaType === null ? (raw ?? {}) : {});
       if (!overrides.success) throw new ValidationError(`Invalid request body: ${formatZodError(overrides.error)}`);
       const result = await replayRun(deps.engine, env, params.runId, overrides.data);
       return { id: result.id };
