@@ -13,6 +13,9 @@ async function createBatch(body: unknown, headers: Record<string, string> = api.
   return api.app.inject({ method: "POST", url: "/api/v3/batches", headers, payload: body as object });
 }
 
+/** `n` distinct 3-byte characters (poorly compressible, as real hashed or random keys are). */
+const cjk = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join("");
+
 const ndjson = (items: unknown[]) => items.map((item) => JSON.stringify(item)).join("\n") + "\n";
 
 async function sendItems(batchId: string, body: string, headers: Record<string, string> = api.devAuth, contentType = "application/x-ndjson") {
@@ -57,6 +60,21 @@ describe("POST /api/v3/batches", () => {
     expect(parent.statusCode).toBe(422);
     expect(parent.json().error).toMatch(/parentRunId/);
     expect((await createBatch({ runCount: 1 }, {})).statusCode).toBe(401);
+  });
+
+  it("refuses an idempotency key Postgres cannot index or store as sent with 400", async () => {
+    // 2048 CJK characters are 6 kB in UTF-8, past the btree entry limit (was a 500).
+    const wide = await createBatch({ runCount: 1, idempotencyKey: cjk(2048) });
+    expect(wide.statusCode).toBe(400);
+    expect(wide.json().error).toMatch(/idempotencyKey: must be 2048 bytes or less in UTF-8/);
+    // Half a surrogate pair used to be stored (and answered) as U+FFFD.
+    const half = await createBatch({ runCount: 1, idempotencyKey: "batch-\ud83d" });
+    expect(half.statusCode).toBe(400);
+    expect(half.json().error).toMatch(/idempotencyKey: must be valid Unicode/);
+    const v2 = await api.app.inject({ method: "POST", url: "/api/v2/tasks/batch", headers: api.devAuth, payload: { items: [{ task: "hello-world", options: { idempotencyKey: cjk(2048) } }] } });
+    expect(v2.statusCode).toBe(400);
+    expect(v2.json().error).toMatch(/items\.0\.options\.idempotencyKey: must be 2048 bytes or less/);
+    expect((await createBatch({ runCount: 1, idempotencyKey: cjk(682) })).statusCode).toBe(202);
   });
 });
 

@@ -163,6 +163,10 @@ describe("bad input on every schedule endpoint", () => {
     expectError(await dev.create({ task: "report", cron: "0 * * * *", timezone: 7 }), 400, /timezone/);
     expectError(await dev.create({ task: "x".repeat(200), cron: "0 * * * *" }), 400, /task/);
     expectError(await dev.create([1, 2]), 400);
+    // Stored as sent or refused: the driver would turn half a surrogate pair into U+FFFD.
+    expectError(await dev.create({ task: "report", cron: "0 * * * *", externalId: "user-\ud83d" }), 400, /externalId: must be valid Unicode/);
+    expectError(await dev.create({ task: "report", cron: "0 * * * *", deduplicationKey: "dedup-\ud83d" }), 400, /deduplicationKey: must be valid Unicode/);
+    expectError(await dev.create({ task: "report", cron: "0 * * * *", externalId: "a\u0000b" }), 400, /externalId: must not contain NUL/);
     expectError(await dev.create({ task: "report", cron: "0 0 * * * *" }), 422, /CRON expressions with seconds are not allowed/);
     expectError(await dev.create({ task: "report", cron: "61 * * * *" }), 422, /Invalid cron expression "61 \* \* \* \*"/);
     expectError(await dev.create({ task: "report", cron: "" }), 422, /Invalid cron expression/);

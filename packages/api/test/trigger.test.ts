@@ -92,4 +92,38 @@ describe("input Postgres cannot store", () => {
     expect(inMetadata.statusCode).toBe(400);
     expect(inMetadata.json().error).toMatch(/Invalid input/);
   });
+
+  it("answers half a surrogate pair in a stored string with 400 rather than storing U+FFFD", async () => {
+    const before = (await api.db.pool.query("SELECT count(*)::int AS n FROM runs")).rows[0].n;
+    const cases: [unknown, RegExp][] = [
+      [{ options: { idempotencyKey: "key-\ud83d" } }, /options\.idempotencyKey: must be valid Unicode/],
+      [{ options: { idempotencyKey: "k", idempotencyKeyOptions: { key: "key-\ud83d" } } }, /options\.idempotencyKeyOptions\.key: must be valid Unicode/],
+      [{ options: { concurrencyKey: "user-\udc00" } }, /options\.concurrencyKey/],
+      [{ options: { queue: { name: "q-\ud83d" } } }, /options\.queue\.name: must be valid Unicode/],
+      [{ options: { tags: ["tag-\ud83d"] } }, /options\.tags/],
+      [{ payload: "cut \ud83d", options: { payloadType: "text/plain" } }, /payload: must be valid Unicode/],
+      [{ payload: '"cut \ud83d"' }, /payload: must be valid Unicode/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await trigger(body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(res.json().error).toMatch(message);
+    }
+    const inTaskId = await api.app.inject({ method: "POST", url: "/api/v1/tasks/a%00b/trigger", headers: api.devAuth, payload: { payload: 1 } });
+    expect(inTaskId.json().error).toMatch(/taskId: must not contain NUL/);
+    expect((await api.db.pool.query("SELECT count(*)::int AS n FROM runs")).rows[0].n).toBe(before);
+  });
+
+  it("answers an idempotency key too large for its index with 400 (was a 500); a 2048-byte key works", async () => {
+    const cjk = (n: number) => Array.from({ length: n }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join("");
+    const wide = await trigger({ payload: 1, options: { idempotencyKey: cjk(2048) } });
+    expect(wide.statusCode).toBe(400);
+    expect(wide.json().error).toMatch(/options\.idempotencyKey: must be 2048 bytes or less in UTF-8/);
+    const header = await trigger({ payload: 1 }, { ...api.devAuth, "idempotency-key": "x".repeat(2049) });
+    expect(header.statusCode).toBe(400);
+    expect(header.json().error).toMatch(/^Idempotency-Key header: must be 2048 characters or less/);
+    // The largest key, with the longest task id of 3-byte characters, fits the (env, task, key) index.
+    const largest = await trigger({ payload: 1, options: { idempotencyKey: cjk(682) + "ab" } }, api.devAuth, encodeURIComponent(cjk(128)));
+    expect(largest.statusCode).toBe(200);
+  });
 });

@@ -127,6 +127,12 @@ describe("POST /api/v1/waitpoints/tokens", () => {
       [{ timeout: { at: 1 } }, /timeout/],
       [{ idempotencyKey: "" }, /idempotencyKey/],
       [{ idempotencyKey: "k".repeat(2049) }, /2048/],
+      // 6 kB of UTF-8: past the btree entry limit of the key's unique index (was a 500).
+      [{ idempotencyKey: Array.from({ length: 2048 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join("") }, /idempotencyKey: must be 2048 bytes or less in UTF-8/],
+      // Half a surrogate pair was stored as U+FFFD.
+      [{ idempotencyKey: "key-\ud83d" }, /idempotencyKey: must be valid Unicode/],
+      [{ tags: ["user-\ud83d"] }, /tags/],
+      [{ tags: "a\u0000b" }, /tags/],
       [{ tags: 5 }, /tags/],
       [[1, 2], /Invalid request body/],
     ];

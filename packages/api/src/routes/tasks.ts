@@ -1,11 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { TriggerGroupCommitter } from "@svc/runtime/engine";
-import { TriggerTaskRequestBody, TriggerTaskResponse } from "@svc/runtime/contracts";
+import { TriggerGroupCommitter, ValidationError } from "@svc/runtime/engine";
+import { IdempotencyKey, storedText, TriggerTaskRequestBody, TriggerTaskResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../deps.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
 import { environmentOf, oneTimeUseOf } from "../http/principal-guards.ts";
 import { requireScope } from "../auth/scopes.ts";
+import { formatZodError } from "../http/errors.ts";
 import { defineRoute } from "../http/route.ts";
 
 export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
@@ -17,7 +18,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
     summary: "Trigger a task run",
     tags: ["tasks"],
     auth: { allow: ["secretKey", "publicJwt"] },
-    params: z.object({ taskId: z.string().min(1).max(128) }),
+    params: z.object({ taskId: storedText(z.string().min(1).max(128)) }),
     body: TriggerTaskRequestBody,
     response: TriggerTaskResponse,
     async handler({ params, body, principal, reply, request }) {
@@ -26,7 +27,11 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       const options = { ...body.options };
       // Trigger.dev lets headers carry the idempotency key; they win over the body.
       const headerKey = request.headers["idempotency-key"];
-      if (typeof headerKey === "string" && headerKey) options.idempotencyKey = headerKey;
+      if (typeof headerKey === "string" && headerKey) {
+        const key = IdempotencyKey.safeParse(headerKey);
+        if (!key.success) throw new ValidationError(`Idempotency-Key header: ${formatZodError(key.error)}`);
+        options.idempotencyKey = key.data;
+      }
       const headerTtl = request.headers["idempotency-key-ttl"];
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
       const result = await triggers.trigger(env, params.taskId, body.payload, options, oneTimeUseOf(principal));

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NUL_FREE } from "./runs.ts";
+import { IdempotencyKey, storedText } from "./text.ts";
 import { TriggerOptions } from "./trigger.ts";
 
 /** Most runs one streamed (v3) batch may hold. */
@@ -10,10 +10,10 @@ export const MAX_BATCH_V2_ITEMS = 500;
 /** POST /api/v3/batches: phase 1 of the SDK's two-phase batch trigger. */
 export const CreateBatchBody = z.object({
   runCount: z.number().int().min(1).max(MAX_STREAMED_BATCH_RUNS),
-  taskIdentifiers: z.array(z.string().min(1).max(128).refine(...NUL_FREE)).optional(),
-  idempotencyKey: z.string().min(1).max(2048).refine(...NUL_FREE).optional(),
-  idempotencyKeyOptions: z.object({ key: z.string(), scope: z.string().optional() }).passthrough().optional(),
-  parentRunId: z.string().min(1).refine(...NUL_FREE).optional(),
+  taskIdentifiers: z.array(storedText(z.string().min(1).max(128))).optional(),
+  idempotencyKey: IdempotencyKey.optional(),
+  idempotencyKeyOptions: z.object({ key: storedText(), scope: z.string().optional() }).passthrough().optional(),
+  parentRunId: storedText(z.string().min(1)).optional(),
   resumeParentOnCompletion: z.boolean().optional(),
 });
 export type CreateBatchBody = z.infer<typeof CreateBatchBody>;
@@ -28,7 +28,7 @@ export const CreateBatchResponse = z.object({
 /** One NDJSON line of POST /api/v3/batches/{id}/items. */
 export const BatchItem = z.object({
   index: z.number().int().min(0),
-  task: z.string().min(1).max(128).refine(...NUL_FREE),
+  task: storedText(z.string().min(1).max(128)),
   payload: z.unknown().optional(),
   options: TriggerOptions.optional(),
 });
@@ -48,7 +48,7 @@ export const BatchTriggerV2Body = z.object({
   items: z
     .array(
       z.object({
-        task: z.string().min(1).max(128).refine(...NUL_FREE),
+        task: storedText(z.string().min(1).max(128)),
         payload: z.unknown().optional(),
         context: z.unknown().optional(),
         options: TriggerOptions.optional(),
@@ -56,14 +56,14 @@ export const BatchTriggerV2Body = z.object({
     )
     .min(1, "items: a batch needs at least one item")
     .max(MAX_BATCH_V2_ITEMS, `items: a batch can hold at most ${MAX_BATCH_V2_ITEMS} items`),
-  parentRunId: z.string().min(1).refine(...NUL_FREE).optional(),
+  parentRunId: storedText(z.string().min(1)).optional(),
   resumeParentOnCompletion: z.boolean().optional(),
 });
 export type BatchTriggerV2Body = z.infer<typeof BatchTriggerV2Body>;
 
 export const BatchTriggerV2Response = z.object({ id: z.string(), runCount: z.number(), runs: z.array(z.string()) });
 
-export const BatchIdParams = z.object({ batchId: z.string().min(1).max(256).refine(...NUL_FREE) });
+export const BatchIdParams = z.object({ batchId: storedText(z.string().min(1).max(256)) });
 
 export const RetrieveBatchResponse = z.object({
   id: z.string(),

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { NUL_FREE } from "./runs.ts";
+import { storedText } from "./text.ts";
 
 /** `{projectRef}` of `/api/v1/projects/{projectRef}/…`. */
-export const ProjectRefParam = z.string().min(1).max(128).refine(...NUL_FREE);
+export const ProjectRefParam = storedText(z.string().min(1).max(128));
 
 /** `{name}` of `…/envvars/{env}/{name}`: looked up as given (a name that cannot exist is a 404). */
-export const EnvVarNameParam = z.string().min(1).max(1024).refine(...NUL_FREE);
+export const EnvVarNameParam = storedText(z.string().min(1).max(1024));
 
 /** `{env}` in `/api/v1/projects/{projectRef}/envvars/{env}`: `stg` is accepted for staging. */
 export const EnvVarEnvironmentParam = z.enum(["dev", "staging", "stg", "prod", "preview"], {

@@ -4,3 +4,4 @@ export * from "./envvars.ts";
 export * from "./schedules.ts";
 export * from "./runs.ts";
 export * from "./batches.ts";
+export * from "./text.ts";

@@ -1,8 +1,6 @@
 import { RUN_STATUSES } from "../engine/runs/statuses.ts";
 import { z } from "zod";
-
-/** Postgres text cannot hold NUL; refuse it at the edge (400) rather than failing in SQL (500). */
-export const NUL_FREE = [(value: string) => !value.includes("\u0000"), { message: "must not contain NUL characters" }] as const;
+import { IdempotencyKey, NUL_FREE, storedText } from "./text.ts";
 
 /** `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). */
 const CommaList = z
@@ -107,15 +105,15 @@ export const ReplayRunBody = z.strictObject({
   payload: z.unknown().optional(),
   payloadType: z.enum(["application/json", "application/super+json"]).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
-  tags: z.union([z.string(), z.array(z.string())]).optional(),
-  queue: z.string().min(1).max(128).optional(),
-  concurrencyKey: z.union([z.string().max(512), z.number()]).optional(),
+  tags: z.union([storedText(), z.array(storedText())]).optional(),
+  queue: storedText(z.string().min(1).max(128)).optional(),
+  concurrencyKey: z.union([storedText(z.string().max(512)), z.number()]).optional(),
   machine: z.string().optional(),
   version: z.string().optional(),
   region: z.string().optional(),
   delay: z.union([z.string(), z.coerce.date()]).optional(),
   ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
-  idempotencyKey: z.string().min(1).max(2048).optional(),
+  idempotencyKey: IdempotencyKey.optional(),
   idempotencyKeyTTL: z.string().optional(),
   maxAttempts: z.number().int().min(1).max(100).optional(),
   maxDuration: z.number().int().min(1).optional(),

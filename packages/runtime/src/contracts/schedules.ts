@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { storedText } from "./text.ts";
 
 /**
  * Schedules on Trigger.dev's paths (/api/v1/schedules…). Shapes are checked here (400); cron,
@@ -8,16 +9,17 @@ import { z } from "zod";
 export const SCHEDULE_PAGE_DEFAULT = 20;
 export const SCHEDULE_PAGE_MAX = 100;
 
-const TaskId = z.string().min(1, "must not be empty").max(128);
+const TaskId = storedText(z.string().min(1, "must not be empty").max(128));
+// Cron and timezone are not stored unless the engine recognises them (422 otherwise).
 const Cron = z.string().max(256);
-const ExternalId = z.string().max(256);
+const ExternalId = storedText(z.string().max(256));
 const Timezone = z.string().max(100);
 
 /** POST /api/v1/schedules. A second create with the same deduplicationKey updates that schedule. */
 export const CreateScheduleBody = z.object({
   task: TaskId,
   cron: Cron,
-  deduplicationKey: z.string().min(1, "must not be empty").max(256).optional(),
+  deduplicationKey: storedText(z.string().min(1, "must not be empty").max(256)).optional(),
   externalId: ExternalId.optional(),
   /** @default "UTC" */
   timezone: Timezone.optional(),
@@ -35,7 +37,7 @@ export const UpdateScheduleBody = z.object({
 export type UpdateScheduleBody = z.infer<typeof UpdateScheduleBody>;
 
 /** `{id}` is the sched_… id or the schedule's deduplicationKey. */
-export const ScheduleParams = z.object({ id: z.string().min(1).max(256) });
+export const ScheduleParams = z.object({ id: storedText(z.string().min(1).max(256)) });
 
 /** Offset pages: `page` is 1-based; `perPage` defaults to 20 and is capped at 100. */
 export const ListSchedulesQuery = z.object({

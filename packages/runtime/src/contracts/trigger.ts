@@ -1,19 +1,20 @@
 import { z } from "zod";
+import { IdempotencyKey, storedText } from "./text.ts";
 
-const Tags = z.union([z.string(), z.array(z.string())]);
+const Tags = z.union([storedText(), z.array(storedText())]);
 
 /** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
 export const TriggerOptions = z
   .object({
     payloadType: z.string().optional(),
     payloadSize: z.number().int().nonnegative().optional(),
-    queue: z.object({ name: z.string().min(1).max(128) }).passthrough().optional(),
-    concurrencyKey: z.union([z.string().max(512), z.number()]).optional(),
+    queue: z.object({ name: storedText(z.string().min(1).max(128)) }).passthrough().optional(),
+    concurrencyKey: z.union([storedText(z.string().max(512)), z.number()]).optional(),
     delay: z.union([z.string(), z.coerce.date()]).optional(),
     ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
-    idempotencyKey: z.string().min(1).max(2048).optional(),
+    idempotencyKey: IdempotencyKey.optional(),
     idempotencyKeyTTL: z.string().optional(),
-    idempotencyKeyOptions: z.object({ key: z.string(), scope: z.string().optional() }).passthrough().optional(),
+    idempotencyKeyOptions: z.object({ key: storedText(), scope: z.string().optional() }).passthrough().optional(),
     tags: Tags.optional(),
     metadata: z.unknown().optional(),
     metadataType: z.string().optional(),
@@ -23,7 +24,7 @@ export const TriggerOptions = z
     priority: z.number().optional(),
     test: z.boolean().optional(),
     lockToVersion: z.string().optional(),
-    parentRunId: z.string().optional(),
+    parentRunId: storedText().optional(),
     resumeParentOnCompletion: z.boolean().optional(),
     parentBatch: z.string().optional(),
   })

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IdempotencyKey, storedText } from "./text.ts";
 
 /** A waitpoint id as the API hands it out: `waitpoint_` + an opaque suffix. */
 export const WaitpointId = z
@@ -9,12 +10,12 @@ export const WaitpointId = z
 /** Body of POST /api/v1/waitpoints/tokens (Trigger.dev's CreateWaitpointTokenRequestBody). */
 export const CreateWaitpointTokenRequestBody = z.object({
   /** Reusing a key (within its TTL) returns the existing token with `isCached: true`. */
-  idempotencyKey: z.string().min(1).max(2048, "idempotencyKey must be 2048 characters or less").optional(),
+  idempotencyKey: IdempotencyKey.optional(),
   /** Lifetime of the idempotency key, a duration such as "1h". Default "1h". */
   idempotencyKeyTTL: z.string().optional(),
   /** A duration ("10m", "1h30m"), an ISO 8601 date, or epoch milliseconds. Default "10m". */
   timeout: z.union([z.string(), z.number()]).optional(),
-  tags: z.union([z.string(), z.array(z.string())]).optional(),
+  tags: z.union([storedText(), z.array(storedText())]).optional(),
 });
 export type CreateWaitpointTokenRequestBody = z.infer<typeof CreateWaitpointTokenRequestBody>;
 
@@ -68,8 +69,8 @@ export type WaitpointTokenDetail = z.infer<typeof WaitpointTokenDetail>;
 /** Filters of GET /api/v1/waitpoints/tokens, as the SDK sends them (comma lists, epoch ms). */
 export const ListWaitpointTokensFilterQuery = z.object({
   "filter[status]": z.string().optional(),
-  "filter[idempotencyKey]": z.string().min(1).max(2048).optional(),
-  "filter[tags]": z.string().optional(),
+  "filter[idempotencyKey]": storedText(z.string().min(1).max(2048)).optional(),
+  "filter[tags]": storedText().optional(),
   "filter[createdAt][period]": z.string().optional(),
   "filter[createdAt][from]": z.string().optional(),
   "filter[createdAt][to]": z.string().optional(),

@@ -11,6 +11,13 @@ export interface Packet {
   type: string;
 }
 
+/** Text stored as it came: refused when Postgres would not store it as sent (NUL, half a surrogate pair). */
+function storedAsSent(data: string, type: string): Packet {
+  if (data.includes("\u0000")) throw new ValidationError("payload: must not contain NUL characters");
+  if (!data.isWellFormed()) throw new ValidationError("payload: must be valid Unicode (it holds half a surrogate pair)");
+  return { data, type };
+}
+
 /**
  * Normalises a trigger's payload into stored text. The published SDK sends super+json as a string;
  * curl users send plain JSON values.
@@ -22,10 +29,10 @@ export function encodePayload(payload: unknown, type: string): Packet {
       if (typeof payload === "string") {
         try {
           JSON.parse(payload);
-          return { data: payload, type };
         } catch {
           return { data: JSON.stringify(payload), type };
         }
+        return storedAsSent(payload, type);
       }
       return { data: JSON.stringify(payload), type };
     case "application/super+json":
@@ -35,15 +42,15 @@ export function encodePayload(payload: unknown, type: string): Packet {
       } catch {
         throw new ValidationError("payload: application/super+json payload is not valid superjson text");
       }
-      return { data: payload, type };
+      return storedAsSent(payload, type);
     case "text/plain":
       if (typeof payload !== "string") throw new ValidationError("payload: text/plain payload must be a string");
-      return { data: payload, type };
+      return storedAsSent(payload, type);
     case "application/store":
       if (typeof payload !== "string" || payload.length === 0) {
         throw new ValidationError("payload: application/store payload must be the storagePath returned by PUT /api/v2/packets");
       }
-      return { data: payload, type };
+      return storedAsSent(payload, type);
     default:
       throw new ValidationError(`payloadType: unsupported type "${type}" (use ${PAYLOAD_TYPES.join(", ")})`);
   }
