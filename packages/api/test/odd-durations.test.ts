@@ -46,9 +46,35 @@ describe("durations too long for any date", () => {
   });
 });
 
+describe("dates JS holds but Postgres cannot", () => {
+  it("are refused naming the field, never sent to Postgres as an invalid or out-of-range date", async () => {
+    const before = (await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n;
+    // The latest JS date plus a TTL is no date at all (was sent as "0NaN-NaN-…").
+    const pastLatest = await trigger({ delay: 8.64e15, ttl: "1s" });
+    expect(pastLatest.statusCode).toBe(400);
+    expect(pastLatest.json().error).toMatch(/^ttl: the resulting date is outside the range that can be stored/);
+    expect((await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n).toBe(before);
+    // Epoch milliseconds before 4714 BC: a valid JS date Postgres refuses.
+    const earliest = await createTokenRequest(api, { timeout: -8.64e15 });
+    expect(earliest.statusCode).toBe(400);
+    expect(earliest.json().error).toMatch(/^timeout: the resulting date is outside the range/);
+    for (const url of ["/api/v1/runs?filter[createdAt][from]=-271821-04-20T00:00:00Z", "/api/v1/waitpoints/tokens?filter[createdAt][to]=-271821-04-20T00:00:00Z"]) {
+      const res = await api.app.inject({ method: "GET", url, headers: api.devAuth });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error, url).toMatch(/^filter\[createdAt\]\[(from|to)\]: /);
+    }
+  });
+
+  it("maxDuration beyond a Postgres integer is a 400 naming the option", async () => {
+    const res = await trigger({ maxDuration: 2 ** 31 });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/^Invalid request body: options\.maxDuration: Too big/);
+  });
+});
+
 describe("page cursors with values Postgres cannot take", () => {
   it("are refused like any cursor this API did not return", async () => {
-    for (const value of [{ c: 1e20, r: "x" }, { c: 1, r: "a\u0000b" }]) {
+    for (const value of [{ c: 1e20, r: "x" }, { c: 1, r: "a\u0000b" }, { c: -8.64e15, r: "x" }]) {
       const res = await api.app.inject({ method: "GET", url: `/api/v1/waitpoints/tokens?page[after]=${cursor(value)}`, headers: api.devAuth });
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toBe("page[after]: not a cursor returned by this API");

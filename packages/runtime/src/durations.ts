@@ -18,6 +18,24 @@ const UNIT_MS: Record<string, number> = {
 export const MAX_DURATION_MS = 1000 * 365 * 86_400_000;
 
 /**
+ * The earliest instant Postgres' timestamptz holds (4714-11-24 BC). JS dates reach further back;
+ * the latest JS date (+275760-09-13) is earlier than Postgres' latest, so that end is JS's.
+ */
+const EARLIEST_STORABLE_MS = Date.UTC(-4713, 10, 24);
+
+/** True when `date` is a valid date Postgres can store. */
+export function isStorableDate(date: Date): boolean {
+  const ms = date.getTime();
+  return !Number.isNaN(ms) && ms >= EARLIEST_STORABLE_MS;
+}
+
+/** `date`, or a ValidationError naming `field` when it is not a date Postgres can store. */
+export function storableDate(date: Date, field: string): Date {
+  if (!isStorableDate(date)) throw new ValidationError(`${field}: the resulting date is outside the range that can be stored (4714 BC to 275760 AD)`);
+  return date;
+}
+
+/**
  * Parses "30s", "10m", "1h30m", "2d", "1w" into milliseconds; null when the text is not a duration.
  */
 export function parseDuration(text: string): number | null {
@@ -37,7 +55,7 @@ export function parseDuration(text: string): number | null {
 export function resolveTime(value: string | number | Date, now: Date, field: string): Date {
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new ValidationError(`${field}: invalid date`);
-    return value;
+    return storableDate(value, field);
   }
   if (typeof value === "number") {
     if (!Number.isFinite(value) || value < 0) throw new ValidationError(`${field}: expected a non-negative number of seconds`);
@@ -47,7 +65,7 @@ export function resolveTime(value: string | number | Date, now: Date, field: str
   if (ms !== null) return new Date(now.getTime() + withinMaxDuration(ms, field, value));
   if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
     const date = new Date(value);
-    if (!Number.isNaN(date.getTime())) return date;
+    if (!Number.isNaN(date.getTime())) return storableDate(date, field);
   }
   throw new ValidationError(
     `${field}: "${value}" is neither a duration (e.g. "30s", "10m", "1h30m", "2d") nor an ISO 8601 date`,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ValidationError } from "@svc/runtime/engine";
+import { isStorableDate, ValidationError } from "@svc/runtime/engine";
 
 /** Cursor pages (Trigger.dev): page[size] 1–100, page[after] / page[before] opaque cursors. */
 export const CursorPageQuery = z.object({
@@ -26,7 +26,7 @@ export function decodeCursor(value: string, param: string): { createdAt: Date; i
     if (typeof parsed.c !== "number" || typeof parsed.r !== "string") throw new Error("shape");
     // Values Postgres would refuse (an invalid date, a NUL) are not ours either.
     const createdAt = new Date(parsed.c);
-    if (Number.isNaN(createdAt.getTime()) || parsed.r.includes("\u0000")) throw new Error("value");
+    if (!isStorableDate(createdAt) || parsed.r.includes("\u0000")) throw new Error("value");
     return { createdAt, id: parsed.r };
   } catch {
     throw new ValidationError(`${param}: not a cursor returned by this API`);

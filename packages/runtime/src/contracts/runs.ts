@@ -1,6 +1,7 @@
 import { RUN_STATUSES } from "../engine/runs/statuses.ts";
 import { z } from "zod";
 import { IdempotencyKey, NUL_FREE, storedText } from "./text.ts";
+import { MAX_DURATION_SECONDS } from "./trigger.ts";
 
 /** `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). */
 const CommaList = z
@@ -116,7 +117,7 @@ export const ReplayRunBody = z.strictObject({
   idempotencyKey: IdempotencyKey.optional(),
   idempotencyKeyTTL: z.string().optional(),
   maxAttempts: z.number().int().min(1).max(100).optional(),
-  maxDuration: z.number().int().min(1).optional(),
+  maxDuration: z.number().int().min(1).max(MAX_DURATION_SECONDS).optional(),
   priority: z.number().optional(),
 });
 export type ReplayRunBody = z.infer<typeof ReplayRunBody>;

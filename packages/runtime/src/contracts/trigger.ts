@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { IdempotencyKey, storedText } from "./text.ts";
 
+/** Largest maxDuration in seconds: the column is a Postgres integer (about 68 years). */
+export const MAX_DURATION_SECONDS = 2_147_483_647;
+
 const Tags = z.union([storedText(), z.array(storedText())]);
 
 /** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
@@ -19,7 +22,7 @@ export const TriggerOptions = z
     metadata: z.unknown().optional(),
     metadataType: z.string().optional(),
     maxAttempts: z.number().int().min(1).max(100).optional(),
-    maxDuration: z.number().int().min(1).optional(),
+    maxDuration: z.number().int().min(1).max(MAX_DURATION_SECONDS).optional(),
     machine: z.string().optional(),
     priority: z.number().optional(),
     test: z.boolean().optional(),

@@ -1,4 +1,4 @@
-import { MAX_DURATION_MS, parseDuration } from "../../durations.ts";
+import { MAX_DURATION_MS, parseDuration, storableDate } from "../../durations.ts";
 import { ValidationError } from "../../errors.ts";
 import { RUN_STATUSES, isRunStatus, type RunStatus } from "./statuses.ts";
 
@@ -47,6 +47,7 @@ function parseInstant(value: string, param: string): Date {
   const trimmed = value.trim();
   const date = /^\d+$/.test(trimmed) ? new Date(Number(trimmed)) : new Date(trimmed);
   if (Number.isNaN(date.getTime())) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor a date`);
+  storableDate(date, param);
   return date;
 }
 
