@@ -97,6 +97,26 @@ describe("upload override semantics", () => {
     expect((await call("GET", url("dev", "/O2"), keys.dev)).json().value).toBe("y");
   });
 
+  it("imports a variable named __proto__ like any other name (single create stores it too)", async () => {
+    const res = await api.app.inject({
+      method: "POST",
+      url: url("staging", "/import"),
+      headers: { ...keys.staging, "content-type": "application/json" },
+      payload: '{"variables":{"__proto__":"proto value","PLAIN":"plain value"}}',
+    });
+    expect(res.json()).toEqual({ success: true });
+    expect((await call("GET", url("staging", "/__proto__"), keys.staging)).json().value).toBe("proto value");
+    expect((await call("GET", url("staging", "/PLAIN"), keys.staging)).json().value).toBe("plain value");
+    const notText = await api.app.inject({
+      method: "POST",
+      url: url("staging", "/import"),
+      headers: { ...keys.staging, "content-type": "application/json" },
+      payload: '{"variables":{"__proto__":5}}',
+    });
+    expect(notText.statusCode).toBe(400);
+    expect(notText.json().error).toMatch(/__proto__: expected a string/);
+  });
+
   it("lets create always override", async () => {
     await call("POST", url("dev"), keys.dev, { name: "CR", value: "1" });
     expect((await call("POST", url("dev"), keys.dev, { name: "CR", value: "2" })).statusCode).toBe(200);

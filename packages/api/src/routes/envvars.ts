@@ -84,7 +84,13 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
     response: EnvironmentVariableResponseBody,
     async handler({ request, reply, params, body, principal }) {
       const env = await target(deps, request, principal, params);
-      const result = await uploadEnvironmentVariables(db, secrets, env, body.variables, body, clock.now());
+      // zod neither checks nor copies a "__proto__" key (assigning it would set the prototype):
+      // take the names and values from the parsed JSON itself, whose keys are all own properties.
+      const entries = Object.entries((request.body as { variables: Record<string, unknown> }).variables);
+      const notText = entries.find(([, value]) => typeof value !== "string");
+      if (notText) return sendError(reply, 400, `Invalid request body: variables.${notText[0]}: expected a string`);
+      const variables = Object.fromEntries(entries) as Record<string, string>;
+      const result = await uploadEnvironmentVariables(db, secrets, env, variables, body, clock.now());
       if (!result.ok) {
         return sendError(
           reply,
