@@ -18,6 +18,11 @@ export interface LedgerEntry {
   /** A wait's `{ ok, output?, outputType?, error? }` or a step's `{ ok, value?, error? }`. */
   outcome: unknown;
   expiresAt: Date | null;
+  /**
+   * Keyed entries: the attempt epoch that last recorded the entry or passed it by its key. Within
+   * that epoch the entry is replayed whatever its TTL (see LedgerSession.lookup).
+   */
+  usedEpoch?: number | null;
 }
 
 /**

@@ -11,6 +11,7 @@ export interface LedgerRow {
   resolved: boolean;
   outcome: unknown;
   expires_at: Date | string | null;
+  used_epoch?: number | null;
 }
 
 export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
@@ -22,6 +23,7 @@ export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
   resolved: r.resolved,
   outcome: r.outcome,
   expiresAt: r.expires_at === null ? null : new Date(r.expires_at),
+  usedEpoch: r.used_epoch ?? null,
 });
 
 /**
@@ -59,6 +61,24 @@ export async function holdClaim(tx: Queryable, runId: string, claimToken: string
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Records that the executing attempt (epoch `attemptEpoch`) passed a keyed entry by its key, fenced
+ * by its claim token; false when the fence rejected it. From then on a replay of this attempt
+ * passes the entry again even once its TTL ran out (see LedgerSession.lookup).
+ */
+export async function markKeyedEntryUsed(
+  db: Queryable,
+  input: { runId: string; claimToken: string; epoch: number; stepKey: string; attemptEpoch: number },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE run_ledger l SET used_epoch = $5
+     FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING'
+       AND l.run_id = $1 AND l.epoch = $3 AND l.step_key = $4`,
+    [input.runId, input.claimToken, input.epoch, input.stepKey, input.attemptEpoch],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 export type WaitRegistration =
   | { kind: "resolved"; outcome: unknown }
   | { kind: "suspended" }
@@ -74,7 +94,20 @@ export type WaitRegistration =
  */
 export async function registerWait(
   db: Queryable,
-  input: { runId: string; environmentId: string; claimToken: string; epoch: number; stepKey: string; kind: LedgerKind; target: string | null; waitpointId: string; expiresAt?: Date | null; now: Date },
+  input: {
+    runId: string;
+    environmentId: string;
+    claimToken: string;
+    epoch: number;
+    stepKey: string;
+    kind: LedgerKind;
+    target: string | null;
+    waitpointId: string;
+    expiresAt?: Date | null;
+    now: Date;
+    /** The executing attempt's ledger epoch (recorded as used_epoch; see LedgerEntry.usedEpoch). */
+    attemptEpoch?: number;
+  },
 ): Promise<WaitRegistration> {
   const { rows } = await db.query<{ found: boolean; fenced: boolean; status: string | null; output: string | null; output_type: string | null; output_is_error: boolean | null }>(
     prepared(
@@ -84,17 +117,18 @@ export async function registerWait(
        run AS (
          SELECT id FROM runs WHERE id = $1 AND claim_token = $3 AND status = 'EXECUTING' FOR UPDATE),
        entry AS (
-         INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, resolved, outcome, expires_at, created_at, resolved_at)
+         INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, resolved, outcome, expires_at, created_at, resolved_at, used_epoch)
          SELECT $1, $4, $5, $7, $8, $6, wp.status <> 'WAITING',
            CASE WHEN wp.status = 'WAITING' THEN NULL
                 WHEN wp.output_is_error OR wp.status = 'TIMED_OUT'
                   THEN jsonb_build_object('ok', false, 'error', coalesce(wp.output::jsonb, '{"message":"Waitpoint failed"}'::jsonb))
                 ELSE jsonb_build_object('ok', true, 'output', wp.output, 'outputType', wp.output_type) END,
-           $9, $10, CASE WHEN wp.status <> 'WAITING' THEN $10::timestamptz END
+           $9, $10, CASE WHEN wp.status <> 'WAITING' THEN $10::timestamptz END, $11::int
          FROM wp, run
          ON CONFLICT (run_id, epoch, step_key) DO UPDATE
            SET kind = EXCLUDED.kind, target = EXCLUDED.target, waitpoint_id = EXCLUDED.waitpoint_id, resolved = EXCLUDED.resolved,
-               outcome = EXCLUDED.outcome, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, resolved_at = EXCLUDED.resolved_at
+               outcome = EXCLUDED.outcome, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, resolved_at = EXCLUDED.resolved_at,
+               used_epoch = EXCLUDED.used_epoch
          RETURNING 1),
        suspended AS (
          UPDATE runs SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
@@ -104,7 +138,7 @@ export async function registerWait(
          wp.status, wp.output, wp.output_type, wp.output_is_error,
          (SELECT count(*) FROM entry) AS entries, (SELECT count(*) FROM suspended) AS suspensions
        FROM (SELECT 1) one LEFT JOIN wp ON true`,
-      [input.runId, input.environmentId, input.claimToken, input.epoch, input.stepKey, input.waitpointId, input.kind, input.target, input.expiresAt ?? null, input.now],
+      [input.runId, input.environmentId, input.claimToken, input.epoch, input.stepKey, input.waitpointId, input.kind, input.target, input.expiresAt ?? null, input.now, input.attemptEpoch ?? null],
     ),
   );
   const row = rows[0]!;

@@ -28,11 +28,16 @@ export class LedgerSession {
   /**
    * The recorded entry at `key`, if any and still valid (a keyed entry past its TTL counts as absent).
    * Throws NondeterminismError when the recorded kind or target differs from the request.
+   *
+   * The TTL only decides whether a later attempt may pass a keyed wait by its key. A replay of the
+   * attempt that recorded the entry, or already passed it by its key (`usedEpoch`), must take the
+   * path it took before: a key expiring while that attempt waits (a `wait.for` as long as its
+   * TTL) otherwise sent every resume into a fresh wait, forever.
    */
   lookup(key: { stepKey: string; epoch: number }, kind: LedgerKind, target: string | null, now: Date): LedgerEntry | null {
     const entry = this.#entries.get(`${key.epoch}|${key.stepKey}`);
     if (!entry) return null;
-    if (entry.expiresAt && entry.expiresAt.getTime() <= now.getTime()) return null;
+    if (entry.expiresAt && entry.expiresAt.getTime() <= now.getTime() && entry.usedEpoch !== this.epoch) return null;
     if (entry.kind !== kind || (target !== null && entry.target !== null && asStored(entry.target) !== asStored(target))) {
       throw new NondeterminismError(key.stepKey, { kind: entry.kind, target: entry.target }, { kind, target });
     }

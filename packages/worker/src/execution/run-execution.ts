@@ -9,7 +9,9 @@ import {
   decodePacket,
   holdClaim,
   insertWaitpoint,
+  KEYED_EPOCH,
   LedgerSession,
+  markKeyedEntryUsed,
   newId,
   parseTtl,
   recordStep,
@@ -19,6 +21,7 @@ import {
   withTransaction,
   type EngineDeps,
   type Environment,
+  type LedgerEntry,
   type LedgerKind,
   type Queryable,
   type WaitRegistration,
@@ -90,7 +93,7 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
-    if (entry?.resolved) return this.#waitResult(entry.outcome);
+    if (entry?.resolved) return (await this.#pass(key, entry)) ? this.#waitResult(entry.outcome) : never();
     return this.#register(key, "token", tokenId, tokenId, options, async () => tokenId);
   }
 
@@ -99,7 +102,7 @@ export class DurableExecution implements RunExecution {
     const now = this.#deps.clock.now();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "datetime", spec, now);
-    if (entry?.resolved) return { ok: true, output: undefined };
+    if (entry?.resolved) return (await this.#pass(key, entry)) ? { ok: true, output: undefined } : never();
     // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
     const wakeAt = date ?? new Date(now.getTime() + (durationMs ?? 0));
     return this.#register(key, "datetime", spec, entry?.waitpointId ?? null, options, async (tx) => {
@@ -193,6 +196,25 @@ export class DurableExecution implements RunExecution {
   }
 
   /**
+   * Passes a resolved entry. A keyed entry that an earlier attempt recorded is first marked as
+   * passed by this attempt, so that replays of this attempt pass it too once its key's TTL ran out
+   * (see LedgerSession.lookup). False when the execution lost its claim (it is then fenced).
+   */
+  async #pass(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
+    const attemptEpoch = this.#ledger.epoch;
+    if (key.epoch !== KEYED_EPOCH || entry.usedEpoch === attemptEpoch) return true;
+    const marked = await retryOnConflict(() =>
+      markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
+    );
+    if (!marked) {
+      this.fence();
+      return false;
+    }
+    this.#ledger.remember({ ...entry, usedEpoch: attemptEpoch });
+    return true;
+  }
+
+  /**
    * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
    * with `makeWaitpoint` in the same transaction) and suspends unless it is already finished.
    */
@@ -207,7 +229,7 @@ export class DurableExecution implements RunExecution {
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
     const register = (db: Queryable, waitpointId: string) =>
-      registerWait(db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind, target, waitpointId, expiresAt, now });
+      registerWait(db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind, target, waitpointId, expiresAt, now, attemptEpoch: this.#ledger.epoch });
     // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
     // created in the same transaction as the wait on it, once the claim is known to be ours.
     const registration: WaitRegistration = existingWaitpointId
@@ -217,7 +239,7 @@ export class DurableExecution implements RunExecution {
         );
     switch (registration.kind) {
       case "resolved":
-        this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt });
+        this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt, usedEpoch: this.#ledger.epoch });
         return kind === "token" || kind === "datetime" ? this.#waitResult(registration.outcome) : registration.outcome;
       case "suspended":
         this.fence({ kind: "suspended" });
