@@ -79,26 +79,39 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
 /**
  * Resumes a WAITING run through its pg-boss resume job (a resume the NOTIFY fast path did not
  * take), or takes it over after a crash (the job redelivered: EXECUTING with this job id). The
- * attempt number does not change on resume.
+ * attempt number does not change on resume. A takeover is a crash like one seen by claimStarts or
+ * the lapsed-lease timer: the lost attempt gets its CRASHED row and the run continues as the next
+ * attempt (same ledger epoch: nothing recorded is lost), so that the executor ends a run whose last
+ * attempt crashed. Counted as a resume instead, a run that killed its worker on every resume was
+ * resumed again until pg-boss gave the job up, and then stayed EXECUTING for good.
  */
 export async function claimResume(db: Queryable, input: ClaimInput & { jobId: string }): Promise<Claim | null> {
-  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_resume",
-    `WITH claimed AS (
+    `WITH prev AS (SELECT r.id, r.status, r.updated_at FROM runs r WHERE r.id = $1 FOR UPDATE),
+     claimed AS (
        UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
+         attempt_number = CASE WHEN prev.status = 'EXECUTING' THEN r.attempt_number + 1 ELSE r.attempt_number END,
          lease_expires_at = NULL, resume_due_at = NULL, updated_at = now()
+       FROM prev
        -- A WAITING run with a wait still open is waiting for it, not for this job: a stale resume
        -- job (redelivered after the run resumed another way and suspended again) does nothing.
-       WHERE id = $1 AND ((status = 'WAITING' AND NOT EXISTS (SELECT 1 FROM run_ledger l WHERE l.run_id = r.id AND NOT l.resolved))
-         OR (status = 'EXECUTING' AND job_id = $5))
-       RETURNING ${RETURN_CLAIMED})
+       WHERE r.id = prev.id AND ((prev.status = 'WAITING' AND NOT EXISTS (SELECT 1 FROM run_ledger l WHERE l.run_id = r.id AND NOT l.resolved))
+         OR (prev.status = 'EXECUTING' AND r.job_id = $5))
+       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
+     crashed AS (
+       INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
+       SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $6), $6,
+         '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
+       FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING'
+       ON CONFLICT (run_id, number) DO NOTHING)
      SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
-    [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId],
+    [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId, input.now],
   ));
   const row = rows[0];
   if (!row) return null;
-  const { ledger, ...run } = row;
-  return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+  const { previous_status, ledger, ...run } = row;
+  return { run, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow) };
 }
 
 /** Renews the leases of fast-path executions this worker holds. */
