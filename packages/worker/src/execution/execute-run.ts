@@ -94,11 +94,16 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
 
   const abort = new AbortController();
   const leased = dispatch.kind === "resume" && dispatch.jobId === null;
-  active.byRun.set(run.id, { claimToken, abort, leased });
+  const execution = { claimToken, abort, leased };
+  // This process may still run an older execution of the run (it stalled past its lease or job
+  // heartbeat, and the takeover came back to this worker). Ours holds the claim now and the older
+  // one is fenced; when it ends it must not unregister ours: a cancel, the lost-execution check and
+  // lease renewal find executions by run id only.
+  active.byRun.set(run.id, execution);
   try {
     await runTask(deps, run, task, claim, claimToken, abort, leased ? "fast-path" : "job", release);
   } finally {
-    active.byRun.delete(run.id);
+    if (active.byRun.get(run.id) === execution) active.byRun.delete(run.id);
   }
 }
 
