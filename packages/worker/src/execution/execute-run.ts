@@ -202,7 +202,12 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
 
 async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending: Ending) {
   const written = await finish(deps, run, claimToken, ending);
-  if (!written) return deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
+  if (!written) {
+    // A cancel that won the race with this ending (the code had already returned or thrown, so
+    // its abort came too late to end the execution as canceled) still leaves an attempt to close.
+    await closeCanceledAttempt(deps.engine.db, run, deps.engine.clock.now());
+    return deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
+  }
   if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
   else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
 }
