@@ -72,6 +72,8 @@ export class JobConsumer {
    */
   #jobWrites: Promise<void> = Promise.resolve();
   #stopping = false;
+  /** Set by abandon(): jobs in flight are left to pg-boss's heartbeat expiry, never completed. */
+  #abandoned = false;
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #flushScheduled = false;
@@ -152,9 +154,15 @@ export class JobConsumer {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
   }
 
-  /** Stops at once, leaving in-flight jobs to pg-boss's heartbeat expiry. */
+  /**
+   * Stops at once, leaving in-flight jobs to pg-boss's heartbeat expiry. Handlers still settle
+   * (their executions are aborted, not finished), but their jobs are not completed: a completed job
+   * is never delivered again, and its run would stay EXECUTING with nothing left to recover it.
+   */
   abandon(): void {
     this.#stopping = true;
+    this.#abandoned = true;
+    this.#completions.clear();
     this.#wake?.();
     if (this.#heartbeat) clearInterval(this.#heartbeat);
   }
@@ -226,6 +234,11 @@ export class JobConsumer {
     this.#options.handle(job, release).then(
       () => {
         this.#inFlight.delete(job.id);
+        if (this.#abandoned) {
+          release();
+          if (this.#inFlight.size === 0 && this.#drained) this.#drained();
+          return;
+        }
         let list = this.#completions.get(job.queue);
         if (!list) this.#completions.set(job.queue, (list = []));
         list.push(job);
