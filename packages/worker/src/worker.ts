@@ -151,8 +151,12 @@ export function createWorker(options: WorkerOptions): Worker {
     await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion);
     const queues = new Map<string, number | null>();
     for (const task of options.tasks) {
+      // Tasks naming one queue share it: its limit is the strictest any of them declares (as
+      // svc_complete_waitpoint treats a queue as limited when any of its tasks has a limit). Taking
+      // the last task's setting let a task declared without a limit lift it for the whole queue.
       const limit = task.queue?.concurrencyLimit ?? null;
-      queues.set(queueOf(task), limit);
+      const declared = queues.get(queueOf(task)) ?? null;
+      queues.set(queueOf(task), declared === null ? limit : limit === null ? declared : Math.min(declared, limit));
       if (!queues.has(`task/${task.id}`)) queues.set(`task/${task.id}`, null);
     }
     for (const [queue, limit] of queues) {
