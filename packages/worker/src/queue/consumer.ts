@@ -72,7 +72,7 @@ export class JobConsumer {
    */
   #jobWrites: Promise<void> = Promise.resolve();
   #stopping = false;
-  /** Set by abandon(): jobs in flight are left to pg-boss's heartbeat expiry, never completed. */
+  /** Set by abandon(): jobs in flight are left to pg-boss's heartbeat expiry, never settled. */
   #abandoned = false;
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
@@ -156,8 +156,8 @@ export class JobConsumer {
 
   /**
    * Stops at once, leaving in-flight jobs to pg-boss's heartbeat expiry. Handlers still settle
-   * (their executions are aborted, not finished), but their jobs are not completed: a completed job
-   * is never delivered again, and its run would stay EXECUTING with nothing left to recover it.
+   * (their executions are aborted, not finished), but their jobs are not settled: a deleted job is
+   * never delivered again, and its run would stay EXECUTING with nothing left to recover it.
    */
   abandon(): void {
     this.#stopping = true;
