@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, FakeClock, transitionRun, triggerRun, withTransaction } from "@svc/runtime/engine";
-import { forToken, step, task, triggerAndWait, waitFor, type WaitResult } from "@svc/runtime/sdk";
+import { forToken, step, task, triggerAndWait, waitFor, waitUntil, type WaitResult } from "@svc/runtime/sdk";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
@@ -63,6 +63,16 @@ const finallyCounter = task({
   },
 });
 
+/** The usual way to sleep until a moment: a date computed from the current time, anew on every replay. */
+const untilComputed = task({
+  id: "until-computed",
+  run: async (payload: { key: string }) => {
+    await waitUntil({ date: new Date(Date.now() + 60_000) });
+    await step.run("after", () => bump(`${payload.key}:after`));
+    return "woke";
+  },
+});
+
 async function newToken(timeout = "10m") {
   return (await createToken(te.engine, te.env.id, { timeout })).waitpoint.id;
 }
@@ -73,7 +83,7 @@ async function complete(id: string, output: unknown) {
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
-  tw = await startTestWorker(te, [approval, unwrapping, sleeper, child, parent, nondeterministic, finallyCounter], { timerLoop: false });
+  tw = await startTestWorker(te, [approval, unwrapping, sleeper, child, parent, nondeterministic, finallyCounter, untilComputed], { timerLoop: false });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -143,6 +153,18 @@ describe("durable waits", () => {
     expect((await done).status).toBe("COMPLETED");
     expect(sideEffects["s1:a"]).toBe(1);
     expect(sideEffects["s1:b"]).toBe(1);
+  });
+
+  it("wait.until with a date computed from the current time resumes at the recorded date (the replay computes another)", async () => {
+    const { id } = await triggerRun(te.engine, te.env, "until-computed", { key: "u1" });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
+    const { rows } = await te.db.pool.query(`SELECT w.timeout_at FROM run_ledger l JOIN waitpoints w ON w.id = l.waitpoint_id WHERE l.run_id = $1`, [id]);
+    clock.advance(rows[0].timeout_at.getTime() - clock.now().getTime());
+    const done = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    await tw.worker.timers.tick();
+    expect((await done).status).toBe("COMPLETED");
+    expect(JSON.parse((await getRunRow(te, id)).output!).json).toBe("woke");
+    expect(sideEffects["u1:after"]).toBe(1);
   });
 
   it("triggerAndWait resumes the parent with the child's output", async () => {

@@ -101,7 +101,10 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const now = this.#deps.clock.now();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
-    const entry = this.#ledger.lookup(key, "datetime", spec, now);
+    // A sleep is matched by kind only: its recorded wake-up time wins. The replay of
+    // `wait.until({ date: new Date(Date.now() + 60_000) })` computes another date, and the sleep
+    // it stands for is still the one recorded, not a change of the code.
+    const entry = this.#ledger.lookup(key, "datetime", null, now);
     if (entry?.resolved) return (await this.#pass(key, entry)) ? { ok: true, output: undefined } : never();
     // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
     const wakeAt = date ?? new Date(now.getTime() + (durationMs ?? 0));
