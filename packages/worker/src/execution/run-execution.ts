@@ -93,7 +93,10 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
-    if (entry?.resolved) return (await this.#pass(key, entry)) ? this.#waitResult(entry.outcome) : never();
+    if (entry?.resolved) {
+      const passes = this.#passes(key, entry);
+      return passes === true || (await passes) ? this.#waitResult(entry.outcome) : never();
+    }
     return this.#register(key, "token", tokenId, tokenId, options, async () => tokenId);
   }
 
@@ -105,7 +108,10 @@ export class DurableExecution implements RunExecution {
     // `wait.until({ date: new Date(Date.now() + 60_000) })` computes another date, and the sleep
     // it stands for is still the one recorded, not a change of the code.
     const entry = this.#ledger.lookup(key, "datetime", null, now);
-    if (entry?.resolved) return (await this.#pass(key, entry)) ? { ok: true, output: undefined } : never();
+    if (entry?.resolved) {
+      const passes = this.#passes(key, entry);
+      return passes === true || (await passes) ? { ok: true, output: undefined } : never();
+    }
     // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
     const wakeAt = date ?? new Date(now.getTime() + (durationMs ?? 0));
     return this.#register(key, "datetime", spec, entry?.waitpointId ?? null, options, async (tx) => {
@@ -203,9 +209,14 @@ export class DurableExecution implements RunExecution {
    * passed by this attempt, so that replays of this attempt pass it too once its key's TTL ran out
    * (see LedgerSession.lookup). False when the execution lost its claim (it is then fenced).
    */
-  async #pass(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
+  #passes(key: { stepKey: string; epoch: number }, entry: LedgerEntry): boolean | Promise<boolean> {
+    // Not a promise in the common case: replaying resolved entries costs no extra await each.
+    if (key.epoch !== KEYED_EPOCH || entry.usedEpoch === this.#ledger.epoch) return true;
+    return this.#markPassed(key, entry);
+  }
+
+  async #markPassed(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
     const attemptEpoch = this.#ledger.epoch;
-    if (key.epoch !== KEYED_EPOCH || entry.usedEpoch === attemptEpoch) return true;
     const marked = await retryOnConflict(() =>
       markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
     );
@@ -216,6 +227,7 @@ export class DurableExecution implements RunExecution {
     this.#ledger.remember({ ...entry, usedEpoch: attemptEpoch });
     return true;
   }
+
 
   /**
    * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
