@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { AppDeps } from "./deps.ts";
 import { errorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
+import { registerCors } from "./http/cors.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
@@ -40,6 +41,7 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No route for ${request.method} ${request.url.split("?")[0]}`));
   registerBodyParsers(app);
+  await registerCors(app);
   registerHealthRoutes(app, deps);
   registerTaskRoutes(app, deps);
   registerRunRoutes(app, deps);

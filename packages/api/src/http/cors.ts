@@ -1,0 +1,28 @@
+import cors from "@fastify/cors";
+import type { FastifyInstance } from "fastify";
+
+/** Response headers a browser's script may read (the SDK reads the public token minted for a trigger). */
+const EXPOSED_HEADERS = ["x-trigger-jwt", "x-trigger-jwt-claims", "x-should-retry"];
+
+/** A token's callback URL is for servers calling back, not for pages: no CORS there, as in Trigger.dev. */
+const NO_CORS = /^\/api\/v1\/waitpoints\/tokens\/[^/]+\/callback\//;
+
+/**
+ * CORS for the API, so that a browser holding a public access token can trigger runs, read them and
+ * complete tokens (Trigger.dev's routes answer preflights too). Credentials travel in the
+ * Authorization header, never in cookies, so any origin may call: a request without a valid key or
+ * token is refused all the same.
+ */
+export async function registerCors(app: FastifyInstance): Promise<void> {
+  await app.register(cors, {
+    delegator: (request, callback) => {
+      if (NO_CORS.test(request.url)) return callback(null, { origin: false });
+      callback(null, {
+        origin: "*",
+        methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+        exposedHeaders: EXPOSED_HEADERS,
+        maxAge: 86_400,
+      });
+    },
+  });
+}
