@@ -47,6 +47,8 @@ export class TimerLoop {
       let sleepMs = this.#maxSleepMs;
       try {
         await this.tick();
+        // After a failed pass (some work failed; the rest fired) the loop waits its longest sleep:
+        // work that keeps failing while overdue must not turn it into a busy loop.
         const dues = await Promise.all(this.#work.map((w) => w.nextDue(this.#deps.db)));
         const now = this.#deps.clock.now().getTime();
         for (const due of dues) if (due) sleepMs = Math.min(sleepMs, Math.max(0, due.getTime() - now));

@@ -141,14 +141,22 @@ export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiring
 /** Fires everything due at `now` until nothing is left; returns the count per kind. */
 export async function fireAllDue(deps: EngineDeps, now: Date, work: DueWork[] = BUILT_IN_DUE_WORK, limit = 500): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
+  const errors: unknown[] = [];
   for (const w of work) {
     let total = 0;
-    for (;;) {
-      const n = await w.fire(deps, now, limit);
-      total += n;
-      if (n < limit) break;
+    try {
+      for (;;) {
+        const n = await w.fire(deps, now, limit);
+        total += n;
+        if (n < limit) break;
+      }
+    } catch (error) {
+      // One kind of work failing (the database refusing one of its statements, say) must not
+      // stop the others: token timeouts still fire while delayed runs cannot be started.
+      errors.push(new Error(`${w.name}: ${(error as Error)?.message ?? String(error)}`, { cause: error }));
     }
     counts[w.name] = total;
   }
+  if (errors.length > 0) throw new AggregateError(errors, errors.map((e) => (e as Error).message).join("; "));
   return counts;
 }
