@@ -36,6 +36,8 @@ describe("GET /api/v1/projects/{ref}/runs with a PAT", () => {
     const envNames = res.json().data.map((r: { env: { name: string } }) => r.env.name).sort();
     expect(envNames).toEqual(["dev", "prod"]);
     expect(ids((await list("?filter[env]=stg")).json())).toEqual([runs.staging]);
+    // Repeating the parameter names several environments too.
+    expect(ids((await list("?filter[env]=dev&filter[env]=prod")).json()).sort()).toEqual(ids(res.json()).sort());
   });
 
   it("selects a preview branch with the branch header", async () => {

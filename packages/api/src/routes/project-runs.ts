@@ -8,8 +8,8 @@ import { defineRoute } from "../http/route.ts";
 import { RunListQuery, runListPage } from "./runs.ts";
 
 const ProjectRunListQuery = RunListQuery.extend({
-  /** Comma-separated environment slugs: `dev`, `staging` (or `stg`), `prod`, `preview`. */
-  "filter[env]": z.string().optional(),
+  /** Comma-separated environment slugs: `dev`, `staging` (or `stg`), `prod`, `preview`; repeats add up. */
+  "filter[env]": z.union([z.string(), z.array(z.string())]).optional().transform((v) => (Array.isArray(v) ? v.join(",") : v)),
 });
 
 /** `filter[env]=dev,prod` → ["dev", "prod"]; missing or unknown slugs are a 400 (Trigger.dev answers 500). */
