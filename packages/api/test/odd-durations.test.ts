@@ -72,6 +72,28 @@ describe("dates JS holds but Postgres cannot", () => {
   });
 });
 
+describe("dates that are not on the calendar", () => {
+  it("are refused naming the field instead of rolling over into the next month", async () => {
+    const before = (await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n;
+    for (const delay of ["2031-02-30T00:00:00Z", "2031-04-31", "2031-13-01T00:00:00Z", "2031-02-29"]) {
+      const res = await trigger({ delay });
+      expect(res.statusCode, delay).toBe(400);
+      expect(res.json().error, delay).toMatch(/^delay: .* is not a date on the calendar/);
+    }
+    expect((await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n).toBe(before);
+    expect((await trigger({ delay: "2032-02-29T00:00:00Z" })).statusCode).toBe(200); // a leap day
+    const token = await createTokenRequest(api, { timeout: "2031-06-31T00:00:00Z" });
+    expect(token.statusCode).toBe(400);
+    expect(token.json().error).toMatch(/^timeout: /);
+    for (const url of ["/api/v1/runs?filter[createdAt][from]=2024-02-30", "/api/v1/waitpoints/tokens?filter[createdAt][to]=2024-02-30T00:00:00Z"]) {
+      const res = await api.app.inject({ method: "GET", url, headers: api.devAuth });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().error, url).toMatch(/^filter\[createdAt\]\[(from|to)\]: /);
+    }
+    expect((await api.app.inject({ method: "GET", url: "/api/v1/runs?filter[createdAt][from]=2024-02-29", headers: api.devAuth })).statusCode).toBe(200);
+  });
+});
+
 describe("page cursors with values Postgres cannot take", () => {
   it("are refused like any cursor this API did not return", async () => {
     for (const value of [{ c: 1e20, r: "x" }, { c: 1, r: "a\u0000b" }, { c: -8.64e15, r: "x" }]) {

@@ -36,6 +36,20 @@ export function storableDate(date: Date, field: string): Date {
 }
 
 /**
+ * False when `text` starts with an ISO 8601 calendar date that does not exist ("2024-02-30",
+ * "2024-13-01"): JS rolls such a day over into the next month instead of refusing it.
+ */
+export function isRealCalendarDate(text: string): boolean {
+  const match = /^\s*([+-]?\d{4,6})-(\d{2})-(\d{2})/.exec(text);
+  if (!match) return true;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (month < 1 || month > 12 || day < 1) return false;
+  const lastDay = new Date(Date.UTC(2000, month, 0));
+  lastDay.setUTCFullYear(year, month, 0);
+  return day <= lastDay.getUTCDate();
+}
+
+/**
  * Parses "30s", "10m", "1h30m", "2d", "1w" into milliseconds; null when the text is not a duration.
  */
 export function parseDuration(text: string): number | null {
@@ -64,6 +78,7 @@ export function resolveTime(value: string | number | Date, now: Date, field: str
   const ms = parseDuration(value);
   if (ms !== null) return new Date(now.getTime() + withinMaxDuration(ms, field, value));
   if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
+    if (!isRealCalendarDate(value)) throw new ValidationError(`${field}: "${value}" is not a date on the calendar`);
     const date = new Date(value);
     if (!Number.isNaN(date.getTime())) return storableDate(date, field);
   }

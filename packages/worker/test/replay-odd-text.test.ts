@@ -39,9 +39,15 @@ const endlessSleep = task({
   run: async () => wait.for({ days: 1e9 }),
 });
 
+const noSuchDay = task({
+  id: "no-such-day",
+  retry: { maxAttempts: 1 },
+  run: async () => wait.until({ date: "2031-02-30T00:00:00Z" }),
+});
+
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [cutNames, nulStep, nulWaitKey, endlessSleep], { timerLoop: false });
+  tw = await startTestWorker(te, [cutNames, nulStep, nulWaitKey, endlessSleep, noSuchDay], { timerLoop: false });
   tw.worker.events.on("runFinished", (e) => finishedRuns.set(e.runId, e.status));
 });
 afterAll(async () => {
@@ -70,6 +76,7 @@ describe("names, keys and sleeps Postgres could not record", () => {
       ["nul-step", "step.run(): a step name cannot contain a NUL character"],
       ["nul-wait-key", "A wait's idempotencyKey cannot contain a NUL character"],
       ["endless-sleep", "wait.for(): {\"days\":1000000000} is too long (at most 365000 days)"],
+      ["no-such-day", 'wait.until(): invalid date "2031-02-30T00:00:00Z"'],
     ] as const;
     for (const [taskId, message] of cases) {
       const run = await triggerRun(te.engine, te.env, taskId, {});

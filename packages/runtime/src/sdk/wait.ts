@@ -1,4 +1,4 @@
-import { MAX_DURATION_MS, parseDuration } from "../durations.ts";
+import { isRealCalendarDate, MAX_DURATION_MS, parseDuration } from "../durations.ts";
 import { requireExecution, type CreateTokenOptions, type CreatedToken, type WaitOptions } from "./run-context.ts";
 import { toWaitResult, type WaitResult } from "./wait-result.ts";
 
@@ -57,7 +57,9 @@ export async function waitFor(duration: DurationSpec | string, options?: WaitOpt
 export async function waitUntil(params: { date: Date | string }, options?: WaitOptions): Promise<void> {
   const execution = requireExecution("wait.until");
   const date = new Date(params.date);
-  if (Number.isNaN(date.getTime())) throw new Error(`wait.until(): invalid date ${JSON.stringify(params.date)}`);
+  if (Number.isNaN(date.getTime()) || (typeof params.date === "string" && !isRealCalendarDate(params.date))) {
+    throw new Error(`wait.until(): invalid date ${JSON.stringify(params.date)}`);
+  }
   await execution.waitUntil(date, `until:${date.toISOString()}`, null, options);
 }
 

@@ -1,4 +1,4 @@
-import { MAX_DURATION_MS, parseDuration, storableDate } from "../../durations.ts";
+import { isRealCalendarDate, MAX_DURATION_MS, parseDuration, storableDate } from "../../durations.ts";
 import { ValidationError } from "../../errors.ts";
 import { RUN_STATUSES, isRunStatus, type RunStatus } from "./statuses.ts";
 
@@ -46,7 +46,7 @@ export interface RunListFilters {
 function parseInstant(value: string, param: string): Date {
   const trimmed = value.trim();
   const date = /^\d+$/.test(trimmed) ? new Date(Number(trimmed)) : new Date(trimmed);
-  if (Number.isNaN(date.getTime())) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor a date`);
+  if (Number.isNaN(date.getTime()) || !isRealCalendarDate(trimmed)) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor a date`);
   storableDate(date, param);
   return date;
 }

@@ -1,6 +1,6 @@
 import type { ListWaitpointTokensFilterQuery } from "../../contracts/waitpoints.ts";
 import type { Queryable } from "../../db/queryable.ts";
-import { storableDate } from "../../durations.ts";
+import { isRealCalendarDate, storableDate } from "../../durations.ts";
 import { ValidationError } from "../../errors.ts";
 import { isWaitpointStatus, type WaitpointStatus } from "./statuses.ts";
 import type { WaitpointRow } from "./store.ts";
@@ -30,7 +30,7 @@ function commaList(value: string | undefined): string[] {
 function parseInstant(value: string, param: string): Date {
   const trimmed = value.trim();
   const date = /^\d+$/.test(trimmed) ? new Date(Number(trimmed)) : /^\d{4}-\d{2}-\d{2}/.test(trimmed) ? new Date(trimmed) : new Date(Number.NaN);
-  if (Number.isNaN(date.getTime())) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor an ISO 8601 date`);
+  if (Number.isNaN(date.getTime()) || !isRealCalendarDate(trimmed)) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor an ISO 8601 date`);
   storableDate(date, param);
   return date;
 }
