@@ -50,10 +50,13 @@ afterAll(async () => {
 
 /** The run's next event: finished (its status) or suspended again. */
 function nextOutcome(id: string): Promise<string> {
-  return Promise.race([
-    tw.worker.events.next("runFinished", (e) => e.runId === id).then((e) => e.status as string),
-    tw.worker.events.next("runSuspended", (e) => e.runId === id).then(() => "SUSPENDED AGAIN"),
-  ]);
+  return new Promise((resolve) => {
+    const offs = [
+      tw.worker.events.on("runFinished", (e) => e.runId === id && done(e.status)),
+      tw.worker.events.on("runSuspended", (e) => e.runId === id && done("SUSPENDED AGAIN")),
+    ];
+    const done = (outcome: string) => (offs.forEach((off) => off()), resolve(outcome));
+  });
 }
 
 describe("keyed waits and their idempotencyKeyTTL", () => {
