@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, triggerRun } from "@svc/runtime/engine";
 import { task } from "@svc/runtime";
-import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { blockedBackends, eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
 let tw: TestWorker;
@@ -28,12 +28,6 @@ afterAll(async () => {
   await te?.close();
 });
 
-async function blockedBackends(): Promise<number> {
-  const { rows } = await te.db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
-  );
-  return rows[0]!.n;
-}
 
 describe("a cancel committed after the code returned but before its ending", () => {
   it("ends the run CANCELED with its attempt recorded as CANCELED", async () => {
@@ -44,10 +38,10 @@ describe("a cancel committed after the code returned but before its ending", () 
       await holder.query("BEGIN");
       await holder.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [id]);
       const canceling = cancelRun(te.engine, te.env.id, id);
-      await eventually(async () => (await blockedBackends()) === 1);
+      await eventually(async () => (await blockedBackends(te)) === 1);
       const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
       gates.get(id)!(); // the code returns; its ending queues behind the cancel
-      await eventually(async () => (await blockedBackends()) === 2);
+      await eventually(async () => (await blockedBackends(te)) === 2);
       await holder.query("ROLLBACK");
       expect((await canceling).canceledRunIds).toEqual([id]);
       expect((await abandoned).reason).toBe("fenced");

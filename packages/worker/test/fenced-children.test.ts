@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, FakeClock, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, tasks, wait } from "@svc/runtime";
-import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { blockedBackends, eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 3_600_000; // renewals every 20 min of real time: none during the test
@@ -54,13 +54,6 @@ async function childrenOf(runId: string) {
   return rows.map((r) => r.id);
 }
 
-/** How many of this database's backends wait for a lock. */
-async function blockedBackends(): Promise<number> {
-  const { rows } = await te.db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
-  );
-  return rows[0]!.n;
-}
 
 describe("an execution whose lease lapsed while it still runs", () => {
   it("creates no child run with triggerAndWait: only the execution that took over does", async () => {
@@ -111,12 +104,12 @@ describe("a cancel while the run triggers a child with triggerAndWait", () => {
       await holder.query("BEGIN");
       await holder.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [pending.id]);
       const canceling = cancelRun(te.engine, te.env.id, id);
-      await eventually(async () => (await blockedBackends()) === 1);
+      await eventually(async () => (await blockedBackends(te)) === 1);
       // The run, not yet told (the cancel has not committed), triggers its child: it waits for the
       // cancel's lock on the run, wherever its transaction needs it.
       const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
       open(`${id}:go`);
-      await eventually(async () => (await blockedBackends()) === 2);
+      await eventually(async () => (await blockedBackends(te)) === 2);
       await holder.query("ROLLBACK");
       const canceled = await canceling;
       await abandoned;

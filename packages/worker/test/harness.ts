@@ -111,6 +111,14 @@ export async function getRunRow(te: TestEngine, id: string): Promise<RunRow> {
   return rows[0]!;
 }
 
+/** How many of this test database's backends wait for a lock another backend holds (for row-lock choreography). */
+export async function blockedBackends(te: TestEngine): Promise<number> {
+  const { rows } = await te.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
+  );
+  return rows[0]!.n;
+}
+
 /** Polls a database predicate until it holds (for effects no event announces). */
 export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;

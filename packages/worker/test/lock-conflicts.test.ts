@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, triggerRun } from "@svc/runtime/engine";
 import { task, tasks, wait } from "@svc/runtime";
-import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { blockedBackends, eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
 let tw: TestWorker;
@@ -41,13 +41,6 @@ afterAll(async () => {
   await te?.close();
 });
 
-/** Backends of this database blocked by another backend. */
-async function blockedBackends(): Promise<number> {
-  const { rows } = await te.db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`,
-  );
-  return rows[0]!.n;
-}
 
 /** Holds the ledger rows of `runId` FOR UPDATE until the returned function is called. */
 async function holdLedger(runId: string): Promise<() => Promise<void>> {
@@ -72,9 +65,9 @@ describe("lock-order conflicts", () => {
     // The completion locks the token, then waits for the ledger row; the cancel locks the run,
     // then waits for the same ledger row behind it.
     const completion = completeToken(te.engine, te.db.pool, tokenId, { late: true });
-    await eventually(async () => (await blockedBackends()) >= 1);
+    await eventually(async () => (await blockedBackends(te)) >= 1);
     const cancel = cancelRun(te.engine, te.env.id, id);
-    await eventually(async () => (await blockedBackends()) >= 2);
+    await eventually(async () => (await blockedBackends(te)) >= 2);
     await release();
 
     const [completed, canceled] = await Promise.allSettled([completion, cancel]);
@@ -105,9 +98,9 @@ describe("lock-order conflicts", () => {
       const done = () => (offs.forEach((off) => off()), resolve());
     });
     gates.get(childId)!();
-    await eventually(async () => (await blockedBackends()) >= 1);
+    await eventually(async () => (await blockedBackends(te)) >= 1);
     const cancel = cancelRun(te.engine, te.env.id, parentId);
-    await eventually(async () => (await blockedBackends()) >= 2);
+    await eventually(async () => (await blockedBackends(te)) >= 2);
     await release();
 
     await expect(cancel).resolves.toMatchObject({ id: parentId });
