@@ -47,13 +47,23 @@ export class NotificationListener {
   async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#url, application_name: "svc-worker-listen" });
     client.on("notification", (message) => this.#onNotification(message.channel, message.payload ?? ""));
+    // Only the connection in use reconnects: a late event from one given up on must not tear down
+    // its healthy replacement.
     client.on("error", (error) => {
       this.#onError(error);
-      void this.#reconnect();
+      if (this.#client === client) void this.#reconnect();
     });
-    client.on("end", () => void this.#reconnect());
-    await client.connect();
-    for (const channel of this.#channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    client.on("end", () => {
+      if (this.#client === client) void this.#reconnect();
+    });
+    try {
+      await client.connect();
+      for (const channel of this.#channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    } catch (error) {
+      // A connection that came up but could not LISTEN would otherwise stay open, unused.
+      discard(client);
+      throw error;
+    }
     this.#client = client;
     this.#attempt = 0;
   }
@@ -63,8 +73,7 @@ export class NotificationListener {
     const old = this.#client;
     this.#client = null;
     this.#onDisconnect();
-    old.removeAllListeners();
-    old.end().catch(() => {});
+    discard(old);
     while (!this.#stopped) {
       const delay = Math.min(5000, 100 * 2 ** this.#attempt++);
       await new Promise((r) => setTimeout(r, delay));
@@ -84,7 +93,15 @@ export class NotificationListener {
     this.#client = null;
     if (client) {
       client.removeAllListeners();
+      client.on("error", () => {});
       await client.end().catch(() => {});
     }
   }
+}
+
+/** Closes a connection no longer in use; an error it still emits is expected, not a crash. */
+function discard(client: pg.Client): void {
+  client.removeAllListeners();
+  client.on("error", () => {});
+  client.end().catch(() => {});
 }

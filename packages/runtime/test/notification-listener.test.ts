@@ -1,0 +1,82 @@
+// The worker's LISTEN connection: when Postgres drops it (a restart, a failover, an idle-session
+// kill), it reconnects with backoff, tells its owner (who re-checks what it may have missed), and
+// notifications flow again on the new connection.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotificationListener } from "@svc/runtime/db";
+import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => db?.drop());
+
+/** Resolves with the next value pushed into `queue` (or one already there). */
+function inbox<T>() {
+  const items: T[] = [];
+  let waiter: ((item: T) => void) | null = null;
+  return {
+    push(item: T) {
+      if (waiter) {
+        const w = waiter;
+        waiter = null;
+        w(item);
+      } else items.push(item);
+    },
+    next(): Promise<T> {
+      return items.length > 0 ? Promise.resolve(items.shift()!) : new Promise((resolve) => (waiter = resolve));
+    },
+  };
+}
+
+async function listenerBackends(): Promise<number[]> {
+  const { rows } = await db.pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'svc-worker-listen'`,
+  );
+  return rows.map((r) => r.pid);
+}
+
+describe("NotificationListener", () => {
+  it("reconnects after its connection is terminated, and receives notifications again", async () => {
+    const received = inbox<string>();
+    const events = inbox<string>();
+    const listener = new NotificationListener({
+      url: db.url,
+      channels: ["svc_test_channel"],
+      onNotification: (_channel, payload) => received.push(payload),
+      onDisconnect: () => events.push("disconnected"),
+      onReconnect: () => events.push("reconnected"),
+    });
+    await listener.start();
+    try {
+      await db.pool.query(`SELECT pg_notify('svc_test_channel', 'before')`);
+      expect(await received.next()).toBe("before");
+
+      const [pid] = await listenerBackends();
+      await db.pool.query(`SELECT pg_terminate_backend($1)`, [pid]);
+      expect(await events.next()).toBe("disconnected");
+      expect(await events.next()).toBe("reconnected");
+      expect(listener.connected).toBe(true);
+
+      await db.pool.query(`SELECT pg_notify('svc_test_channel', 'after')`);
+      expect(await received.next()).toBe("after");
+      // One connection: the terminated one is gone and no extra one was left behind.
+      const backends = await listenerBackends();
+      expect(backends).toHaveLength(1);
+      expect(backends[0]).not.toBe(pid);
+    } finally {
+      await listener.stop();
+    }
+    expect(await listenerBackends()).toEqual([]);
+  });
+
+  it("closes a connection that came up but could not LISTEN, instead of leaving it open", async () => {
+    // LISTEN "" is refused by Postgres (a zero-length identifier) after the connection is up.
+    const listener = new NotificationListener({ url: db.url, channels: ["svc_ok", ""], onNotification: () => {} });
+    await expect(listener.start()).rejects.toThrow(/zero-length/);
+    expect(listener.connected).toBe(false);
+    // The backend exits once the server reads the client's Terminate: poll until it has (5 s at most).
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && (await listenerBackends()).length > 0; ) await new Promise((r) => setImmediate(r));
+    expect(await listenerBackends()).toEqual([]);
+  });
+});
