@@ -55,6 +55,8 @@ export interface Worker {
   readonly id: string;
   readonly events: WorkerEvents;
   readonly timers: TimerLoop;
+  /** What the lease timer does every `leaseMs / 3` (tests with a FakeClock call it directly). */
+  checkExecutions(): Promise<void>;
   start(): Promise<void>;
   /** Stops claiming, lets in-flight runs finish, then stops. */
   drain(): Promise<void>;
@@ -176,7 +178,7 @@ export function createWorker(options: WorkerOptions): Worker {
       onNotification(channel, payload) {
         if (channel === bossChannel) return consumer.notify(payload);
         if (channel === CHANNELS.timers) return timers.wake();
-        if (channel === CHANNELS.runCanceled) return active.byRun.get(payload)?.abort.abort(new Error("run canceled"));
+        if (channel === CHANNELS.runCanceled) return active.abortRun(payload, new Error("run canceled"));
         if (channel === CHANNELS.resume) {
           const parsed = parseResumePayload(payload);
           if (parsed && parsed.environmentId === env.id) resumeNow(parsed.runIds);
@@ -191,11 +193,16 @@ export function createWorker(options: WorkerOptions): Worker {
     await listener.start();
     consumer.start();
     if (options.timerLoop !== false) timers.start();
-    leaseTimer = setInterval(() => {
-      renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs).catch((error) => onError(error, "leases"));
-      abortLostExecutions(options.engine.db, active).catch((error) => onError(error, "leases"));
-    }, Math.max(1000, Math.floor(leaseMs / 3)));
+    leaseTimer = setInterval(() => void checkExecutions(), Math.max(1000, Math.floor(leaseMs / 3)));
     leaseTimer.unref();
+  }
+
+  /** Renews the leases of fast-path executions and aborts executions whose run was canceled or taken over. */
+  async function checkExecutions(): Promise<void> {
+    await Promise.all([
+      renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs).catch((error) => onError(error, "leases")),
+      abortLostExecutions(options.engine.db, active).catch((error) => onError(error, "leases")),
+    ]);
   }
 
   async function stopBackground() {
@@ -209,6 +216,7 @@ export function createWorker(options: WorkerOptions): Worker {
     id,
     events,
     timers,
+    checkExecutions,
     start,
     async drain() {
       stopping = true;
@@ -220,7 +228,7 @@ export function createWorker(options: WorkerOptions): Worker {
     async abandon() {
       stopping = true;
       consumer.abandon();
-      for (const execution of active.byRun.values()) execution.abort.abort(new Error("worker stopped"));
+      for (const execution of active.all()) execution.abort.abort(new Error("worker stopped"));
       await stopBackground();
     },
   };

@@ -31,9 +31,22 @@ const stallsOnce = task({
   },
 });
 
+/** Each attempt, once resumed, runs until its signal aborts (a stall only the worker's check can end). */
+const stallsForever = task({
+  id: "stalls-forever",
+  retry: { maxAttempts: 3 },
+  run: async (payload: { tokenId: string }, { ctx, signal }) => {
+    await wait.forToken(payload.tokenId);
+    const attempt = ctx.attempt.number;
+    reached.add(`${ctx.run.id}:${attempt}`);
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => (aborted.add(`${ctx.run.id}:${attempt}`), resolve())));
+    return attempt;
+  },
+});
+
 beforeAll(async () => {
   te = await startTestEngine({ clock });
-  tw = await startTestWorker(te, [stallsOnce], { timerLoop: false, leaseMs: LEASE_MS });
+  tw = await startTestWorker(te, [stallsOnce, stallsForever], { timerLoop: false, leaseMs: LEASE_MS });
 });
 afterAll(async () => {
   await tw?.kill();
@@ -60,6 +73,29 @@ describe("a run taken over by the worker that still runs its stalled execution",
     const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id && e.reason === "canceled", 5_000);
     await cancelRun(te.engine, te.env.id, id);
     await abandoned;
+    expect(aborted.has(`${id}:2`)).toBe(true);
+  });
+
+  it("aborts the stalled execution once the worker's check sees the takeover, and only that one", async () => {
+    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1d" })).waitpoint.id;
+    const { id } = await triggerRun(te.engine, te.env, "stalls-forever", { tokenId });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
+    await completeToken(te.engine, te.db.pool, tokenId, {});
+    await eventually(async () => reached.has(`${id}:1`));
+    clock.advance(LEASE_MS + 1000);
+    expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
+    await eventually(async () => reached.has(`${id}:2`));
+
+    // Attempt 1 still runs here, unaware; the check finds its claim gone and aborts its signal.
+    const stalledEnded = tw.worker.events.next("runAbandoned", (e) => e.runId === id && e.reason === "canceled");
+    await tw.worker.checkExecutions();
+    await stalledEnded;
+    expect(aborted.has(`${id}:1`)).toBe(true);
+    expect(aborted.has(`${id}:2`)).toBe(false);
+    // The takeover runs on and is still reached by a cancel.
+    const canceled = tw.worker.events.next("runAbandoned", (e) => e.runId === id && e.reason === "canceled");
+    await cancelRun(te.engine, te.env.id, id);
+    await canceled;
     expect(aborted.has(`${id}:2`)).toBe(true);
   });
 });

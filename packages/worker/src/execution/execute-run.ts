@@ -45,11 +45,50 @@ export type Dispatch =
   | { kind: "start"; runId: string; jobId: string }
   | { kind: "resume"; runId: string; jobId: string | null };
 
-/** Executions this process is running, by run id (cancel and lease renewal look here). */
+/** One execution this process is running. */
+export interface ActiveExecution {
+  runId: string;
+  claimToken: string;
+  abort: AbortController;
+  leased: boolean;
+}
+
+/**
+ * Executions this process is running (cancel, lease renewal and the lost-execution check look
+ * here). One run can have two: an execution that stalled past its lease or job heartbeat, and the
+ * takeover this same worker claimed; each is its own entry, by claim token.
+ */
 export class ActiveExecutions {
-  readonly byRun = new Map<string, { claimToken: string; abort: AbortController; leased: boolean }>();
+  readonly #byToken = new Map<string, ActiveExecution>();
+
+  add(execution: ActiveExecution): void {
+    this.#byToken.set(execution.claimToken, execution);
+  }
+
+  remove(execution: ActiveExecution): void {
+    this.#byToken.delete(execution.claimToken);
+  }
+
+  get size(): number {
+    return this.#byToken.size;
+  }
+
+  all(): ActiveExecution[] {
+    return [...this.#byToken.values()];
+  }
+
+  /** Aborts every execution of `runId` this process runs. */
+  abortRun(runId: string, reason: Error): void {
+    for (const execution of this.#byToken.values()) if (execution.runId === runId) execution.abort.abort(reason);
+  }
+
+  /** Aborts the execution holding `claimToken`, if it is still running here. */
+  abortExecution(claimToken: string, reason: Error): void {
+    this.#byToken.get(claimToken)?.abort.abort(reason);
+  }
+
   leasedClaimTokens(): string[] {
-    return [...this.byRun.values()].filter((e) => e.leased).map((e) => e.claimToken);
+    return this.all().filter((e) => e.leased).map((e) => e.claimToken);
   }
 }
 
@@ -94,16 +133,14 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
 
   const abort = new AbortController();
   const leased = dispatch.kind === "resume" && dispatch.jobId === null;
-  const execution = { claimToken, abort, leased };
   // This process may still run an older execution of the run (it stalled past its lease or job
-  // heartbeat, and the takeover came back to this worker). Ours holds the claim now and the older
-  // one is fenced; when it ends it must not unregister ours: a cancel, the lost-execution check and
-  // lease renewal find executions by run id only.
-  active.byRun.set(run.id, execution);
+  // heartbeat, and the takeover came back to this worker): each is registered by its own claim token.
+  const execution = { runId: run.id, claimToken, abort, leased };
+  active.add(execution);
   try {
     await runTask(deps, run, task, claim, claimToken, abort, leased ? "fast-path" : "job", release);
   } finally {
-    if (active.byRun.get(run.id) === execution) active.byRun.delete(run.id);
+    active.remove(execution);
   }
 }
 

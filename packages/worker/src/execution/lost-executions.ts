@@ -5,22 +5,23 @@ import type { ActiveExecutions } from "./execute-run.ts";
  * Of the executions this process is running, the ones that lost their run: it was canceled, or
  * another execution took it over (a lapsed lease). Cancel reaches a worker through a NOTIFY; this
  * is the backstop for one that never arrives (the listener was reconnecting, or the cancel landed
- * between the claim and the execution's registration), so that the task's AbortSignal still fires.
+ * between the claim and the execution's registration), so that the task's AbortSignal still fires,
+ * and for an execution that stalled while the same worker took its run over.
  */
-export async function lostExecutions(db: Queryable, active: ActiveExecutions): Promise<{ runId: string; reason: "canceled" | "taken over" }[]> {
-  if (active.byRun.size === 0) return [];
-  const input = [...active.byRun].map(([runId, e]) => ({ run_id: runId, claim_token: e.claimToken }));
-  const { rows } = await db.query<{ id: string; status: string }>(
-    `SELECT r.id, r.status FROM runs r JOIN json_to_recordset($1::json) AS i(run_id text, claim_token text) ON r.id = i.run_id
+export async function lostExecutions(db: Queryable, active: ActiveExecutions): Promise<{ claimToken: string; reason: "canceled" | "taken over" }[]> {
+  if (active.size === 0) return [];
+  const input = active.all().map((e) => ({ run_id: e.runId, claim_token: e.claimToken }));
+  const { rows } = await db.query<{ claim_token: string; status: string }>(
+    `SELECT i.claim_token, r.status FROM runs r JOIN json_to_recordset($1::json) AS i(run_id text, claim_token text) ON r.id = i.run_id
      WHERE r.status = 'CANCELED' OR (r.status = 'EXECUTING' AND r.claim_token <> i.claim_token)`,
     [JSON.stringify(input)],
   );
-  return rows.map((r) => ({ runId: r.id, reason: r.status === "CANCELED" ? "canceled" : "taken over" }));
+  return rows.map((r) => ({ claimToken: r.claim_token, reason: r.status === "CANCELED" ? "canceled" : "taken over" }));
 }
 
 /** Aborts the executions that lost their run (see lostExecutions). */
 export async function abortLostExecutions(db: Queryable, active: ActiveExecutions): Promise<void> {
-  for (const { runId, reason } of await lostExecutions(db, active)) {
-    active.byRun.get(runId)?.abort.abort(new Error(reason === "canceled" ? "run canceled" : "run taken over by another execution"));
+  for (const { claimToken, reason } of await lostExecutions(db, active)) {
+    active.abortExecution(claimToken, new Error(reason === "canceled" ? "run canceled" : "run taken over by another execution"));
   }
 }
