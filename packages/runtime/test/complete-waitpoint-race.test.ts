@@ -2,6 +2,7 @@
 // holds the waitpoint FOR SHARE while it records its wait; the completion's guarded update waits
 // for it, and its ledger update (a later statement of svc_complete_waitpoint, with a fresh
 // snapshot) must see the entry the waiter committed meanwhile, or the wake-up would be lost.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   completeWaitpoint,
@@ -82,5 +83,46 @@ describe("svc_complete_waitpoint racing a waiter", () => {
     expect(await completeWaitpoint(engine, db.pool, "waitpoint_unknown", { ok: true })).toEqual({ changed: false, waitpoint: null });
     // Another environment's waitpoint is not found either.
     expect(await completeWaitpoint(engine, db.pool, waitpoint.id, { ok: true }, { environmentId: "env_other" })).toEqual({ changed: false, waitpoint: null });
+  });
+});
+
+/** A pool that records the WAL insert position right after each early completion statement. */
+class ObservedPool extends pg.Pool {
+  completionLsns: string[] = [];
+  override async query(...args: any[]): Promise<any> {
+    const result = await (super.query as (...a: any[]) => Promise<any>)(...args);
+    if (args[0]?.name === "svc_complete_waitpoint_early") {
+      const { rows } = await super.query<{ lsn: string }>(`SELECT pg_current_wal_insert_lsn()::text AS lsn`);
+      this.completionLsns.push(rows[0]!.lsn);
+    }
+    return result;
+  }
+}
+
+describe("a completion on a pool (its own transaction)", () => {
+  it("returns only once its commit is on disk, and leaves synchronous_commit on for the connection's next statements", async () => {
+    const pool = new ObservedPool({ connectionString: db.url, max: 1 });
+    try {
+      const runId = await executingRun();
+      const { waitpoint } = await createToken(engine, env.id, { timeout: "1h" });
+      await registerWait(db.pool, {
+        runId, environmentId: env.id, claimToken: "claim", epoch: 0, stepKey: "token#0", kind: "token", target: waitpoint.id, waitpointId: waitpoint.id, now: new Date(),
+      });
+      const result = await completeWaitpoint(engine, pool, waitpoint.id, { ok: true, output: '"go"', outputType: "application/json" });
+      expect(result).toMatchObject({ changed: true, resumedRunIds: [runId] });
+      expect(pool.completionLsns).toHaveLength(1);
+      const { rows } = await pool.query(`SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS durable, current_setting('synchronous_commit') AS sync`, [pool.completionLsns[0]]);
+      expect(rows).toEqual([{ durable: true, sync: "on" }]);
+      // The result carries the waitpoint's columns only.
+      expect(result.waitpoint).not.toHaveProperty("async_commit");
+
+      // Also when it changes nothing: the completion it found may not be durable yet.
+      const again = await completeWaitpoint(engine, pool, waitpoint.id, { ok: true, output: '"late"', outputType: "application/json" });
+      expect(again.changed).toBe(false);
+      const after = await pool.query(`SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS durable`, [pool.completionLsns[1]]);
+      expect(after.rows).toEqual([{ durable: true }]);
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -37,6 +37,22 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
   return (error as { code?: string; constraint?: string })?.code === "23505" && (error as { constraint?: string }).constraint === constraint;
 }
 
+/**
+ * Waits until everything committed so far is on disk: a transaction that writes a little WAL (a
+ * counter in wal_flush_marks, one row per backend slot so concurrent calls rarely meet) and
+ * commits synchronously, which flushes the WAL up to its commit record and so every record before
+ * it. Postgres skips the flush for a transaction that wrote no WAL: taking a transaction id alone
+ * is not enough. Pairs with a commit made with synchronous_commit off.
+ */
+export async function flushWal(db: Queryable): Promise<void> {
+  await db.query(prepared(
+    "svc_flush_wal",
+    `INSERT INTO wal_flush_marks (slot) VALUES (pg_backend_pid() % 1024)
+     ON CONFLICT (slot) DO UPDATE SET flushes = wal_flush_marks.flushes + 1`,
+    [],
+  ));
+}
+
 /** Whether `db` is a pool: each statement on it is its own transaction. */
 export function isPool(db: Queryable): db is pg.Pool {
   return db instanceof pg.Pool;

@@ -1,4 +1,4 @@
-import { isPool, prepared, retryOnConflict, type Queryable } from "../../db/queryable.ts";
+import { flushWal, isPool, prepared, retryOnConflict, type Queryable } from "../../db/queryable.ts";
 import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { WaitpointRow } from "./store.ts";
@@ -39,11 +39,12 @@ export async function completeWaitpoint(
 ): Promise<CompleteResult> {
   const now = deps.clock.now();
   const status = options.status ?? (outcome.ok ? "COMPLETED" : "TIMED_OUT");
-  // On a pool the call is its own transaction, run again if a deadlock aborted it (a cancel of a
-  // waiting run locks the run, then its ledger rows: the reverse of this order).
-  const complete = () => tx.query<WaitpointRow & { changed: boolean; resumed_run_ids: string[] }>(prepared(
-    "svc_complete_waitpoint",
-    `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*
+  const onPool = isPool(tx);
+  const complete = () => tx.query<WaitpointRow & { changed: boolean; resumed_run_ids: string[]; async_commit?: string }>(prepared(
+    onPool ? "svc_complete_waitpoint_early" : "svc_complete_waitpoint",
+    // On a pool the statement is its own transaction, committed without waiting for the WAL flush
+    // (synchronous_commit off for this transaction only): see flushWal below.
+    `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*${onPool ? ", set_config('synchronous_commit', 'off', true) AS async_commit" : ""}
      FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS c`,
     [
       waitpointId,
@@ -60,8 +61,17 @@ export async function completeWaitpoint(
       CHANNELS.timers,
     ],
   ));
-  const { rows } = await (isPool(tx) ? retryOnConflict(complete) : complete());
-  const { changed, resumed_run_ids, ...waitpoint } = rows[0]!;
+  // On a pool the call is its own transaction, run again if a deadlock aborted it (a cancel of a
+  // waiting run locks the run, then its ledger rows: the reverse of this order).
+  const { rows } = await (onPool ? retryOnConflict(complete) : complete());
+  // Early wake-up: the commit above is visible, and its NOTIFY already on its way to the workers,
+  // before its WAL is on disk, so the resume overlaps the flush instead of waiting for it. This
+  // returns (and the API answers) only once the completion is durable. Nothing can outlive a crash
+  // that loses it: every write of the resumed run commits after it in the WAL, and flushing any of
+  // them flushes the completion first. Also when nothing changed: the completion this call found
+  // may be another caller's, still on its way to disk.
+  if (onPool) await flushWal(tx);
+  const { changed, resumed_run_ids, async_commit: _, ...waitpoint } = rows[0]!;
   if (!changed) return { changed: false, waitpoint: waitpoint.id === null ? null : waitpoint };
   return { changed: true, waitpoint, resumedRunIds: resumed_run_ids };
 }
