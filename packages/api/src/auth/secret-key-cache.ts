@@ -1,6 +1,5 @@
 import { NotificationListener } from "@svc/runtime/db";
-import { CHANNELS, type Environment } from "@svc/runtime/engine";
-import { createHash } from "node:crypto";
+import { CHANNELS, sha256Hex, type Environment } from "@svc/runtime/engine";
 
 interface Entry {
   environment: Environment;
@@ -65,7 +64,7 @@ export class SecretKeyCache {
   /** The key's environment, from the cache when it is live and fresh, else from `lookup`. */
   async environmentFor(key: string, now: Date, lookup: Lookup): Promise<Environment | null> {
     const live = this.#listener?.connected === true;
-    const hash = createHash("sha256").update(key).digest("hex");
+    const hash = sha256Hex(key);
     const entry = live ? this.#entries.get(hash) : undefined;
     if (entry && entry.until > now.getTime()) return entry.environment;
     const generation = this.#generation;

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from "node:crypto";
 
 /**
  * Reversible encryption for secrets we must read back (secret keys, env var values):
@@ -24,6 +24,7 @@ export class SecretBox {
   }
 }
 
+/** One-shot (crypto.hash): no hash object per call, on every authenticated request's path. */
 export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
+  return hash("sha256", value, "hex");
 }
