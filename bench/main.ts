@@ -1,12 +1,13 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
 // replay cost (issue #3). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
-import { maybeEmbedded } from "./setup.ts";
+import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
 import { resumeLatencyScenario } from "./resume-latency.ts";
 import { suspendedScenario } from "./suspended.ts";
 import { timeoutScenario } from "./timeouts.ts";
 import { replayScenario } from "./replay.ts";
+import { machineCheck } from "./machine-check.ts";
 
 const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,suspended").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -18,11 +19,17 @@ const print = (lines: string[]) => {
   report.push("", ...lines);
 };
 try {
+  const check = async (when: string) => {
+    const db = await benchDatabase("machine", embedded);
+    print(await machineCheck(db.url, when).finally(() => db.close()));
+  };
+  await check("before the scenarios");
   if (selected.has("throughput")) print(await throughputScenario(embedded, num("BENCH_RUNS", 10_000), num("BENCH_REPEAT", 3), num("BENCH_TP_WARMUP", 2_000)));
   if (selected.has("resume")) print(await resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000), num("BENCH_WARMUP", 500)));
   if (selected.has("timeouts")) print(await timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
   if (selected.has("replay")) print(await replayScenario(embedded));
   if (selected.has("suspended")) print(await suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
+  await check("after the scenarios");
 } finally {
   await embedded?.stop();
 }
