@@ -1,5 +1,5 @@
 import { completeToken, createToken, triggerRunInTransaction, withTransaction } from "../packages/runtime/src/engine/index.ts";
-import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
+import { forToken, task, triggerAndWait } from "../packages/runtime/src/sdk/index.ts";
 import { postJson } from "./http-client.ts";
 import { benchDatabase, benchStack, type BenchStack } from "./setup.ts";
 import { line, now, percentiles } from "./stats.ts";
@@ -11,6 +11,25 @@ const waiter = task({
   run: async (payload: { tokenId: string }) => {
     await forToken(payload.tokenId);
     marks.get(payload.tokenId)?.(performance.now());
+    return 1;
+  },
+});
+
+/** When each child returned, and when its parent's code after triggerAndWait ran (by child key). */
+const childReturned = new Map<string, number>();
+const parentContinued = new Map<string, (at: number) => void>();
+const child = task({
+  id: "bench-child",
+  run: async (payload: { key: string }) => {
+    childReturned.set(payload.key, performance.now());
+    return 1;
+  },
+});
+const parent = task({
+  id: "bench-parent",
+  run: async (payload: { key: string }) => {
+    await triggerAndWait("bench-child", { key: payload.key });
+    parentContinued.get(payload.key)?.(performance.now());
     return 1;
   },
 });
@@ -67,7 +86,7 @@ async function settle(finished: Promise<unknown>) {
 
 export async function resumeLatencyScenario(embedded: { url: string } | undefined, n: number, warmUp: number) {
   const db = await benchDatabase("resume", embedded);
-  const stack = await benchStack(db.url, { tasks: [waiter], api: true, concurrency: 50 });
+  const stack = await benchStack(db.url, { tasks: [waiter, parent, child], api: true, concurrency: 50 });
   const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, after ${warmUp} warm-up resumes)`];
   const via = { "fast-path": 0, job: 0 };
   stack.worker!.events.on("runResumed", (e) => via[e.via]++);
@@ -105,6 +124,28 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
     await settle(finished);
   }
   out.push(line("one at a time, COMMIT ack → code", percentiles(commit)));
+
+  // One at a time: a child run returns → its parent's code after triggerAndWait runs.
+  const childToParent: number[] = [];
+  for (let i = 0; i < Math.min(n, 500) + 50; i++) {
+    const key = `k${i}`;
+    const continued = new Promise<number>((resolve) => parentContinued.set(key, resolve));
+    // Both runs finished (the child, then the parent) before the next pair starts.
+    let ended = 0;
+    const bothFinished = new Promise<void>((resolve) => {
+      const off = stack.worker!.events.on("runFinished", () => {
+        if (++ended === 2) {
+          off();
+          resolve();
+        }
+      });
+    });
+    await withTransaction(stack.engine.db, (tx) => triggerRunInTransaction(stack.engine, tx, stack.env, "bench-parent", { key }));
+    const at = await continued;
+    if (i >= 50) childToParent.push(at - childReturned.get(key)!);
+    await settle(bothFinished);
+  }
+  out.push(line("one at a time, child returns → parent continues", percentiles(childToParent)));
 
   // 16 concurrent lanes over HTTP, after a warm-up in 16 lanes: the first concurrent completions
   // open the API's and the worker's extra pool connections (and compile the completion function

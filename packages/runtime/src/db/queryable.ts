@@ -113,19 +113,30 @@ export async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+export interface TransactionOptions {
+  /**
+   * Commit without waiting for the WAL flush (synchronous_commit off for this transaction only):
+   * its effects are visible and its NOTIFYs delivered at once. Only for a caller that makes the
+   * commit durable itself before anyone relies on it (see flushWal), or whose work a later
+   * synchronous commit covers.
+   */
+  asyncCommit?: boolean;
+}
+
 /**
  * Runs `fn` inside BEGIN/COMMIT on one client; rolls back when it throws. A transaction aborted by
  * a deadlock is run again from the start (see retryOnConflict), so `fn` must have no effect
  * outside the database before it returns.
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-  return retryOnConflict(() => transactionOnce(pool, fn));
+export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  return retryOnConflict(() => transactionOnce(pool, fn, options));
 }
 
-async function transactionOnce<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+async function transactionOnce<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>, options: TransactionOptions): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
+    // One round trip either way: the simple protocol runs both statements of the string.
+    await client.query(options.asyncCommit ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN");
     const result = await fn(client);
     await client.query("COMMIT");
     return result;

@@ -26,7 +26,7 @@ export * from "./waitpoints/complete-token.ts";
 export * from "./waitpoints/list-tokens.ts";
 export * from "./waitpoints/present-token.ts";
 export * from "./envvars/index.ts";
-export { isLockConflict, prepared, preparedText, retryOnConflict, withTransaction, type Queryable, type Pool, type PoolClient } from "../db/queryable.ts";
+export { flushWal, isLockConflict, prepared, preparedText, retryOnConflict, withTransaction, type Queryable, type Pool, type PoolClient } from "../db/queryable.ts";
 export * from "./timers/lapsed-leases.ts";
 export * from "./timers/due-resumes.ts";
 export * from "./runs/run-object.ts";

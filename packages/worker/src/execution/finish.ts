@@ -1,4 +1,4 @@
-import { canTransition, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
+import { canTransition, flushWal, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";
 
@@ -109,14 +109,18 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
 
 /**
  * Finishes one execution that someone waits on, in a transaction that also wakes the waiters when
- * the run has ended (a retry wakes nobody: the run goes on).
+ * the run has ended (a retry wakes nobody: the run goes on). Early wake-up, as for a token
+ * completed over the API: the transaction commits without waiting for its WAL flush, so the
+ * waiting parent resumes while the flush runs, and this returns once the ending is durable.
  */
 export async function finishWithWaiters(deps: EngineDeps, item: Finish): Promise<boolean> {
-  return withTransaction(deps.db, async (tx) => {
+  const written = await withTransaction(deps.db, async (tx) => {
     const [written] = await finishExecutions(tx, [item], deps.clock.now(), { withWaiters: true });
     if (!written || item.ending.kind === "retry") return written ?? false;
     const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [item.run.id]);
     await notifyWaitersOfRun(deps, tx, rows[0]!);
     return true;
-  });
+  }, { asyncCommit: true });
+  await flushWal(deps.db);
+  return written;
 }
