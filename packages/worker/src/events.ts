@@ -9,6 +9,8 @@ export interface WorkerEventMap {
   runRetryScheduled: { runId: string; attempt: number; at: Date };
   runAbandoned: { runId: string; reason: string };
   runCrashRecovered: { runId: string; attempt: number };
+  /** Claimed but given back: this worker lacks the run's task (see hand-back.ts). */
+  runHandedBack: { runId: string; kind: "start" | "resume" };
   error: { error: unknown; where: string };
 }
 

@@ -75,6 +75,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const active = new ActiveExecutions();
   const leaseMs = options.leaseMs ?? 15_000;
   const tasks = new Map(options.tasks.map((t) => [t.id, t]));
+  const taskIds = [...tasks.keys()];
   const env = options.environment;
   // Batched statements over many runs can deadlock with a cancel locking a run tree: run again.
   const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) => retryOnConflict(() =>
@@ -88,7 +89,7 @@ export function createWorker(options: WorkerOptions): Worker {
   // the WAL up to and including the claim first.
   const claimPool = createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" } });
   const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) => retryOnConflict(() =>
-    claimFastResumes(claimPool, items, { id, version: options.workerVersion }, options.engine.clock.now(), leaseMs)),
+    claimFastResumes(claimPool, items, { id, version: options.workerVersion, tasks: taskIds }, options.engine.clock.now(), leaseMs)),
     500,
     "microtask",
   );

@@ -59,10 +59,10 @@ describe("stale resume signals", () => {
 
   it("the fast path takes only runs whose resume is due (a late NOTIFY finds nothing to claim)", async () => {
     const { id } = await waitingRun();
-    const claims = await claimFastResumes(te.db.pool, [{ runId: id, claimToken: "late-1" }], { id: "w", version: "v" }, new Date(), 15_000);
+    const claims = await claimFastResumes(te.db.pool, [{ runId: id, claimToken: "late-1" }], { id: "w", version: "v", tasks: ["stale-waiter"] }, new Date(), 15_000);
     expect(claims).toEqual([null]);
     // The batch form too (one NOTIFY can name many runs).
-    const batch = await claimFastResumes(te.db.pool, [{ runId: id, claimToken: "late-2" }, { runId: "run_unknown", claimToken: "late-3" }], { id: "w", version: "v" }, new Date(), 15_000);
+    const batch = await claimFastResumes(te.db.pool, [{ runId: id, claimToken: "late-2" }, { runId: "run_unknown", claimToken: "late-3" }], { id: "w", version: "v", tasks: ["stale-waiter"] }, new Date(), 15_000);
     expect(batch).toEqual([null, null]);
     expect((await getRunRow(te, id)).status).toBe("WAITING");
 

@@ -13,6 +13,11 @@ export interface Claim {
   run: ClaimedRun;
   /** The run's status before this claim: EXECUTING means its previous worker died (a crash). */
   previousStatus: string;
+  /**
+   * A start's TTL and start time before this claim (which clears the one and may set the other):
+   * a run handed back to the queue gets them back, as if it had never been claimed.
+   */
+  beforeStart?: { expireAt: Date | null; startedAt: Date | null };
   /** The entries the execution replays, loaded by the claim statement itself. */
   ledger: LedgerEntry[];
 }
@@ -39,10 +44,10 @@ export interface ClaimInput {
  * null where the run could not be claimed (finished, canceled, taken by another job).
  */
 export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
-  const { rows } = await db.query<ClaimedRun & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & { previous_status: string; previous_expire_at: Date | null; previous_started_at: Date | null; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_starts",
     `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, job_id text)),
-     prev AS (SELECT r.id, r.status, r.updated_at FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
+     prev AS (SELECT r.id, r.status, r.updated_at, r.expire_at, r.started_at FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
      claimed AS (
        UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $2,
          worker_version = $3, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
@@ -55,7 +60,7 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
          -- pg-boss redelivered): the timer loop enqueues it when the backoff has passed.
          AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $4) AND (r.available_at IS NULL OR r.available_at <= $4))
            OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
-       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
+       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status, prev.expire_at AS previous_expire_at, prev.started_at AS previous_started_at),
      crashed AS (
        -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
        INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
@@ -71,8 +76,13 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
   return inputs.map((input) => {
     const row = byToken.get(input.claimToken);
     if (!row) return null;
-    const { previous_status, ledger, ...run } = row;
-    return { run, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+    const { previous_status, previous_expire_at, previous_started_at, ledger, ...run } = row;
+    return {
+      run,
+      previousStatus: previous_status,
+      beforeStart: { expireAt: previous_expire_at, startedAt: previous_started_at },
+      ledger: (ledger ?? []).map(ledgerEntryFromRow),
+    };
   });
 }
 
@@ -130,13 +140,15 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
  * (one NOTIFY can name 100) take only the rows no other worker is claiming (SKIP LOCKED, so
  * workers hearing the same NOTIFY never wait on or deadlock with each other). Results are in
  * input order. Only runs whose resume is due (`resume_due_at`, set by the completion) are
- * taken: a late NOTIFY for a run that was resumed another way and waits again does nothing. Run it
- * on a connection with synchronous_commit off (see `claimPool`).
+ * taken: a late NOTIFY for a run that was resumed another way and waits again does nothing. Only
+ * runs of the worker's own tasks are taken: in an environment whose workers have different tasks,
+ * the one that can run it takes it. Run it on a connection with synchronous_commit off (see
+ * `claimPool`).
  */
-export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
+export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string; tasks: string[] }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
   const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL,
     lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = now()`;
-  const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs];
+  const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs, worker.tasks];
   const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
     inputs.length === 1
       ? // One run (the common case) is a plain guarded update: half the cost of the batch form.
@@ -144,7 +156,8 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
           "svc_claim_fast_resume",
           `WITH claimed AS (
              UPDATE runs r SET ${set}, claim_token = ($2::text[])[1]
-             WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL RETURNING ${RETURN_CLAIMED})
+             WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL AND r.task_identifier = ANY($7::text[])
+             RETURNING ${RETURN_CLAIMED})
            SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
           values,
         )
@@ -153,6 +166,7 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
           `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS i(run_id, claim_token)),
            free AS (
              SELECT r.id FROM runs r WHERE r.id IN (SELECT run_id FROM input) AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL
+               AND r.task_identifier = ANY($7::text[])
              ORDER BY r.id FOR UPDATE SKIP LOCKED),
            claimed AS (
              UPDATE runs r SET ${set}, claim_token = i.claim_token

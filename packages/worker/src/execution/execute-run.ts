@@ -7,13 +7,13 @@ import {
   LedgerSession,
   maxAttemptsOf,
   NondeterminismError,
-  transitionRun,
   type EngineDeps,
   type Environment,
   type Packet,
 } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
 import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
+import { handBack } from "./hand-back.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import type { MicroBatcher } from "@svc/runtime/engine";
 import { DurableExecution, type CreateToken } from "./run-execution.ts";
@@ -122,12 +122,8 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
 
   const task = deps.tasks.get(run.task_identifier);
   if (!task) {
-    // A shared queue can carry a task this worker doesn't have: hand the run back for another worker.
-    await transitionRun(engine.db, run.id, "QUEUED", {
-      from: ["EXECUTING"],
-      set: { claim_token: null, job_id: null, attempt_number: Math.max(0, run.attempt_number - (dispatch.kind === "start" ? 1 : 0)), available_at: new Date(engine.clock.now().getTime() + 5000) },
-      extraWhere: { sql: "claim_token = $1", values: [claimToken] },
-    });
+    // A shared queue (or the environment's resume queue) can carry a task this worker doesn't have.
+    if (await handBack(engine, claim, claimToken, dispatch.kind)) deps.events.emit("runHandedBack", { runId: run.id, kind: dispatch.kind });
     return;
   }
 
