@@ -1,6 +1,6 @@
 // An execution that has lost its run (its lease lapsed and another execution took over, or the run
-// was canceled) must not create child runs: triggerAndWait's transaction is fenced before it
-// inserts anything. Driven by a FakeClock and timers.tick(); gates hold each execution in place.
+// was canceled) must not create child runs, nor tokens: triggerAndWait's and wait.createToken's
+// transactions are fenced before they insert anything. Driven by a FakeClock and timers.tick(); gates hold each execution in place.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, FakeClock, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, tasks, wait } from "@svc/runtime";
@@ -40,9 +40,18 @@ const triggersWhenLetGo = task({
   },
 });
 
+const createsToken = task({
+  id: "fenced-token",
+  run: async (payload: { tokenId: string }, { ctx }) => {
+    await wait.forToken(payload.tokenId);
+    await gate(`${ctx.run.id}:${ctx.attempt.number}`);
+    return (await wait.createToken({ timeout: "1h", tags: [`by:${ctx.run.id}`] })).id;
+  },
+});
+
 beforeAll(async () => {
   te = await startTestEngine({ clock });
-  tw = await startTestWorker(te, [child, parent, triggersWhenLetGo], { timerLoop: false, leaseMs: LEASE_MS });
+  tw = await startTestWorker(te, [child, parent, triggersWhenLetGo, createsToken], { timerLoop: false, leaseMs: LEASE_MS });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -87,6 +96,39 @@ describe("an execution whose lease lapsed while it still runs", () => {
     expect((await finished).status).toBe("COMPLETED");
     expect(JSON.parse((await getRunRow(te, id)).output!).json).toBe("child done");
     expect(await childrenOf(id)).toHaveLength(1);
+  });
+});
+
+describe("an execution whose lease lapsed, creating a token", () => {
+  it("creates no token with wait.createToken: the run's one token is the live execution's", async () => {
+    const tokenId = (await createToken(te.engine, te.env.id, {})).waitpoint.id;
+    const suspended = tw.worker.events.next("runSuspended");
+    const { id } = await triggerRun(te.engine, te.env, "fenced-token", { tokenId });
+    await suspended;
+    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+    await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
+    await resumed;
+    await eventually(async () => gates.has(`${id}:1`));
+
+    const takeover = tw.worker.events.next("runStarted", (e) => e.runId === id);
+    clock.advance(LEASE_MS + 60_000);
+    expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
+    expect((await takeover).attempt).toBe(2);
+    await eventually(async () => gates.has(`${id}:2`));
+
+    const tokensBy = async () =>
+      (await te.db.pool.query<{ id: string }>(`SELECT id FROM waitpoints WHERE $1 = ANY(tags)`, [`by:${id}`])).rows.map((r) => r.id);
+    const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
+    open(`${id}:1`);
+    expect((await abandoned).reason).toBe("fenced");
+    expect(await tokensBy()).toEqual([]);
+
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    open(`${id}:2`);
+    expect((await finished).status).toBe("COMPLETED");
+    const created = await tokensBy();
+    expect(created).toHaveLength(1);
+    expect(JSON.parse((await getRunRow(te, id)).output!).json).toBe(created[0]);
   });
 });
 

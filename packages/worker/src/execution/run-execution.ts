@@ -30,8 +30,8 @@ import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions,
 import type { TaskContext } from "@svc/runtime/sdk";
 import type { ClaimedRun } from "./claim.ts";
 
-/** Creates a waitpoint token for task code (bound to the waitpoint-token service by the worker). */
-export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<CreatedToken>;
+/** Creates a waitpoint token for task code inside `tx` (bound to the token service by the worker: tokenCreator). */
+export type CreateToken = (tx: Queryable, env: Environment, options: CreateTokenOptions) => Promise<CreatedToken>;
 
 const DEFAULT_WAIT_KEY_TTL = "1h";
 
@@ -135,8 +135,10 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", "wait.createToken", this.#deps.clock.now());
     if (entry?.resolved) return parseSuperjson((entry.outcome as { value: string }).value) as CreatedToken;
-    const token = await this.#createToken(this.#env, options);
-    return this.#recordStep(key, "wait.createToken", token);
+    // Created and recorded in one transaction, once the claim is known to be ours: a crash before
+    // the commit leaves no token behind (the replay creates it then), and an execution that lost
+    // its run creates none.
+    return this.#makeAndRecordStep(key, "wait.createToken", (tx) => this.#createToken(tx, this.#env, options));
   }
 
   async triggerAndWait(taskId: string, payload: unknown, options: Record<string, unknown> = {}): Promise<ChildRunResult> {
@@ -267,27 +269,39 @@ export class DurableExecution implements RunExecution {
     }
   }
 
+  /** Records a step's value in the ledger, fenced by the claim. */
   async #recordStep<T>(key: { stepKey: string; epoch: number }, name: string, value: T): Promise<T> {
-    if (this.#fenced) return never();
-    const outcome = { ok: true, value: stringifySuperjson(value) };
-    const recorded = await retryOnConflict(() =>
-      recordStep(this.#deps.db, {
-        runId: this.#run.id,
-        claimToken: this.#claimToken,
-        epoch: key.epoch,
-        stepKey: key.stepKey,
-        kind: "step",
-        target: name,
-        outcome,
-        now: this.#deps.clock.now(),
-      }),
+    return this.#record(key, name, (record) => record(this.#deps.db, value));
+  }
+
+  /**
+   * Makes a step's value inside the transaction that records it, only while the claim is ours:
+   * what `make` writes commits with the record or not at all.
+   */
+  async #makeAndRecordStep<T>(key: { stepKey: string; epoch: number }, name: string, make: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.#record(key, name, (record) =>
+      withTransaction(this.#deps.db, async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? record(tx, await make(tx)) : null)),
     );
+  }
+
+  async #record<T>(
+    key: { stepKey: string; epoch: number },
+    name: string,
+    write: (record: (db: Queryable, value: T) => Promise<{ value: T; outcome: unknown } | null>) => Promise<{ value: T; outcome: unknown } | null>,
+  ): Promise<T> {
+    if (this.#fenced) return never();
+    const record = async (db: Queryable, value: T) => {
+      const outcome = { ok: true, value: stringifySuperjson(value) };
+      const input = { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind: "step" as const, target: name, outcome, now: this.#deps.clock.now() };
+      return (await recordStep(db, input)) ? { value, outcome } : null;
+    };
+    const recorded = await retryOnConflict(() => write(record));
     if (!recorded) {
       this.fence();
       return never();
     }
-    this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome, expiresAt: null });
-    return value;
+    this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: recorded.outcome, expiresAt: null });
+    return recorded.value;
   }
 
   #waitResult(outcome: unknown): RawWaitResult {
