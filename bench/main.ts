@@ -8,6 +8,7 @@ import { suspendedScenario } from "./suspended.ts";
 import { timeoutScenario } from "./timeouts.ts";
 import { replayScenario } from "./replay.ts";
 import { machineCheck } from "./machine-check.ts";
+import { settle } from "./settle.ts";
 
 const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,suspended").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -23,12 +24,19 @@ try {
     const db = await benchDatabase("machine", embedded);
     print(await machineCheck(db.url, when).finally(() => db.close()));
   };
+  // Each scenario starts on a settled server: the previous one's dirty pages are on disk.
+  const scenario = async (name: string, run: () => Promise<string[]>) => {
+    if (!selected.has(name)) return;
+    const unsettled = await settle(process.env.DATABASE_URL ?? embedded!.url);
+    const lines = await run();
+    print(unsettled ? [...lines, unsettled] : lines);
+  };
   await check("before the scenarios");
-  if (selected.has("throughput")) print(await throughputScenario(embedded, num("BENCH_RUNS", 10_000), num("BENCH_REPEAT", 3), num("BENCH_TP_WARMUP", 2_000)));
-  if (selected.has("resume")) print(await resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000), num("BENCH_WARMUP", 500)));
-  if (selected.has("timeouts")) print(await timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
-  if (selected.has("replay")) print(await replayScenario(embedded));
-  if (selected.has("suspended")) print(await suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
+  await scenario("throughput", () => throughputScenario(embedded, num("BENCH_RUNS", 10_000), num("BENCH_REPEAT", 3), num("BENCH_TP_WARMUP", 2_000)));
+  await scenario("resume", () => resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000), num("BENCH_WARMUP", 500)));
+  await scenario("timeouts", () => timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
+  await scenario("replay", () => replayScenario(embedded));
+  await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
   await check("after the scenarios");
 } finally {
   await embedded?.stop();

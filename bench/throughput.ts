@@ -2,6 +2,7 @@ import { postJson } from "./http-client.ts";
 import { PgBoss } from "../packages/worker/src/queue/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { benchDatabase, benchStack, type BenchDatabase } from "./setup.ts";
+import { settle } from "./settle.ts";
 import { now, rate } from "./stats.ts";
 
 const noop = task({ id: "noop", run: async () => 1 });
@@ -118,6 +119,8 @@ async function pairs(repeat: number, raw: () => Promise<Timing>, svc: () => Prom
 async function inDatabase<T>(name: string, embedded: { url: string } | undefined, fn: (db: BenchDatabase) => Promise<T>): Promise<T> {
   const db = await benchDatabase(name, embedded);
   try {
+    // Each side starts on a settled server, not while the other side's pages are being written out.
+    await settle(db.adminUrl);
     return await fn(db);
   } finally {
     await db.close();
