@@ -27,6 +27,13 @@ const waiter = task({
   },
 });
 
+// A task of a queue with a concurrencyLimit: its resumes take a slot of that queue.
+const limitedWaiter = task({
+  id: "hb-limited-waiter",
+  queue: { name: "hb-limited", concurrencyLimit: 1 },
+  run: async (payload: { tokenId: string }) => (await wait.forToken<{ v: number }>(payload.tokenId)).ok,
+});
+
 async function worker(tasks: Parameters<typeof startTestWorker>[1]) {
   const tw = await startTestWorker(te, tasks, { timerLoop: false });
   workers.push(tw);
@@ -48,12 +55,12 @@ async function resumeDueAt(id: string): Promise<Date | null> {
 async function outputOf(id: string) {
   return (JSON.parse((await getRunRow(te, id)).output!) as { json: unknown }).json;
 }
-/** A run of hb-waiter suspended on a fresh token by a worker that has the task (then stopped). */
-async function waitingRun() {
-  const b = await worker([waiter]);
+/** A run of hb-waiter (or `taskId`) suspended on a fresh token by a worker that has the task (then stopped). */
+async function waitingRun(taskId = "hb-waiter") {
+  const b = await worker([waiter, limitedWaiter]);
   const tokenId = await newToken();
   const suspended = b.worker.events.next("runSuspended");
-  const { id } = await triggerRun(te.engine, te.env, "hb-waiter", { tokenId });
+  const { id } = await triggerRun(te.engine, te.env, taskId, { tokenId });
   await suspended;
   await stop(b);
   return { id, tokenId };
@@ -169,6 +176,26 @@ describe("a resume handed back", () => {
     // A second hand-back with the same claim token changes nothing (fenced).
     expect(await handBack(te.engine, claim!, claimToken, "resume")).toBe(false);
     expect((await getRunRow(te, id)).status).toBe("COMPLETED");
+    await stop(b);
+  });
+
+  it("of a queue with a concurrencyLimit is not offered by NOTIFY: it resumes through its queue, when due", async () => {
+    const { id, tokenId } = await waitingRun("hb-limited-waiter");
+    await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, { v: 4 }));
+    const claimToken = "hb-lacking-limited";
+    const claim = await claimResume(te.db.pool, { runId: id, claimToken, workerId: "lacking", workerVersion: "v", jobId: "00000000-0000-4000-8000-000000000002", now: clock.now() });
+    expect(claim).not.toBeNull();
+
+    const b = await worker([limitedWaiter]);
+    const resumed = b.worker.events.next("runResumed", (e) => e.runId === id);
+    const finished = b.worker.events.next("runFinished", (e) => e.runId === id);
+    expect(await handBack(te.engine, claim!, claimToken, "resume")).toBe(true);
+    expect((await getRunRow(te, id)).status).toBe("WAITING");
+    // Due after the hand-back delay: the timer loop hands it to its queue, where it takes a slot.
+    clock.advance(HAND_BACK_DELAY_MS);
+    await b.worker.timers.tick();
+    expect((await resumed).via).toBe("job");
+    expect((await finished).status).toBe("COMPLETED");
     await stop(b);
   });
 });

@@ -12,7 +12,9 @@ export const HAND_BACK_DELAY_MS = 5000;
  *   they were, offered again through pg-boss after HAND_BACK_DELAY_MS;
  * - a resume stays a resume: the run waits again (WAITING, same attempt) with its resume due, and
  *   a NOTIFY offers it at once to the workers that have its task (their fast path only takes
- *   runs of their own tasks); if none takes it, the timer loop hands it to pg-boss when due.
+ *   runs of their own tasks); if none takes it, the timer loop hands it to pg-boss when due. A run
+ *   of a queue with a concurrencyLimit is not offered by NOTIFY: it resumes through its queue, to
+ *   take a slot (as svc_complete_waitpoint decides).
  * Returns whether the run was handed back (false: canceled or taken over meanwhile).
  */
 export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Claim, claimToken: string, kind: "start" | "resume"): Promise<boolean> {
@@ -37,7 +39,13 @@ export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Cl
   return withTransaction(deps.db, async (tx) => {
     const { changed } = await transitionRun(tx, run.id, "WAITING", { from: ["EXECUTING"], set: { ...cleared, resume_due_at: later }, extraWhere: fence });
     // The payload's middle field names a waitpoint for completions; a hand-back has none.
-    if (changed) await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, `${run.environment_id} - ${run.id}`]);
+    if (changed) {
+      await tx.query(
+        `SELECT pg_notify($1, $2) WHERE NOT EXISTS (
+           SELECT 1 FROM worker_tasks wt WHERE wt.environment_id = $3 AND wt.queue_name = $4 AND wt.concurrency_limit IS NOT NULL)`,
+        [CHANNELS.resume, `${run.environment_id} - ${run.id}`, run.environment_id, run.queue_name],
+      );
+    }
     return changed;
   });
 }
