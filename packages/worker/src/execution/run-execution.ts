@@ -30,8 +30,11 @@ import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions,
 import type { TaskContext } from "@svc/runtime/sdk";
 import type { ClaimedRun } from "./claim.ts";
 
-/** Creates a waitpoint token for task code inside `tx` (bound to the token service by the worker: tokenCreator). */
-export type CreateToken = (tx: Queryable, env: Environment, options: CreateTokenOptions) => Promise<CreatedToken>;
+/**
+ * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
+ * resolves to the function that creates it inside a transaction.
+ */
+export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<(tx: Queryable) => Promise<CreatedToken>>;
 
 const DEFAULT_WAIT_KEY_TTL = "1h";
 
@@ -138,7 +141,7 @@ export class DurableExecution implements RunExecution {
     // Created and recorded in one transaction, once the claim is known to be ours: a crash before
     // the commit leaves no token behind (the replay creates it then), and an execution that lost
     // its run creates none.
-    return this.#makeAndRecordStep(key, "wait.createToken", (tx) => this.#createToken(tx, this.#env, options));
+    return this.#makeAndRecordStep(key, "wait.createToken", await this.#createToken(this.#env, options));
   }
 
   async triggerAndWait(taskId: string, payload: unknown, options: Record<string, unknown> = {}): Promise<ChildRunResult> {

@@ -35,8 +35,12 @@ export async function mintEnvironmentToken(
   scopes: string[],
   expiresInSeconds = 3600,
 ): Promise<string> {
-  const key = await environmentSigningKey(deps, env);
-  const now = Math.floor(deps.clock.now().getTime() / 1000);
+  return signEnvironmentToken(await environmentSigningKey(deps, env), deps.clock.now(), env, scopes, expiresInSeconds);
+}
+
+/** mintEnvironmentToken with the signing key already at hand (no database read). */
+export async function signEnvironmentToken(key: string, at: Date, env: Pick<Environment, "id">, scopes: string[], expiresInSeconds: number): Promise<string> {
+  const now = Math.floor(at.getTime() / 1000);
   return new SignJWT({ pub: true, scopes })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(env.id)
