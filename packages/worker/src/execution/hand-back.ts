@@ -1,4 +1,4 @@
-import { CHANNELS, transitionRun, withTransaction, type EngineDeps } from "@svc/runtime/engine";
+import { CHANNELS, LIMITED_QUEUE_SQL, transitionRun, withTransaction, type EngineDeps } from "@svc/runtime/engine";
 import type { Claim } from "./claim.ts";
 
 /** How long a handed-back run waits before it is offered through pg-boss again. */
@@ -40,11 +40,11 @@ export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Cl
     const { changed } = await transitionRun(tx, run.id, "WAITING", { from: ["EXECUTING"], set: { ...cleared, resume_due_at: later }, extraWhere: fence });
     // The payload's middle field names a waitpoint for completions; a hand-back has none.
     if (changed) {
-      await tx.query(
-        `SELECT pg_notify($1, $2) WHERE NOT EXISTS (
-           SELECT 1 FROM worker_tasks wt WHERE wt.environment_id = $3 AND wt.queue_name = $4 AND wt.concurrency_limit IS NOT NULL)`,
-        [CHANNELS.resume, `${run.environment_id} - ${run.id}`, run.environment_id, run.queue_name],
-      );
+      await tx.query(`SELECT pg_notify($1, $2) FROM runs r WHERE r.id = $3 AND NOT EXISTS (${LIMITED_QUEUE_SQL})`, [
+        CHANNELS.resume,
+        `${run.environment_id} - ${run.id}`,
+        run.id,
+      ]);
     }
     return changed;
   });

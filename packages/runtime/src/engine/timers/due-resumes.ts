@@ -6,7 +6,7 @@ import type { DueWork } from "./fire-due.ts";
  * workers registered it: such runs take a slot of their queue to resume, like a start.
  * (svc_complete_waitpoint makes the same test.)
  */
-const LIMITED_QUEUE_SQL = `SELECT 1 FROM worker_tasks wt
+export const LIMITED_QUEUE_SQL = `SELECT 1 FROM worker_tasks wt
   WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL`;
 
 /**
