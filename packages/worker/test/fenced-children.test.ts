@@ -63,26 +63,33 @@ async function childrenOf(runId: string) {
   return rows.map((r) => r.id);
 }
 
+/**
+ * A run of `taskId` (which waits on a token, then at its gate) resumed through the fast path as a
+ * leased execution, attempt 1, held at its gate; then its lease lapses (the worker stalled, say)
+ * and the run is started again as attempt 2, held at its own gate. Returns the run id.
+ */
+async function takenOverWhileHeld(taskId: string): Promise<string> {
+  const tokenId = (await createToken(te.engine, te.env.id, {})).waitpoint.id;
+  const suspended = tw.worker.events.next("runSuspended");
+  const { id } = await triggerRun(te.engine, te.env, taskId, { tokenId });
+  await suspended;
+
+  const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+  await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
+  expect((await resumed).via).toBe("fast-path");
+  await eventually(async () => gates.has(`${id}:1`));
+
+  const takeover = tw.worker.events.next("runStarted", (e) => e.runId === id);
+  clock.advance(LEASE_MS + 60_000);
+  expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
+  expect((await takeover).attempt).toBe(2);
+  await eventually(async () => gates.has(`${id}:2`));
+  return id;
+}
 
 describe("an execution whose lease lapsed while it still runs", () => {
   it("creates no child run with triggerAndWait: only the execution that took over does", async () => {
-    const tokenId = (await createToken(te.engine, te.env.id, {})).waitpoint.id;
-    const suspended = tw.worker.events.next("runSuspended");
-    const { id } = await triggerRun(te.engine, te.env, "fenced-parent", { tokenId });
-    await suspended;
-
-    // Resumed through the fast path: a leased execution (attempt 1), held at its gate.
-    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
-    await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
-    expect((await resumed).via).toBe("fast-path");
-    await eventually(async () => gates.has(`${id}:1`));
-
-    // Its lease lapses (the worker stalled, say): the run is started again as attempt 2.
-    const takeover = tw.worker.events.next("runStarted", (e) => e.runId === id);
-    clock.advance(LEASE_MS + 60_000);
-    expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
-    expect((await takeover).attempt).toBe(2);
-    await eventually(async () => gates.has(`${id}:2`));
+    const id = await takenOverWhileHeld("fenced-parent");
 
     // The stale execution goes on and asks for a child: it is fenced, and leaves nothing behind.
     const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
@@ -101,20 +108,7 @@ describe("an execution whose lease lapsed while it still runs", () => {
 
 describe("an execution whose lease lapsed, creating a token", () => {
   it("creates no token with wait.createToken: the run's one token is the live execution's", async () => {
-    const tokenId = (await createToken(te.engine, te.env.id, {})).waitpoint.id;
-    const suspended = tw.worker.events.next("runSuspended");
-    const { id } = await triggerRun(te.engine, te.env, "fenced-token", { tokenId });
-    await suspended;
-    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
-    await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
-    await resumed;
-    await eventually(async () => gates.has(`${id}:1`));
-
-    const takeover = tw.worker.events.next("runStarted", (e) => e.runId === id);
-    clock.advance(LEASE_MS + 60_000);
-    expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
-    expect((await takeover).attempt).toBe(2);
-    await eventually(async () => gates.has(`${id}:2`));
+    const id = await takenOverWhileHeld("fenced-token");
 
     const tokensBy = async () =>
       (await te.db.pool.query<{ id: string }>(`SELECT id FROM waitpoints WHERE $1 = ANY(tags)`, [`by:${id}`])).rows.map((r) => r.id);
