@@ -53,19 +53,30 @@ afterAll(async () => {
   await te?.close();
 });
 
+/**
+ * A run of `taskId` suspended, resumed (attempt 1 reaches its stall), then its lease lapses and
+ * this same worker claims the restart (attempt 2 reaches its stall too). `beforeLapse` runs once
+ * the run id is known, before the lease lapses. Returns the run id.
+ */
+async function resumedThenTakenOver(taskId: string, beforeLapse: (id: string) => void = () => {}): Promise<string> {
+  const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1d" })).waitpoint.id;
+  const { id } = await triggerRun(te.engine, te.env, taskId, { tokenId });
+  await tw.worker.events.next("runSuspended", (e) => e.runId === id);
+  await completeToken(te.engine, te.db.pool, tokenId, {});
+  await eventually(async () => reached.has(`${id}:1`));
+  beforeLapse(id);
+  clock.advance(LEASE_MS + 1000);
+  expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
+  await eventually(async () => reached.has(`${id}:2`));
+  return id;
+}
+
 describe("a run taken over by the worker that still runs its stalled execution", () => {
   it("still reaches the newer execution with a cancel once the stalled one has ended", async () => {
-    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1d" })).waitpoint.id;
-    const { id } = await triggerRun(te.engine, te.env, "stalls-once", { tokenId });
-    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
-    await completeToken(te.engine, te.db.pool, tokenId, {});
-    await eventually(async () => reached.has(`${id}:1`));
-
-    // The lease lapses; this same worker claims the restart (attempt 2).
-    const firstEnded = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
-    clock.advance(LEASE_MS + 1000);
-    expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
-    await eventually(async () => reached.has(`${id}:2`));
+    let firstEnded!: Promise<unknown>;
+    const id = await resumedThenTakenOver("stalls-once", (runId) => {
+      firstEnded = tw.worker.events.next("runAbandoned", (e) => e.runId === runId);
+    });
     // The stalled execution ends (it was fenced: it writes nothing).
     releaseFirst();
     await firstEnded;
@@ -77,14 +88,7 @@ describe("a run taken over by the worker that still runs its stalled execution",
   });
 
   it("aborts the stalled execution once the worker's check sees the takeover, and only that one", async () => {
-    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1d" })).waitpoint.id;
-    const { id } = await triggerRun(te.engine, te.env, "stalls-forever", { tokenId });
-    await tw.worker.events.next("runSuspended", (e) => e.runId === id);
-    await completeToken(te.engine, te.db.pool, tokenId, {});
-    await eventually(async () => reached.has(`${id}:1`));
-    clock.advance(LEASE_MS + 1000);
-    expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
-    await eventually(async () => reached.has(`${id}:2`));
+    const id = await resumedThenTakenOver("stalls-forever");
 
     // Attempt 1 still runs here, unaware; the check finds its claim gone and aborts its signal.
     const stalledEnded = tw.worker.events.next("runAbandoned", (e) => e.runId === id && e.reason === "canceled");
