@@ -1,9 +1,10 @@
 import { EventEmitter } from "node:events";
+import type { Via } from "./execution/execute-run.ts";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
 export interface WorkerEventMap {
-  runStarted: { runId: string; attempt: number; replayedEntries: number; via?: "fast-path" | "job" };
-  runResumed: { runId: string; attempt: number; replayedEntries: number; via: "fast-path" | "job" };
+  runStarted: { runId: string; attempt: number; replayedEntries: number; via?: Via };
+  runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via };
   runSuspended: { runId: string };
   runFinished: { runId: string; status: string };
   runRetryScheduled: { runId: string; attempt: number; at: Date };

@@ -14,6 +14,9 @@ import type { Task } from "@svc/runtime/sdk";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { abortLostExecutions } from "./execution/lost-executions.ts";
+import { handBackResume } from "./execution/hand-back.ts";
+import { acceptOffers, loadOffer, parseOffer } from "./execution/offers.ts";
+import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
 import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
@@ -93,10 +96,13 @@ export function createWorker(options: WorkerOptions): Worker {
     500,
     "microtask",
   );
+  // Taking an offer is written after the code has started (setImmediate), off the resume's path.
+  const offerAcceptances = new MicroBatcher((tokens: string[]) => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs));
   const finishes = new MicroBatcher((items: Finish[]) => retryOnConflict(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
   const executorDeps = {
     startClaims,
     fastResumeClaims,
+    offerAcceptances,
     finishes,
     engine: options.engine,
     environment: env,
@@ -150,6 +156,37 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  /**
+   * A resume a completion offered to this worker (already claimed for it): run it now, or give it
+   * back at once (no free slot, stopping) so that another worker or pg-boss takes it.
+   */
+  function takeOffer(payload: string) {
+    const offer = parseOffer(payload);
+    if (!offer) return;
+    const [runId, claimToken] = "claim" in offer ? [offer.claim.run.id, offer.claim.run.claim_token!] : [offer.runId, offer.claimToken];
+    if (stopping || consumer.freeSlots() <= 0) {
+      handBackResume(options.engine, { id: runId, environmentId: env.id }, claimToken, 0).catch((error) => onError(error, "offer"));
+      return;
+    }
+    const claim = "claim" in offer ? offer.claim : loadOffer(options.engine.db, claimToken);
+    fastPathInFlight++;
+    executeRun(executorDeps, active, { kind: "offer", runId, claimToken, claim })
+      .catch((error) => onError(error, "resume"))
+      .finally(() => {
+        fastPathInFlight--;
+        if (fastPathInFlight === 0) fastPathIdle?.();
+        consumer.slotFreed();
+      });
+  }
+
+  const record: WorkerRecord = { id, environmentId: env.id, tasks: taskIds, version: options.workerVersion };
+  const aliveUntil = () => new Date(options.engine.clock.now().getTime() + leaseMs);
+  /** Enters this worker in the registry completions offer resumes from (again after a reconnect). */
+  async function register() {
+    const backend = listener?.backend;
+    if (backend && !stopping) await registerWorker(options.engine.db, record, backend, aliveUntil());
+  }
+
   async function start() {
     await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion);
     const queues = new Map<string, number | null>();
@@ -175,11 +212,12 @@ export function createWorker(options: WorkerOptions): Worker {
     const bossChannel = await bossNotifyChannel((sql) => options.engine.db.query(sql));
     listener = new NotificationListener({
       url: options.databaseUrl,
-      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, bossChannel],
+      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, bossChannel, offersChannel(id)],
       onNotification(channel, payload) {
         if (channel === bossChannel) return consumer.notify(payload);
         if (channel === CHANNELS.timers) return timers.wake();
         if (channel === CHANNELS.runCanceled) return active.abortRun(payload, new Error("run canceled"));
+        if (channel === offersChannel(id)) return takeOffer(payload);
         if (channel === CHANNELS.resume) {
           const parsed = parseResumePayload(payload);
           if (parsed && parsed.environmentId === env.id) resumeNow(parsed.runIds);
@@ -188,19 +226,28 @@ export function createWorker(options: WorkerOptions): Worker {
       onReconnect: () => {
         consumer.notify();
         timers.wake();
+        // Offers follow the LISTEN connection: the registry must name the new one.
+        register().catch((error) => onError(error, "registry"));
       },
       onError: (error) => onError(error, "listener"),
     });
     await listener.start();
+    await register();
     consumer.start();
     if (options.timerLoop !== false) timers.start();
     leaseTimer = setInterval(() => void checkExecutions(), Math.max(1000, Math.floor(leaseMs / 3)));
     leaseTimer.unref();
   }
 
-  /** Renews the leases of fast-path executions and aborts executions whose run was canceled or taken over. */
+  /**
+   * Renews the leases of fast-path executions and this worker's registry entry, and aborts
+   * executions whose run was canceled or taken over.
+   */
   async function checkExecutions(): Promise<void> {
     await Promise.all([
+      renewWorker(options.engine.db, id, aliveUntil())
+        .then((present) => (present ? undefined : register()))
+        .catch((error) => onError(error, "registry")),
       renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs).catch((error) => onError(error, "leases")),
       abortLostExecutions(options.engine.db, active).catch((error) => onError(error, "leases")),
     ]);
@@ -221,6 +268,8 @@ export function createWorker(options: WorkerOptions): Worker {
     start,
     async drain() {
       stopping = true;
+      // No more offers; one already on its way is given back (takeOffer sees `stopping`).
+      await unregisterWorker(options.engine.db, id).catch((error) => onError(error, "registry"));
       await consumer.drain();
       // Fast-path executions end by finishing, suspending again or being abandoned: wait for the count.
       if (fastPathInFlight > 0) await new Promise<void>((resolve) => (fastPathIdle = resolve));

@@ -129,3 +129,22 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Makes completions see `worker` as gone (its registry row names no live connection), so that
+ * resumes reach it the way they reach a worker nobody offers them to: the NOTIFY fast path
+ * announced to every worker, or pg-boss. For tests of those paths.
+ */
+export async function hideFromOffers(te: TestEngine, worker: TestWorker): Promise<void> {
+  const { rowCount } = await te.db.pool.query(`UPDATE workers SET listener_pid = 0 WHERE id = $1`, [worker.worker.id]);
+  if (rowCount !== 1) throw new Error(`worker ${worker.worker.id} is not registered`);
+}
+
+/**
+ * Waits until a resumed run is taken, not merely offered: a worker accepts an offer just after its
+ * code starts, and an offer whose lease lapses before that goes back to WAITING instead of being
+ * treated as a crashed attempt. Tests that let a resumed execution's lease lapse wait for this.
+ */
+export async function offerTaken(te: TestEngine, runId: string): Promise<void> {
+  await eventually(async () => (await getRunRow(te, runId)).offered_at === null);
+}

@@ -1,10 +1,11 @@
-// The resume fast path: a completed token wakes a worker through NOTIFY and it claims the run
-// directly (a lease, no pg-boss job). A resume nobody took by its due time (here: the only slot
-// is busy) is handed to pg-boss by the timer loop, driven here by an injected clock.
+// The resume fast path: a completed token that no live worker could be offered (see
+// resume-offers.test.ts) wakes every worker through NOTIFY, and one claims the run directly (a
+// lease, no pg-boss job). A resume nobody took by its due time (here: the only slot is busy) is
+// handed to pg-boss by the timer loop, driven here by an injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, FakeClock, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
-import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, hideFromOffers, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 let te: TestEngine;
@@ -62,6 +63,7 @@ beforeAll(async () => {
   te = await startTestEngine({ clock });
   // One slot, so that a busy worker cannot take the fast path; time moves only when a test says.
   tw = await startTestWorker(te, [resumable, busy], { concurrency: 1, timerLoop: false });
+  await hideFromOffers(te, tw);
 });
 afterAll(async () => {
   await tw?.stop();
@@ -122,7 +124,7 @@ describe("resume fast path", () => {
     gates.get(holder)!();
   });
 
-  it("lets drain() return as soon as a fast-path execution suspends again", async () => {
+  it("lets drain() return as soon as a leased execution (here an offered one) suspends again", async () => {
     const own = await startTestWorker(te, [resumable], { concurrency: 2 });
     try {
       const [first, second] = [await newToken(), await newToken()];

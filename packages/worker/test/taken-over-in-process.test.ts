@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, FakeClock, triggerRun } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
-import { eventually, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, offerTaken, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 3_600_000; // renewals never run during the test: the lease lapses when the clock says so
@@ -21,7 +21,7 @@ const stallsOnce = task({
   id: "stalls-once",
   retry: { maxAttempts: 3 },
   run: async (payload: { tokenId: string }, { ctx, signal }) => {
-    await wait.forToken(payload.tokenId); // resumed through the fast path: a leased execution
+    await wait.forToken(payload.tokenId); // resumed by an offer or the fast path: a leased execution
     const attempt = ctx.attempt.number;
     signal.addEventListener("abort", () => aborted.add(`${ctx.run.id}:${attempt}`));
     reached.add(`${ctx.run.id}:${attempt}`);
@@ -64,6 +64,7 @@ async function resumedThenTakenOver(taskId: string, beforeLapse: (id: string) =>
   await tw.worker.events.next("runSuspended", (e) => e.runId === id);
   await completeToken(te.engine, te.db.pool, tokenId, {});
   await eventually(async () => reached.has(`${id}:1`));
+  await offerTaken(te, id);
   beforeLapse(id);
   clock.advance(LEASE_MS + 1000);
   expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);

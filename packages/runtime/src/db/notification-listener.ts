@@ -1,5 +1,11 @@
 import pg from "pg";
 
+export interface ListenerBackend {
+  pid: number;
+  /** Its backend_start, exactly as Postgres prints it (a pid alone could be a later process's). */
+  startedAt: string | null;
+}
+
 export type NotificationHandler = (channel: string, payload: string) => void;
 
 /**
@@ -15,6 +21,7 @@ export class NotificationListener {
   readonly #onDisconnect: () => void;
   readonly #onError: (error: unknown) => void;
   #client: pg.Client | null = null;
+  #backend: ListenerBackend | null = null;
   #stopped = false;
   #attempt = 0;
 
@@ -39,6 +46,14 @@ export class NotificationListener {
     return this.#client !== null;
   }
 
+  /**
+   * The server process behind the connection (null while disconnected): others can tell from
+   * pg_stat_activity whether this listener is still there.
+   */
+  get backend(): ListenerBackend | null {
+    return this.#client ? this.#backend : null;
+  }
+
   async start(): Promise<void> {
     this.#stopped = false;
     await this.#connect();
@@ -59,6 +74,11 @@ export class NotificationListener {
     try {
       await client.connect();
       for (const channel of this.#channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+      // As text: a Date would cut backend_start's microseconds, and it would no longer match.
+      const { rows } = await client.query<{ pid: number; started_at: string | null }>(
+        `SELECT pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS started_at`,
+      );
+      this.#backend = { pid: rows[0]!.pid, startedAt: rows[0]!.started_at };
     } catch (error) {
       // A connection that came up but could not LISTEN would otherwise stay open, unused.
       discard(client);

@@ -1,13 +1,13 @@
 import { KEYED_EPOCH, prepared, ledgerEntryFromRow, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
 
 /** The columns an execution uses: a claim returns only these (less to send, parse and collect). */
-const CLAIMED_COLUMNS = [
+export const CLAIMED_COLUMNS = [
   "id", "environment_id", "task_identifier", "queue_name", "payload", "payload_type", "attempt_number", "ledger_epoch",
   "max_attempts", "max_duration_s", "tags", "is_test", "idempotency_key_user", "batch_id", "trigger_function",
   "created_at", "updated_at", "claim_token",
 ] as const;
 export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;
-const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
+export const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
 
 export interface Claim {
   run: ClaimedRun;
@@ -24,7 +24,7 @@ export interface Claim {
 
 /** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
 const CLAIMED_LEDGER = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH}))`;
-const LEDGER_OF_CLAIMED = `${CLAIMED_LEDGER} AS ledger`;
+export const LEDGER_OF_CLAIMED = `${CLAIMED_LEDGER} AS ledger`;
 /** A first attempt has no ledger yet (only the run's own executions write one): no lookup. */
 const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${CLAIMED_LEDGER} END AS ledger`;
 
@@ -102,7 +102,7 @@ export async function claimResume(db: Queryable, input: ClaimInput & { jobId: st
      claimed AS (
        UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
          attempt_number = CASE WHEN prev.status = 'EXECUTING' THEN r.attempt_number + 1 ELSE r.attempt_number END,
-         lease_expires_at = NULL, resume_due_at = NULL, updated_at = now()
+         lease_expires_at = NULL, resume_due_at = NULL, offered_at = NULL, updated_at = now()
        FROM prev
        -- A WAITING run with a wait still open is waiting for it, not for this job: a stale resume
        -- job (redelivered after the run resumed another way and suspended again) does nothing.
@@ -146,7 +146,7 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
  * `claimPool`).
  */
 export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string; tasks: string[] }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
-  const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL,
+  const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL, offered_at = NULL,
     lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = now()`;
   const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs, worker.tasks];
   const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(

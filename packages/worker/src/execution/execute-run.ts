@@ -36,6 +36,8 @@ export interface ExecutorDeps {
   startClaims: MicroBatcher<{ runId: string; claimToken: string; jobId: string }, Claim | null>;
   /** Fast-path resume claims of one event-loop turn share one statement. */
   fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
+  /** Acceptances of resume offers (by claim token) of one event-loop turn share one statement. */
+  offerAcceptances: MicroBatcher<string, boolean>;
   /** Finishes of one event-loop turn (of runs nobody waits on) share one statement. */
   finishes: MicroBatcher<Finish, boolean>;
   random?: () => number;
@@ -43,7 +45,12 @@ export interface ExecutorDeps {
 
 export type Dispatch =
   | { kind: "start"; runId: string; jobId: string }
-  | { kind: "resume"; runId: string; jobId: string | null };
+  | { kind: "resume"; runId: string; jobId: string | null }
+  /** A resume a completion offered to this worker, already claimed for it (see offers.ts). */
+  | { kind: "offer"; runId: string; claimToken: string; claim: Claim | Promise<Claim | null> };
+
+/** How an execution came to this worker (worker events report it). */
+export type Via = "offer" | "fast-path" | "job";
 
 /** One execution this process is running. */
 export interface ActiveExecution {
@@ -100,10 +107,12 @@ export class ActiveExecutions {
  */
 export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch, release: () => void = () => {}): Promise<void> {
   const { engine } = deps;
-  const claimToken = randomUUID();
+  const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : randomUUID();
   const base = { runId: dispatch.runId, claimToken, workerId: deps.workerId, workerVersion: deps.workerVersion, now: engine.clock.now() };
   const claim =
-    dispatch.kind === "start"
+    dispatch.kind === "offer"
+      ? await dispatch.claim
+      : dispatch.kind === "start"
       ? await deps.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
       : dispatch.jobId === null
         ? await deps.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
@@ -123,24 +132,34 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const task = deps.tasks.get(run.task_identifier);
   if (!task) {
     // A shared queue (or the environment's resume queue) can carry a task this worker doesn't have.
-    if (await handBack(engine, claim, claimToken, dispatch.kind)) deps.events.emit("runHandedBack", { runId: run.id, kind: dispatch.kind });
+    const kind = dispatch.kind === "start" ? "start" : "resume";
+    if (await handBack(engine, claim, claimToken, kind)) deps.events.emit("runHandedBack", { runId: run.id, kind });
     return;
   }
 
   const abort = new AbortController();
-  const leased = dispatch.kind === "resume" && dispatch.jobId === null;
+  const via: Via = dispatch.kind === "offer" ? "offer" : dispatch.kind === "resume" && dispatch.jobId === null ? "fast-path" : "job";
+  const leased = via !== "job";
   // This process may still run an older execution of the run (it stalled past its lease or job
   // heartbeat, and the takeover came back to this worker): each is registered by its own claim token.
   const execution = { runId: run.id, claimToken, abort, leased };
   active.add(execution);
+  // An offer is taken off the critical path: the code starts now, and stops if the offer turns
+  // out to have been withdrawn (its short lease lapsed first, or the run was canceled).
+  if (via === "offer") {
+    deps.offerAcceptances.add(claimToken).then(
+      (accepted) => accepted || abort.abort(new Error("the resume offer was withdrawn")),
+      (error: unknown) => abort.abort(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
   try {
-    await runTask(deps, run, task, claim, claimToken, abort, leased ? "fast-path" : "job", release);
+    await runTask(deps, run, task, claim, claimToken, abort, via, release);
   } finally {
     active.remove(execution);
   }
 }
 
-async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: "fast-path" | "job", release: () => void): Promise<void> {
+async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: Via, release: () => void): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;

@@ -32,6 +32,8 @@ export interface RunRow {
   claim_token: string | null;
   /** Held by an execution that came through the resume fast path (no pg-boss job), renewed while it runs. */
   lease_expires_at: Date | null;
+  /** Set while the run is offered to a worker that has not taken it yet (migration 0018). */
+  offered_at: Date | null;
   job_id: string | null;
   worker_id: string | null;
   worker_version: string | null;

@@ -22,13 +22,17 @@ const CRASHED_ATTEMPT_ERROR = { name: "WorkerCrash", message: "The worker execut
  * again — a new attempt that replays the same ledger, so nothing recorded is lost. When that was
  * its last attempt (the task's maxAttempts, or the run's) the run ends CRASHED instead, and
  * whoever waits on it is resumed: a run that kills its worker every time is not restarted forever.
+ *
+ * A run offered to a worker that never took it (`offered_at` still set: the worker died or
+ * stalled between the completion and its acceptance) ran none of its code: it waits again, same
+ * attempt, with its resume due at once, and the due-resumes work hands it to pg-boss.
  */
 export const lapsedLeases: DueWork = {
   name: "lapsed-leases",
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
-      const { rows: lapsed } = await tx.query<Pick<RunRow, "id" | "attempt_number" | "max_attempts"> & { retry: RetryPolicy | null }>(
-        `SELECT r.id, r.attempt_number, r.max_attempts, wt.retry
+      const { rows: found } = await tx.query<Pick<RunRow, "id" | "attempt_number" | "max_attempts"> & { retry: RetryPolicy | null; offered: boolean }>(
+        `SELECT r.id, r.attempt_number, r.max_attempts, wt.retry, r.offered_at IS NOT NULL AS offered
          FROM runs r LEFT JOIN worker_tasks wt ON wt.environment_id = r.environment_id AND wt.task_identifier = r.task_identifier
          WHERE r.status = 'EXECUTING' AND r.job_id IS NULL AND r.lease_expires_at <= $1
          ORDER BY r.lease_expires_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED`,
@@ -37,7 +41,14 @@ export const lapsedLeases: DueWork = {
       // A lease left on a run that is no longer executing through the fast path (written before
       // cancel cleared leases) would keep nextDue in the past: clear it.
       await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND NOT (status = 'EXECUTING' AND job_id IS NULL)`, [now]);
-      if (lapsed.length === 0) return 0;
+      if (found.length === 0) return 0;
+      await tx.query(
+        `UPDATE runs SET status = 'WAITING', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, offered_at = NULL,
+           resume_due_at = $2, updated_at = now()
+         WHERE id = ANY($1::text[])`,
+        [found.filter((r) => r.offered).map((r) => r.id), now],
+      );
+      const lapsed = found.filter((r) => !r.offered);
       await tx.query(
         `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at, error)
          SELECT id, attempt_number, 'CRASHED', worker_id, worker_version, updated_at, $2, $3 FROM runs WHERE id = ANY($1::text[])
@@ -57,7 +68,7 @@ export const lapsedLeases: DueWork = {
         [lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR],
       );
       for (const run of crashed) await notifyWaitersOfRun(deps, tx, run);
-      return lapsed.length;
+      return found.length;
     });
   },
   async nextDue(db) {

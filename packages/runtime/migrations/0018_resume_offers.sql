@@ -1,0 +1,142 @@
+-- Resume offers: the completion of a waitpoint hands each run it wakes to one live worker,
+-- already claimed for it, instead of announcing the run to every worker and letting them race to
+-- claim it. The chosen worker's NOTIFY carries what the claim would have returned (the run and its
+-- ledger), so its code continues without another round trip to Postgres.
+
+-- The workers that are running, one row each, kept by the worker itself: written at start (and
+-- again whenever its LISTEN connection is replaced), renewed with its leases, deleted by drain().
+-- A worker counts as live while `alive_until` is ahead and the backend of its LISTEN connection
+-- still exists: a worker killed with -9 loses that connection at once, so it is offered nothing
+-- more even though its row is still there.
+CREATE TABLE workers (
+  id                  text PRIMARY KEY,
+  environment_id      text NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+  tasks               text[] NOT NULL,
+  version             text NOT NULL,
+  listener_pid        integer NOT NULL,
+  listener_started_at timestamptz,
+  alive_until         timestamptz NOT NULL
+);
+CREATE INDEX workers_environment ON workers (environment_id);
+
+-- Set while a run is offered to a worker that has not taken it yet (EXECUTING, with a short
+-- lease): if that lease lapses, the run waits again with its resume due instead of losing an
+-- attempt, since its code never ran.
+ALTER TABLE runs ADD COLUMN offered_at timestamptz;
+
+-- Completes (or times out) a waitpoint, first writer wins, in one round trip.
+--
+-- Unchanged from 0007 in what it decides (which ledger entries resolve, which runs resume), but a
+-- run that a live worker of its task can take is now offered to that worker: claimed for it
+-- (EXECUTING, a fresh claim token, a lease of 5 s that the worker extends when it takes the run)
+-- and announced on the worker's own channel (`svc_offers_<workerId>`) with the run and its ledger,
+-- or with only its claim token when that would not fit in a NOTIFY. Runs no live worker has, and
+-- runs of queues with a concurrencyLimit (they resume through their queue), are marked due and
+-- announced on p_resume_channel as before.
+CREATE OR REPLACE FUNCTION svc_complete_waitpoint(
+  p_id text,
+  p_status text,
+  p_now timestamptz,
+  p_output text,
+  p_output_type text,
+  p_output_is_error boolean,
+  p_environment_id text,      -- NULL: any environment
+  p_type text,                -- NULL: any type
+  p_outcome jsonb,            -- what the ledger records for the waiting code
+  p_grace_seconds double precision,
+  p_resume_channel text,
+  p_timers_channel text
+) RETURNS TABLE (changed boolean, resumed_run_ids text[], waitpoint waitpoints)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  w waitpoints;
+  resumed text[];
+  offered_ids text[];
+  limited_count int;
+BEGIN
+  UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
+         output_type = p_output_type, output_is_error = p_output_is_error
+   WHERE id = p_id AND status = 'WAITING'
+     AND (p_environment_id IS NULL OR environment_id = p_environment_id)
+     AND (p_type IS NULL OR type = p_type)
+  RETURNING * INTO w;
+  IF NOT FOUND THEN
+    SELECT * INTO w FROM waitpoints WHERE id = p_id AND (p_environment_id IS NULL OR environment_id = p_environment_id);
+    RETURN QUERY SELECT false, '{}'::text[], w;
+    RETURN;
+  END IF;
+
+  WITH resolved AS (
+    UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
+    WHERE waitpoint_id = p_id AND NOT resolved RETURNING run_id),
+  waiting AS (
+    SELECT r.id, r.environment_id, r.task_identifier, EXISTS (
+      SELECT 1 FROM worker_tasks wt
+      WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL) AS limited
+    FROM runs r WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
+  chosen AS (
+    -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
+    SELECT waiting.id, pick.id AS worker_id, pick.version
+    FROM waiting CROSS JOIN LATERAL (
+      SELECT wk.id, wk.version FROM workers wk
+      WHERE wk.environment_id = waiting.environment_id AND waiting.task_identifier = ANY (wk.tasks) AND wk.alive_until > p_now
+        AND EXISTS (SELECT 1 FROM pg_stat_get_activity(wk.listener_pid) a
+                    -- backend_start is NULL when the worker connects as a role this one may not inspect.
+                    WHERE a.backend_start IS NULL OR a.backend_start = wk.listener_started_at)
+      ORDER BY random() LIMIT 1) pick
+    WHERE NOT waiting.limited),
+  marked AS (
+    UPDATE runs r SET
+      status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,
+      resume_due_at = CASE WHEN chosen.id IS NOT NULL THEN NULL
+                           WHEN waiting.limited THEN p_now
+                           ELSE p_now + make_interval(secs => p_grace_seconds) END,
+      claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
+      worker_id = coalesce(chosen.worker_id, r.worker_id),
+      worker_version = coalesce(chosen.version, r.worker_version),
+      job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
+      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + interval '5 seconds' END,
+      offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE now() END
+    FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
+    WHERE r.id = waiting.id AND r.status = 'WAITING'
+    RETURNING r.id, r.environment_id, waiting.limited, chosen.id IS NOT NULL AS offered),
+  notified AS (
+    -- ≤ 100 run ids per payload: `<environmentId> <waitpointId> <runId>,<runId>,…`
+    SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
+      SELECT id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY id) - 1) / 100 AS chunk
+      FROM marked WHERE NOT limited AND NOT offered) c
+    GROUP BY environment_id, chunk)
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'),
+         coalesce(array_agg(marked.id ORDER BY marked.id) FILTER (WHERE marked.offered), '{}'),
+         count(*) FILTER (WHERE marked.limited)
+  INTO resumed, offered_ids, limited_count
+  FROM marked
+  WHERE (SELECT count(*) FROM notified) >= 0;
+
+  -- A statement of its own, so that the ledger it sends includes the entries resolved above.
+  IF cardinality(offered_ids) > 0 THEN
+    -- (NOTIFY payloads must stay under 8000 bytes; a large payload is not even serialised.)
+    PERFORM pg_notify('svc_offers_' || o.worker_id,
+      CASE WHEN octet_length(o.offer) <= 7900 THEN o.offer
+           ELSE json_build_object('claimToken', o.claim_token, 'runId', o.id)::text END)
+    FROM (
+      SELECT r.id, r.worker_id, r.claim_token, CASE WHEN coalesce(octet_length(r.payload), 0) <= 7900 THEN json_build_object(
+        'run', json_build_object(
+          'id', r.id, 'environment_id', r.environment_id, 'task_identifier', r.task_identifier, 'queue_name', r.queue_name,
+          'payload', r.payload, 'payload_type', r.payload_type, 'attempt_number', r.attempt_number, 'ledger_epoch', r.ledger_epoch,
+          'max_attempts', r.max_attempts, 'max_duration_s', r.max_duration_s, 'tags', r.tags, 'is_test', r.is_test,
+          'idempotency_key_user', r.idempotency_key_user, 'batch_id', r.batch_id, 'trigger_function', r.trigger_function,
+          'created_at', r.created_at, 'updated_at', r.updated_at, 'claim_token', r.claim_token),
+        'ledger', (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = r.id AND l.epoch IN (r.ledger_epoch, -1))
+      )::text END AS offer
+      FROM runs r WHERE r.id = ANY (offered_ids)) o;
+  END IF;
+
+  -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
+  IF limited_count > 0 THEN
+    PERFORM pg_notify(p_timers_channel, 'resume');
+  END IF;
+  RETURN QUERY SELECT true, resumed, w;
+END;
+$$;

@@ -1,0 +1,57 @@
+import { ledgerEntryFromRow, prepared, type LedgerRow, type Queryable } from "@svc/runtime/engine";
+import { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
+
+/**
+ * A resume a completion offered to this worker (svc_complete_waitpoint, migration 0018): the run
+ * is already claimed for it. The NOTIFY carries the claim itself, or only its token when the run
+ * and its ledger would not fit in a NOTIFY payload.
+ */
+export type Offer = { claim: Claim } | { claimToken: string; runId: string };
+
+const TIMESTAMPS = new Set<string>(["created_at", "updated_at"]);
+
+/** Parses an offer NOTIFY; null for a payload that is not one. */
+export function parseOffer(payload: string): Offer | null {
+  let parsed: { run?: Record<string, unknown>; ledger?: LedgerRow[] | null; claimToken?: unknown; runId?: unknown };
+  try {
+    parsed = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (typeof parsed.claimToken === "string" && typeof parsed.runId === "string") return { claimToken: parsed.claimToken, runId: parsed.runId };
+  const row = parsed.run;
+  if (!row || typeof row.claim_token !== "string" || typeof row.id !== "string") return null;
+  const run = {} as Record<string, unknown>;
+  for (const column of CLAIMED_COLUMNS) run[column] = TIMESTAMPS.has(column) ? new Date(row[column] as string) : row[column];
+  return { claim: { run: run as ClaimedRun, previousStatus: "WAITING", ledger: (parsed.ledger ?? []).map(ledgerEntryFromRow) } };
+}
+
+/** Loads an offer that came with only its claim token; null when it was withdrawn meanwhile. */
+export async function loadOffer(db: Queryable, claimToken: string): Promise<Claim | null> {
+  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
+    `WITH claimed AS (SELECT ${RETURN_CLAIMED} FROM runs r WHERE r.claim_token = $1 AND r.status = 'EXECUTING' AND r.offered_at IS NOT NULL)
+     SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
+    [claimToken],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { ledger, ...run } = row;
+  return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+}
+
+/**
+ * Takes offered runs: their lease becomes an execution's (renewed while it runs) and they are no
+ * longer merely offered. Results are in input order; false where the offer was withdrawn (its
+ * short lease lapsed first, or the run was canceled): that execution must stop.
+ */
+export async function acceptOffers(db: Queryable, claimTokens: string[], now: Date, leaseMs: number): Promise<boolean[]> {
+  const { rows } = await db.query<{ claim_token: string }>(prepared(
+    "svc_accept_offers",
+    `UPDATE runs SET offered_at = NULL, lease_expires_at = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
+     WHERE claim_token = ANY($1::text[]) AND status = 'EXECUTING' AND offered_at IS NOT NULL
+     RETURNING claim_token`,
+    [claimTokens, now, leaseMs],
+  ));
+  const accepted = new Set(rows.map((r) => r.claim_token));
+  return claimTokens.map((token) => accepted.has(token));
+}

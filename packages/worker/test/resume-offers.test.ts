@@ -1,0 +1,222 @@
+// Resume offers: a completion hands the run it wakes to one live worker, already claimed for it,
+// with the run and its ledger in the NOTIFY (migration 0018). Covered here: the offer itself, a
+// payload too large for a NOTIFY, a worker whose LISTEN connection is gone (never chosen), an offer
+// nobody takes (its lease lapses: the run waits again, no attempt lost) and the registry's upkeep.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool } from "@svc/runtime/db";
+import { completeToken, createToken, FakeClock, lapsedLeases, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { task, wait } from "@svc/runtime";
+import { acceptOffers } from "../src/execution/offers.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+
+const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
+let te: TestEngine;
+const seen = new Map<string, { workerId: string | null; leased: boolean; output: unknown; payloadSize: number }>();
+
+const offered = task({
+  id: "offered",
+  run: async (payload: { tokenId: string; filler?: string }, { ctx }) => {
+    const token = await wait.forToken<{ n: number }>(payload.tokenId);
+    const { rows } = await te.db.pool.query<{ worker_id: string | null; leased: boolean }>(
+      `SELECT worker_id, lease_expires_at IS NOT NULL AS leased FROM runs WHERE id = $1`,
+      [ctx.run.id],
+    );
+    seen.set(ctx.run.id, { workerId: rows[0]!.worker_id, leased: rows[0]!.leased, output: token.ok ? token.output : null, payloadSize: payload.filler?.length ?? 0 });
+    return "resumed";
+  },
+});
+
+const gates = new Map<string, () => void>();
+const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
+
+/** Starts a `busy` run and waits until it holds a slot of whichever worker took it. */
+async function occupySlot(): Promise<string> {
+  const { id } = await triggerRun(te.engine, te.env, "busy", {});
+  await eventually(async () => gates.has(id));
+  return id;
+}
+
+async function suspended(w: TestWorker, payload: { filler?: string } = {}): Promise<{ id: string; tokenId: string }> {
+  const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
+  const { id } = await triggerRun(te.engine, te.env, "offered", { tokenId, ...payload });
+  await w.worker.events.next("runSuspended", (e) => e.runId === id);
+  return { id, tokenId };
+}
+const complete = (tokenId: string, output: unknown = { n: 7 }) =>
+  withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, output));
+const registered = async () => (await te.db.pool.query<{ id: string }>(`SELECT id FROM workers ORDER BY id`)).rows.map((r) => r.id);
+const attemptRows = async (runId: string) => (await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1`, [runId])).rows;
+
+beforeAll(async () => {
+  te = await startTestEngine({ clock });
+});
+afterAll(async () => {
+  await te?.close();
+});
+
+describe("resume offers", () => {
+  let tw: TestWorker;
+  beforeAll(async () => {
+    tw = await startTestWorker(te, [offered], { timerLoop: false });
+  });
+  afterAll(async () => {
+    await tw?.stop();
+  });
+
+  it("hands a completed token's run to the live worker, claimed, with its ledger: the code continues without a claim of its own", async () => {
+    expect(await registered()).toEqual([tw.worker.id]);
+    const { id, tokenId } = await suspended(tw);
+    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+    const done = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    const result = await complete(tokenId);
+    expect(result).toMatchObject({ changed: true, resumedRunIds: [id] });
+    expect(await resumed).toMatchObject({ via: "offer", attempt: 1, replayedEntries: 1 });
+    expect((await done).status).toBe("COMPLETED");
+    // The code after the wait got the token's output from the ledger the offer carried.
+    expect(seen.get(id)).toMatchObject({ workerId: tw.worker.id, leased: true, output: { n: 7 } });
+    const row = await getRunRow(te, id);
+    expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, worker_version: "test-1", resume_due_at: null });
+    expect(await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [id])).toMatchObject({ rowCount: 0 });
+  });
+
+  it("offers a run whose payload does not fit in a NOTIFY by its claim token, and the worker loads it", async () => {
+    const filler = "x".repeat(20_000);
+    const { id, tokenId } = await suspended(tw, { filler });
+    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+    const done = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    await complete(tokenId, { n: 8 });
+    expect((await resumed).via).toBe("offer");
+    expect((await done).status).toBe("COMPLETED");
+    expect(seen.get(id)).toMatchObject({ output: { n: 8 }, payloadSize: 20_000 });
+  });
+
+  it("takes an offer only while it stands: a canceled run's offer is not accepted", async () => {
+    const { id, tokenId } = await suspended(tw);
+    // The completion and the cancel in one transaction: the worker hears the offer only after both.
+    const aborted = tw.worker.events.next("runAbandoned", (e) => e.runId === id).catch(() => null);
+    const token = await withTransaction(te.db.pool, async (tx) => {
+      await completeToken(te.engine, tx, tokenId, {});
+      const { rows } = await tx.query<{ claim_token: string }>(`SELECT claim_token FROM runs WHERE id = $1`, [id]);
+      await tx.query(`UPDATE runs SET status = 'CANCELED', claim_token = NULL, lease_expires_at = NULL WHERE id = $1`, [id]);
+      return rows[0]!.claim_token;
+    });
+    expect(await acceptOffers(te.db.pool, [token], clock.now(), 15_000)).toEqual([false]);
+    await aborted;
+    expect((await getRunRow(te, id)).status).toBe("CANCELED");
+  });
+});
+
+describe("choosing a worker", () => {
+  it("never offers to a worker whose LISTEN connection is gone, though its row is still there (kill -9)", async () => {
+    const dead = await startTestWorker(te, [offered], { timerLoop: false });
+    const [early, later] = [await suspended(dead), await suspended(dead)];
+    await dead.kill();
+    expect(await registered()).toEqual([dead.worker.id]);
+    // No live worker has the task: the resume is announced to all and marked due, as before offers.
+    const completedAt = clock.now();
+    await complete(early.tokenId);
+    expect(await getRunRow(te, early.id)).toMatchObject({ status: "WAITING", offered_at: null, resume_due_at: new Date(completedAt.getTime() + RESUME_GRACE_SECONDS * 1000) });
+
+    const live = await startTestWorker(te, [offered], { timerLoop: false });
+    const resumed = live.worker.events.next("runResumed", (e) => e.runId === later.id);
+    await complete(later.tokenId);
+    expect(await resumed).toMatchObject({ via: "offer" });
+    await live.worker.events.next("runFinished", (e) => e.runId === later.id);
+    expect((await getRunRow(te, later.id)).worker_id).toBe(live.worker.id);
+    // The resume nobody was offered goes to pg-boss when due.
+    const resumedEarly = live.worker.events.next("runResumed", (e) => e.runId === early.id);
+    clock.advance(RESUME_GRACE_SECONDS * 1000);
+    expect((await live.worker.timers.tick())["due-resumes"]).toBe(1);
+    expect(await resumedEarly).toMatchObject({ via: "job" });
+    await live.worker.events.next("runFinished", (e) => e.runId === early.id);
+    await live.stop();
+    // drain() took the live worker out of the registry; the killed one's row stays until it ages out.
+    expect(await registered()).toEqual([dead.worker.id]);
+    await te.db.pool.query(`DELETE FROM workers`);
+  });
+
+  it("gives an offer nobody takes back when its lease lapses: the run waits again, same attempt, and resumes through pg-boss", async () => {
+    const first = await startTestWorker(te, [offered], { timerLoop: false });
+    const { id, tokenId } = await suspended(first);
+    await first.stop();
+    // A worker that is live to the registry but takes nothing (a stalled process): its row names
+    // a connection that exists and listens to nothing.
+    const stalled = createPool(te.db.url, { max: 1 });
+    const client = await stalled.connect();
+    await client.query(
+      `INSERT INTO workers (id, environment_id, tasks, version, listener_pid, listener_started_at, alive_until)
+       SELECT 'worker_stalled', $1, '{offered}', 'test-0', pid, backend_start, $2 FROM pg_stat_activity WHERE pid = pg_backend_pid()`,
+      [te.env.id, new Date(clock.now().getTime() + 60_000)],
+    );
+    try {
+      await complete(tokenId);
+      expect(await getRunRow(te, id)).toMatchObject({ status: "EXECUTING", worker_id: "worker_stalled", attempt_number: 1 });
+      expect((await getRunRow(te, id)).offered_at).not.toBeNull();
+      // Nothing lapses before the offer's 5 s.
+      clock.advance(4_000);
+      expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(0);
+      clock.advance(1_000);
+      expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(1);
+      expect(await getRunRow(te, id)).toMatchObject({ status: "WAITING", attempt_number: 1, claim_token: null, offered_at: null, lease_expires_at: null, resume_due_at: clock.now() });
+      expect(await attemptRows(id)).toEqual([]); // no attempt was lost: none ran
+      await te.db.pool.query(`DELETE FROM workers WHERE id = 'worker_stalled'`);
+      // The next worker's timer loop hands the due resume to pg-boss, and the job resumes it.
+      const next = await startTestWorker(te, [offered], { timerLoop: false });
+      const resumed = next.worker.events.next("runResumed", (e) => e.runId === id);
+      expect((await next.worker.timers.tick())["due-resumes"]).toBe(1);
+      expect(await resumed).toMatchObject({ via: "job", attempt: 1 });
+      expect((await next.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+      await next.stop();
+    } finally {
+      client.release();
+      await stalled.end();
+    }
+  });
+
+  it("passes on an offer it has no free slot for: the run is due at once, and goes to pg-boss", async () => {
+    const full = await startTestWorker(te, [offered, busy], { concurrency: 1, timerLoop: false });
+    const { id, tokenId } = await suspended(full);
+    const holder = await occupySlot();
+    const completedAt = clock.now();
+    await complete(tokenId);
+    // Given back at once: waiting again, same attempt, its resume due now (no grace to wait out).
+    const row = await eventually(async () => {
+      const r = await getRunRow(te, id);
+      return r.status === "WAITING" && r;
+    });
+    expect(row).toMatchObject({ attempt_number: 1, claim_token: null, offered_at: null, resume_due_at: completedAt });
+    const resumed = full.worker.events.next("runResumed", (e) => e.runId === id);
+    expect((await full.worker.timers.tick())["due-resumes"]).toBe(1);
+    gates.get(holder)!();
+    expect(await resumed).toMatchObject({ via: "job", attempt: 1 });
+    expect((await full.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+    await full.stop();
+  });
+
+  it("gets a run offered to a busy worker to a free one", async () => {
+    const full = await startTestWorker(te, [offered, busy], { concurrency: 1, timerLoop: false });
+    const { id, tokenId } = await suspended(full);
+    const holder = await occupySlot();
+    const free = await startTestWorker(te, [offered], { timerLoop: false });
+    // Whichever the completion picks, the free worker runs it: directly, or after the busy one
+    // passed it on with a NOTIFY to all.
+    const resumed = free.worker.events.next("runResumed", (e) => e.runId === id);
+    await complete(tokenId);
+    expect(["offer", "fast-path"]).toContain((await resumed).via);
+    expect((await free.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+    expect((await getRunRow(te, id)).worker_id).toBe(free.worker.id);
+    gates.get(holder)!();
+    await Promise.all([full.stop(), free.stop()]);
+  });
+
+  it("re-enters a worker whose registry row went missing at its next heartbeat", async () => {
+    const w = await startTestWorker(te, [offered], { timerLoop: false });
+    await te.db.pool.query(`DELETE FROM workers`);
+    await w.worker.checkExecutions();
+    expect(await registered()).toEqual([w.worker.id]);
+    const { rows } = await te.db.pool.query<{ alive_until: Date }>(`SELECT alive_until FROM workers`);
+    expect(rows[0]!.alive_until.getTime()).toBe(clock.now().getTime() + 15_000);
+    await w.stop();
+    expect(await registered()).toEqual([]);
+  });
+});
