@@ -5,17 +5,18 @@
 
 -- The workers that are running, one row each, kept by the worker itself: written at start (and
 -- again whenever its LISTEN connection is replaced), renewed with its leases, deleted by drain().
--- A worker counts as live while `alive_until` is ahead and the backend of its LISTEN connection
--- still exists: a worker killed with -9 loses that connection at once, so it is offered nothing
--- more even though its row is still there.
+-- A worker counts as live while `alive_until` is ahead and its LISTEN connection still holds the
+-- session advisory lock `listener_lock` (a random key per connection): a worker killed with -9
+-- loses that connection, and the lock, at once, so it is offered nothing more even though its row
+-- is still there. (Asking pg_stat_activity instead cost ~75 µs per completion; trying the lock
+-- costs a few.)
 CREATE TABLE workers (
-  id                  text PRIMARY KEY,
-  environment_id      text NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
-  tasks               text[] NOT NULL,
-  version             text NOT NULL,
-  listener_pid        integer NOT NULL,
-  listener_started_at timestamptz,
-  alive_until         timestamptz NOT NULL
+  id             text PRIMARY KEY,
+  environment_id text NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+  tasks          text[] NOT NULL,
+  version        text NOT NULL,
+  listener_lock  bigint NOT NULL,
+  alive_until    timestamptz NOT NULL
 );
 CREATE INDEX workers_environment ON workers (environment_id);
 
@@ -51,7 +52,6 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   w waitpoints;
   resumed text[];
-  offered_ids text[];
   limited_count int;
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
@@ -68,7 +68,7 @@ BEGIN
 
   WITH resolved AS (
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
-    WHERE waitpoint_id = p_id AND NOT resolved RETURNING run_id),
+    WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
     SELECT r.id, r.environment_id, r.task_identifier, EXISTS (
       SELECT 1 FROM worker_tasks wt
@@ -80,9 +80,9 @@ BEGIN
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
       WHERE wk.environment_id = waiting.environment_id AND waiting.task_identifier = ANY (wk.tasks) AND wk.alive_until > p_now
-        AND EXISTS (SELECT 1 FROM pg_stat_get_activity(wk.listener_pid) a
-                    -- backend_start is NULL when the worker connects as a role this one may not inspect.
-                    WHERE a.backend_start IS NULL OR a.backend_start = wk.listener_started_at)
+        -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
+        -- shared, until it ends; harmless.)
+        AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
       ORDER BY random() LIMIT 1) pick
     WHERE NOT waiting.limited),
   marked AS (
@@ -100,38 +100,39 @@ BEGIN
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE now() END
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
     WHERE r.id = waiting.id AND r.status = 'WAITING'
-    RETURNING r.id, r.environment_id, waiting.limited, chosen.id IS NOT NULL AS offered),
+    RETURNING r.*, waiting.limited, chosen.id IS NOT NULL AS offered),
   notified AS (
     -- ≤ 100 run ids per payload: `<environmentId> <waitpointId> <runId>,<runId>,…`
     SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
       SELECT id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY id) - 1) / 100 AS chunk
       FROM marked WHERE NOT limited AND NOT offered) c
-    GROUP BY environment_id, chunk)
-  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'),
-         coalesce(array_agg(marked.id ORDER BY marked.id) FILTER (WHERE marked.offered), '{}'),
-         count(*) FILTER (WHERE marked.limited)
-  INTO resumed, offered_ids, limited_count
-  FROM marked
-  WHERE (SELECT count(*) FROM notified) >= 0;
-
-  -- A statement of its own, so that the ledger it sends includes the entries resolved above.
-  IF cardinality(offered_ids) > 0 THEN
-    -- (NOTIFY payloads must stay under 8000 bytes; a large payload is not even serialised.)
-    PERFORM pg_notify('svc_offers_' || o.worker_id,
+    GROUP BY environment_id, chunk),
+  offers AS (
+    -- What the worker's claim would have returned: the run (as this statement left it) and its
+    -- ledger, whose entries resolved here are only visible as this statement's own output. NOTIFY
+    -- payloads must stay under 8000 bytes: a large payload is not even serialised.
+    SELECT pg_notify('svc_offers_' || o.worker_id,
       CASE WHEN octet_length(o.offer) <= 7900 THEN o.offer
            ELSE json_build_object('claimToken', o.claim_token, 'runId', o.id)::text END)
     FROM (
-      SELECT r.id, r.worker_id, r.claim_token, CASE WHEN coalesce(octet_length(r.payload), 0) <= 7900 THEN json_build_object(
+      SELECT m.id, m.worker_id, m.claim_token, CASE WHEN coalesce(octet_length(m.payload), 0) <= 7900 THEN json_build_object(
         'run', json_build_object(
-          'id', r.id, 'environment_id', r.environment_id, 'task_identifier', r.task_identifier, 'queue_name', r.queue_name,
-          'payload', r.payload, 'payload_type', r.payload_type, 'attempt_number', r.attempt_number, 'ledger_epoch', r.ledger_epoch,
-          'max_attempts', r.max_attempts, 'max_duration_s', r.max_duration_s, 'tags', r.tags, 'is_test', r.is_test,
-          'idempotency_key_user', r.idempotency_key_user, 'batch_id', r.batch_id, 'trigger_function', r.trigger_function,
-          'created_at', r.created_at, 'updated_at', r.updated_at, 'claim_token', r.claim_token),
-        'ledger', (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = r.id AND l.epoch IN (r.ledger_epoch, -1))
+          'id', m.id, 'environment_id', m.environment_id, 'task_identifier', m.task_identifier, 'queue_name', m.queue_name,
+          'payload', m.payload, 'payload_type', m.payload_type, 'attempt_number', m.attempt_number, 'ledger_epoch', m.ledger_epoch,
+          'max_attempts', m.max_attempts, 'max_duration_s', m.max_duration_s, 'tags', m.tags, 'is_test', m.is_test,
+          'idempotency_key_user', m.idempotency_key_user, 'batch_id', m.batch_id, 'trigger_function', m.trigger_function,
+          'created_at', m.created_at, 'updated_at', m.updated_at, 'claim_token', m.claim_token),
+        'ledger', (SELECT json_agg(x) FROM (
+          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, -1)
+            AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
+          UNION ALL
+          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, -1)) x)
       )::text END AS offer
-      FROM runs r WHERE r.id = ANY (offered_ids)) o;
-  END IF;
+      FROM marked m WHERE m.offered) o)
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited)
+  INTO resumed, limited_count
+  FROM marked
+  WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT count(*) FROM offers) >= 0;
 
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN

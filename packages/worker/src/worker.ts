@@ -14,8 +14,7 @@ import type { Task } from "@svc/runtime/sdk";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { abortLostExecutions } from "./execution/lost-executions.ts";
-import { handBackResume } from "./execution/hand-back.ts";
-import { acceptOffers, loadOffer, parseOffer } from "./execution/offers.ts";
+import { acceptOffers, declineOffers, loadOffer, parseOffer } from "./execution/offers.ts";
 import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
@@ -96,6 +95,11 @@ export function createWorker(options: WorkerOptions): Worker {
     500,
     "microtask",
   );
+  // Offers this worker has no slot for: given back together (a completion can offer many at once).
+  const declines = new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
+    await declineOffers(options.engine.db, env.id, items, options.engine.clock.now());
+    return items.map(() => undefined);
+  });
   // Taking an offer is written after the code has started (setImmediate), off the resume's path.
   const offerAcceptances = new MicroBatcher((tokens: string[]) => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs));
   const finishes = new MicroBatcher((items: Finish[]) => retryOnConflict(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
@@ -165,7 +169,7 @@ export function createWorker(options: WorkerOptions): Worker {
     if (!offer) return;
     const [runId, claimToken] = "claim" in offer ? [offer.claim.run.id, offer.claim.run.claim_token!] : [offer.runId, offer.claimToken];
     if (stopping || consumer.freeSlots() <= 0) {
-      handBackResume(options.engine, { id: runId, environmentId: env.id }, claimToken, 0).catch((error) => onError(error, "offer"));
+      declines.add({ runId, claimToken }).catch((error) => onError(error, "offer"));
       return;
     }
     const claim = "claim" in offer ? offer.claim : loadOffer(options.engine.db, claimToken);
@@ -183,8 +187,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const aliveUntil = () => new Date(options.engine.clock.now().getTime() + leaseMs);
   /** Enters this worker in the registry completions offer resumes from (again after a reconnect). */
   async function register() {
-    const backend = listener?.backend;
-    if (backend && !stopping) await registerWorker(options.engine.db, record, backend, aliveUntil());
+    const lock = listener?.sessionLock;
+    if (lock && !stopping) await registerWorker(options.engine.db, record, lock, aliveUntil());
   }
 
   async function start() {
@@ -230,6 +234,7 @@ export function createWorker(options: WorkerOptions): Worker {
         register().catch((error) => onError(error, "registry"));
       },
       onError: (error) => onError(error, "listener"),
+      holdSessionLock: true,
     });
     await listener.start();
     await register();

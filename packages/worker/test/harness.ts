@@ -131,12 +131,12 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
 }
 
 /**
- * Makes completions see `worker` as gone (its registry row names no live connection), so that
+ * Makes completions see `worker` as gone (its registry row names a lock no connection holds), so that
  * resumes reach it the way they reach a worker nobody offers them to: the NOTIFY fast path
  * announced to every worker, or pg-boss. For tests of those paths.
  */
 export async function hideFromOffers(te: TestEngine, worker: TestWorker): Promise<void> {
-  const { rowCount } = await te.db.pool.query(`UPDATE workers SET listener_pid = 0 WHERE id = $1`, [worker.worker.id]);
+  const { rowCount } = await te.db.pool.query(`UPDATE workers SET listener_lock = 0 WHERE id = $1`, [worker.worker.id]);
   if (rowCount !== 1) throw new Error(`worker ${worker.worker.id} is not registered`);
 }
 

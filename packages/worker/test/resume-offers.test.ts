@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
 import { completeToken, createToken, FakeClock, lapsedLeases, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
-import { task, wait } from "@svc/runtime";
+import { step, task, wait } from "@svc/runtime";
 import { acceptOffers } from "../src/execution/offers.ts";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
@@ -23,6 +23,19 @@ const offered = task({
     );
     seen.set(ctx.run.id, { workerId: rows[0]!.worker_id, leased: rows[0]!.leased, output: token.ok ? token.output : null, payloadSize: payload.filler?.length ?? 0 });
     return "resumed";
+  },
+});
+
+/** Steps, a wait that resolved earlier and a keyed wait (epoch -1): the ledger an offer carries. */
+let sideEffects = 0;
+const replays = task({
+  id: "replays",
+  run: async (payload: { first: string; keyed: string; last: string }) => {
+    const side = await step.run("side", async () => ++sideEffects);
+    const first = await wait.forToken<{ n: number }>(payload.first);
+    const keyed = await wait.forToken<{ n: number }>(payload.keyed, { idempotencyKey: "keyed-wait" });
+    const last = await wait.forToken<{ n: number }>(payload.last);
+    return { side, outputs: [first.ok && first.output.n, keyed.ok && keyed.output.n, last.ok && last.output.n] };
   },
 });
 
@@ -57,7 +70,7 @@ afterAll(async () => {
 describe("resume offers", () => {
   let tw: TestWorker;
   beforeAll(async () => {
-    tw = await startTestWorker(te, [offered], { timerLoop: false });
+    tw = await startTestWorker(te, [offered, replays], { timerLoop: false });
   });
   afterAll(async () => {
     await tw?.stop();
@@ -77,6 +90,25 @@ describe("resume offers", () => {
     const row = await getRunRow(te, id);
     expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, worker_version: "test-1", resume_due_at: null });
     expect(await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [id])).toMatchObject({ rowCount: 0 });
+  });
+
+  it("carries the whole ledger: steps, earlier waits and keyed waits replay from the offer, each step once", async () => {
+    const [first, keyed, last] = await Promise.all([0, 1, 2].map(async () => (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id));
+    let next = tw.worker.events.next("runSuspended");
+    const { id } = await triggerRun(te.engine, te.env, "replays", { first, keyed, last });
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    for (const [i, tokenId] of [first, keyed, last].entries()) {
+      expect((await next).runId).toBe(id);
+      next = tw.worker.events.next("runSuspended");
+      const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+      await complete(tokenId!, { n: i + 1 });
+      // The step, then every wait up to the one just completed.
+      expect(await resumed).toMatchObject({ via: "offer", replayedEntries: i + 2 });
+    }
+    next.catch(() => {});
+    expect((await finished).status).toBe("COMPLETED");
+    expect(JSON.parse((await getRunRow(te, id)).output!).json).toEqual({ side: 1, outputs: [1, 2, 3] });
+    expect(sideEffects).toBe(1);
   });
 
   it("offers a run whose payload does not fit in a NOTIFY by its claim token, and the worker loads it", async () => {
@@ -140,12 +172,12 @@ describe("choosing a worker", () => {
     const { id, tokenId } = await suspended(first);
     await first.stop();
     // A worker that is live to the registry but takes nothing (a stalled process): its row names
-    // a connection that exists and listens to nothing.
+    // a lock that a connection listening to nothing holds.
     const stalled = createPool(te.db.url, { max: 1 });
     const client = await stalled.connect();
+    await client.query(`SELECT pg_advisory_lock(4242)`);
     await client.query(
-      `INSERT INTO workers (id, environment_id, tasks, version, listener_pid, listener_started_at, alive_until)
-       SELECT 'worker_stalled', $1, '{offered}', 'test-0', pid, backend_start, $2 FROM pg_stat_activity WHERE pid = pg_backend_pid()`,
+      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_stalled', $1, '{offered}', 'test-0', 4242, $2)`,
       [te.env.id, new Date(clock.now().getTime() + 60_000)],
     );
     try {

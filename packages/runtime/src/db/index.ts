@@ -1,3 +1,3 @@
 export { createPool, flushWal, isLockConflict, isPool, isUniqueViolation, prepared, preparedText, retryOnConflict, withTransaction, type Queryable, type Pool, type PoolClient, type TransactionOptions } from "./queryable.ts";
-export { NotificationListener, type ListenerBackend, type NotificationHandler } from "./notification-listener.ts";
+export { NotificationListener, type NotificationHandler } from "./notification-listener.ts";
 export { migrate, migrationsApplied, loadMigrations } from "./migrate.ts";

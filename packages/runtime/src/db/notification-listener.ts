@@ -1,10 +1,6 @@
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-export interface ListenerBackend {
-  pid: number;
-  /** Its backend_start, exactly as Postgres prints it (a pid alone could be a later process's). */
-  startedAt: string | null;
-}
 
 export type NotificationHandler = (channel: string, payload: string) => void;
 
@@ -21,7 +17,8 @@ export class NotificationListener {
   readonly #onDisconnect: () => void;
   readonly #onError: (error: unknown) => void;
   #client: pg.Client | null = null;
-  #backend: ListenerBackend | null = null;
+  readonly #holdSessionLock: boolean;
+  #sessionLock: string | null = null;
   #stopped = false;
   #attempt = 0;
 
@@ -32,6 +29,8 @@ export class NotificationListener {
     onReconnect?: () => void;
     onDisconnect?: () => void;
     onError?: (error: unknown) => void;
+    /** Hold a session advisory lock on each connection (see `sessionLock`). */
+    holdSessionLock?: boolean;
   }) {
     this.#url = options.url;
     this.#channels = options.channels;
@@ -39,6 +38,7 @@ export class NotificationListener {
     this.#onReconnect = options.onReconnect ?? (() => {});
     this.#onDisconnect = options.onDisconnect ?? (() => {});
     this.#onError = options.onError ?? (() => {});
+    this.#holdSessionLock = options.holdSessionLock ?? false;
   }
 
   /** Whether the connection is up and listening (notifications are being received). */
@@ -47,11 +47,13 @@ export class NotificationListener {
   }
 
   /**
-   * The server process behind the connection (null while disconnected): others can tell from
-   * pg_stat_activity whether this listener is still there.
+   * With `holdSessionLock`, the key of a Postgres advisory lock (bigint, as text) that the
+   * connection in use holds for as long as it lives; a new key for every connection. Others tell
+   * whether this listener is still connected by trying to take the lock (a dead process's
+   * connection, and its lock, go at once). Null while disconnected.
    */
-  get backend(): ListenerBackend | null {
-    return this.#client ? this.#backend : null;
+  get sessionLock(): string | null {
+    return this.#client ? this.#sessionLock : null;
   }
 
   async start(): Promise<void> {
@@ -74,11 +76,12 @@ export class NotificationListener {
     try {
       await client.connect();
       for (const channel of this.#channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
-      // As text: a Date would cut backend_start's microseconds, and it would no longer match.
-      const { rows } = await client.query<{ pid: number; started_at: string | null }>(
-        `SELECT pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS started_at`,
-      );
-      this.#backend = { pid: rows[0]!.pid, startedAt: rows[0]!.started_at };
+      if (this.#holdSessionLock) {
+        // Random, so that the lock of a connection being replaced never holds up its successor.
+        const key = randomBytes(8).readBigInt64BE().toString();
+        await client.query(`SELECT pg_advisory_lock($1::bigint)`, [key]);
+        this.#sessionLock = key;
+      }
     } catch (error) {
       // A connection that came up but could not LISTEN would otherwise stay open, unused.
       discard(client);

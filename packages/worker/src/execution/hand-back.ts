@@ -19,47 +19,33 @@ export const HAND_BACK_DELAY_MS = 5000;
  */
 export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Claim, claimToken: string, kind: "start" | "resume"): Promise<boolean> {
   const { run } = claim;
-  if (kind === "resume") return handBackResume(deps, { id: run.id, environmentId: run.environment_id }, claimToken, HAND_BACK_DELAY_MS);
-  const { changed } = await transitionRun(deps.db, run.id, "QUEUED", {
-    from: ["EXECUTING"],
-    set: {
-      ...CLEARED,
-      attempt_number: Math.max(0, run.attempt_number - 1),
-      available_at: new Date(deps.clock.now().getTime() + HAND_BACK_DELAY_MS),
-      expire_at: claim.beforeStart?.expireAt ?? null,
-      started_at: claim.beforeStart?.startedAt ?? null,
-    },
-    extraWhere: { sql: "claim_token = $1", values: [claimToken] },
-  });
-  return changed;
-}
-
-/**
- * Gives back a resume this worker holds but will not run (it lacks the task, or a resume was
- * offered to it with no slot free or while it stops): the run waits again, same attempt, with its
- * resume due `delayMs` later, and a NOTIFY offers it at once to the workers that have its task.
- */
-export async function handBackResume(deps: Pick<EngineDeps, "db" | "clock">, run: { id: string; environmentId: string }, claimToken: string, delayMs: number): Promise<boolean> {
-  const due = new Date(deps.clock.now().getTime() + delayMs);
-  return withTransaction(deps.db, async (tx) => {
-    const { changed } = await transitionRun(tx, run.id, "WAITING", {
+  const later = new Date(deps.clock.now().getTime() + HAND_BACK_DELAY_MS);
+  const fence = { sql: "claim_token = $1", values: [claimToken] };
+  const cleared = { claim_token: null, job_id: null, lease_expires_at: null, offered_at: null };
+  if (kind === "start") {
+    const { changed } = await transitionRun(deps.db, run.id, "QUEUED", {
       from: ["EXECUTING"],
-      set: { ...CLEARED, resume_due_at: due },
-      extraWhere: { sql: "claim_token = $1", values: [claimToken] },
+      set: {
+        ...cleared,
+        attempt_number: Math.max(0, run.attempt_number - 1),
+        available_at: later,
+        expire_at: claim.beforeStart?.expireAt ?? null,
+        started_at: claim.beforeStart?.startedAt ?? null,
+      },
+      extraWhere: fence,
     });
+    return changed;
+  }
+  return withTransaction(deps.db, async (tx) => {
+    const { changed } = await transitionRun(tx, run.id, "WAITING", { from: ["EXECUTING"], set: { ...cleared, resume_due_at: later }, extraWhere: fence });
     // The payload's middle field names a waitpoint for completions; a hand-back has none.
     if (changed) {
       await tx.query(`SELECT pg_notify($1, $2) FROM runs r WHERE r.id = $3 AND NOT EXISTS (${LIMITED_QUEUE_SQL})`, [
         CHANNELS.resume,
-        `${run.environmentId} - ${run.id}`,
+        `${run.environment_id} - ${run.id}`,
         run.id,
       ]);
-      // Due now: the timer loops hand it to pg-boss if no worker takes it first.
-      if (delayMs === 0) await tx.query(`SELECT pg_notify($1, 'resume')`, [CHANNELS.timers]);
     }
     return changed;
   });
 }
-
-/** What a run given back no longer holds. */
-const CLEARED = { claim_token: null, job_id: null, lease_expires_at: null, offered_at: null };

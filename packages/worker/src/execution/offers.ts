@@ -1,4 +1,4 @@
-import { ledgerEntryFromRow, prepared, type LedgerRow, type Queryable } from "@svc/runtime/engine";
+import { CHANNELS, ledgerEntryFromRow, prepared, withTransaction, type LedgerRow, type Pool, type Queryable } from "@svc/runtime/engine";
 import { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
 
 /**
@@ -54,4 +54,33 @@ export async function acceptOffers(db: Queryable, claimTokens: string[], now: Da
   ));
   const accepted = new Set(rows.map((r) => r.claim_token));
   return claimTokens.map((token) => accepted.has(token));
+}
+
+/**
+ * Gives back offers this worker will not run (no free slot, or it is stopping), in one statement:
+ * each run waits again, same attempt, with its resume due now, fenced by its claim token. One
+ * NOTIFY announces them to every worker (a worker with a free slot claims them through the fast
+ * path) and one wakes the timer loops, which hand what nobody claimed to pg-boss, where the runs
+ * wait their turn. Offers never go to runs of queues with a concurrencyLimit, so none is one.
+ * Returns how many were given back (the rest were canceled or withdrawn meanwhile).
+ */
+export async function declineOffers(db: Pool, environmentId: string, offers: { runId: string; claimToken: string }[], now: Date): Promise<number> {
+  return withTransaction(db, async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `UPDATE runs r SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, offered_at = NULL,
+         resume_due_at = $3, updated_at = now()
+       FROM unnest($1::text[], $2::text[]) AS o(run_id, claim_token)
+       WHERE r.id = o.run_id AND r.claim_token = o.claim_token AND r.status = 'EXECUTING'
+       RETURNING r.id`,
+      [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now],
+    );
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    // ≤ 100 run ids per payload, as completions send them; the middle field names no waitpoint.
+    for (let i = 0; i < ids.length; i += 100) {
+      await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, `${environmentId} - ${ids.slice(i, i + 100).join(",")}`]);
+    }
+    await tx.query(`SELECT pg_notify($1, 'resume')`, [CHANNELS.timers]);
+    return rows.length;
+  });
 }

@@ -1,4 +1,4 @@
-import type { ListenerBackend, Queryable } from "@svc/runtime/db";
+import type { Queryable } from "@svc/runtime/db";
 
 export interface WorkerRecord {
   id: string;
@@ -17,15 +17,15 @@ const FORGOTTEN_AFTER = "1 hour";
 
 /**
  * Writes (or rewrites, after the LISTEN connection was replaced) this worker's row in the registry
- * that completions pick resume offers from: live until `aliveUntil`, and while `backend` exists.
+ * that completions pick resume offers from: live until `aliveUntil`, and while its LISTEN
+ * connection holds the advisory lock `listenerLock`.
  */
-export async function registerWorker(db: Queryable, worker: WorkerRecord, backend: ListenerBackend, aliveUntil: Date): Promise<void> {
+export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, aliveUntil: Date): Promise<void> {
   await db.query(
-    `INSERT INTO workers (id, environment_id, tasks, version, listener_pid, listener_started_at, alive_until)
-     VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7)
-     ON CONFLICT (id) DO UPDATE SET listener_pid = EXCLUDED.listener_pid, listener_started_at = EXCLUDED.listener_started_at,
-       alive_until = EXCLUDED.alive_until`,
-    [worker.id, worker.environmentId, worker.tasks, worker.version, backend.pid, backend.startedAt, aliveUntil],
+    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until)
+     VALUES ($1, $2, $3, $4, $5::bigint, $6)
+     ON CONFLICT (id) DO UPDATE SET listener_lock = EXCLUDED.listener_lock, alive_until = EXCLUDED.alive_until`,
+    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, aliveUntil],
   );
 }
 
