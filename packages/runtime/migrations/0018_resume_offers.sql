@@ -28,7 +28,8 @@ ALTER TABLE runs ADD COLUMN offered_at timestamptz;
 -- Completes (or times out) a waitpoint, first writer wins, in one round trip.
 --
 -- Unchanged from 0007 in what it decides (which ledger entries resolve, which runs resume), but a
--- run that a live worker of its task can take is now offered to that worker: claimed for it
+-- run that a live worker of its task can take is now offered to that worker (when the completion
+-- wakes at most 16 runs; almost every completion wakes one): claimed for it
 -- (EXECUTING, a fresh claim token, a lease of 5 s that the worker extends when it takes the run)
 -- and announced on the worker's own channel (`svc_offers_<workerId>`) with the run and its ledger,
 -- or with only its claim token when that would not fit in a NOTIFY. Runs no live worker has, and
@@ -84,7 +85,10 @@ BEGIN
         -- shared, until it ends; harmless.)
         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
       ORDER BY random() LIMIT 1) pick
-    WHERE NOT waiting.limited),
+    -- A completion that wakes many runs at once (one token many runs wait on) announces them to
+    -- all instead: each worker claims as many as it has slots for, in one statement, where offers
+    -- would each cost a payload here and most would be given back by a worker already full.
+    WHERE NOT waiting.limited AND (SELECT count(*) FROM waiting) <= 16),
   marked AS (
     UPDATE runs r SET
       status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,

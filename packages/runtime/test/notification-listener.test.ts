@@ -70,6 +70,34 @@ describe("NotificationListener", () => {
     expect(await listenerBackends()).toEqual([]);
   });
 
+  it("holds a session lock while connected, a new one per connection, and none once stopped", async () => {
+    const events = inbox<string>();
+    const listener = new NotificationListener({
+      url: db.url,
+      channels: ["svc_test_channel"],
+      onNotification: () => {},
+      onReconnect: () => events.push("reconnected"),
+      holdSessionLock: true,
+    });
+    // Whether another session could take the lock now (false: the listener's connection holds it).
+    const free = async (key: string) => (await db.pool.query<{ free: boolean }>(`SELECT pg_try_advisory_xact_lock_shared($1::bigint) AS free`, [key])).rows[0]!.free;
+    await listener.start();
+    const first = listener.sessionLock!;
+    expect(first).toMatch(/^-?\d+$/);
+    expect(await free(first)).toBe(false);
+    const [pid] = await listenerBackends();
+    await db.pool.query(`SELECT pg_terminate_backend($1)`, [pid]);
+    expect(await events.next()).toBe("reconnected");
+    const second = listener.sessionLock!;
+    expect(second).not.toBe(first);
+    expect(await free(first)).toBe(true);
+    expect(await free(second)).toBe(false);
+    await listener.stop();
+    expect(listener.sessionLock).toBeNull();
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && !(await free(second)); ) await new Promise((r) => setImmediate(r));
+    expect(await free(second)).toBe(true);
+  });
+
   it("closes a connection that came up but could not LISTEN, instead of leaving it open", async () => {
     // LISTEN "" is refused by Postgres (a zero-length identifier) after the connection is up.
     const listener = new NotificationListener({ url: db.url, channels: ["svc_ok", ""], onNotification: () => {} });

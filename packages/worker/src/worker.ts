@@ -97,11 +97,13 @@ export function createWorker(options: WorkerOptions): Worker {
   );
   // Offers this worker has no slot for: given back together (a completion can offer many at once).
   const declines = new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
-    await declineOffers(options.engine.db, env.id, items, options.engine.clock.now());
+    await retryOnConflict(() => declineOffers(options.engine.db, env.id, items, options.engine.clock.now()));
     return items.map(() => undefined);
   });
   // Taking an offer is written after the code has started (setImmediate), off the resume's path.
-  const offerAcceptances = new MicroBatcher((tokens: string[]) => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs));
+  // Like every statement over many runs, it can deadlock with another one (a completion offering
+  // many runs, lease renewals): run again.
+  const offerAcceptances = new MicroBatcher((tokens: string[]) => retryOnConflict(() => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs)));
   const finishes = new MicroBatcher((items: Finish[]) => retryOnConflict(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
   const executorDeps = {
     startClaims,
@@ -253,7 +255,7 @@ export function createWorker(options: WorkerOptions): Worker {
       renewWorker(options.engine.db, id, aliveUntil())
         .then((present) => (present ? undefined : register()))
         .catch((error) => onError(error, "registry")),
-      renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs).catch((error) => onError(error, "leases")),
+      retryOnConflict(() => renewLeases(options.engine.db, active.leasedClaimTokens(), options.engine.clock.now(), leaseMs)).catch((error) => onError(error, "leases")),
       abortLostExecutions(options.engine.db, active).catch((error) => onError(error, "leases")),
     ]);
   }

@@ -122,6 +122,25 @@ describe("resume offers", () => {
     expect(seen.get(id)).toMatchObject({ output: { n: 8 }, payloadSize: 20_000 });
   });
 
+  it("is offered resumes on its new LISTEN connection once the old one was dropped", async () => {
+    const lockOf = async () => (await te.db.pool.query<{ listener_lock: string }>(`SELECT listener_lock FROM workers WHERE id = $1`, [tw.worker.id])).rows[0]!.listener_lock;
+    const before = await lockOf();
+    const { rows } = await te.db.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'svc-worker-listen'`,
+    );
+    expect(rows).toHaveLength(1);
+    await te.db.pool.query(`SELECT pg_terminate_backend($1)`, [rows[0]!.pid]);
+    // Re-registered under the new connection's lock; the old lock went with the old connection.
+    await eventually(async () => (await lockOf()) !== before);
+    const { rows: free } = await te.db.pool.query<{ taken: boolean }>(`SELECT pg_try_advisory_xact_lock_shared($1::bigint) AS taken`, [before]);
+    expect(free[0]!.taken).toBe(true);
+    const { id, tokenId } = await suspended(tw);
+    const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+    await complete(tokenId);
+    expect((await resumed).via).toBe("offer");
+    await tw.worker.events.next("runFinished", (e) => e.runId === id);
+  });
+
   it("takes an offer only while it stands: a canceled run's offer is not accepted", async () => {
     const { id, tokenId } = await suspended(tw);
     // The completion and the cancel in one transaction: the worker hears the offer only after both.
@@ -239,6 +258,28 @@ describe("choosing a worker", () => {
     expect((await getRunRow(te, id)).worker_id).toBe(free.worker.id);
     gates.get(holder)!();
     await Promise.all([full.stop(), free.stop()]);
+  });
+
+  it("announces the runs of a completion that wakes more than 16 to all workers instead of offering them", async () => {
+    const w = await startTestWorker(te, [offered], { concurrency: 20, timerLoop: false });
+    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
+    const ids: string[] = [];
+    const allSuspended = new Promise<void>((resolve) => {
+      let n = 0;
+      const off = w.worker.events.on("runSuspended", () => ++n === 17 && (off(), resolve()));
+    });
+    for (let i = 0; i < 17; i++) ids.push((await triggerRun(te.engine, te.env, "offered", { tokenId })).id);
+    await allSuspended;
+    const vias: string[] = [];
+    const allFinished = new Promise<void>((resolve) => {
+      let n = 0;
+      w.worker.events.on("runResumed", (e) => ids.includes(e.runId) && vias.push(e.via));
+      w.worker.events.on("runFinished", (e) => ids.includes(e.runId) && ++n === 17 && resolve());
+    });
+    await complete(tokenId);
+    await allFinished;
+    expect(vias).toEqual(Array(17).fill("fast-path"));
+    await w.stop();
   });
 
   it("re-enters a worker whose registry row went missing at its next heartbeat", async () => {
