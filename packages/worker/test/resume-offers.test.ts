@@ -11,7 +11,7 @@ import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngin
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 let te: TestEngine;
-const seen = new Map<string, { workerId: string | null; leased: boolean; output: unknown; payloadSize: number }>();
+const seen = new Map<string, { workerId: string | null; leased: boolean; output: unknown; payloadSize: number; createdAt: number }>();
 
 const offered = task({
   id: "offered",
@@ -21,7 +21,7 @@ const offered = task({
       `SELECT worker_id, lease_expires_at IS NOT NULL AS leased FROM runs WHERE id = $1`,
       [ctx.run.id],
     );
-    seen.set(ctx.run.id, { workerId: rows[0]!.worker_id, leased: rows[0]!.leased, output: token.ok ? token.output : null, payloadSize: payload.filler?.length ?? 0 });
+    seen.set(ctx.run.id, { workerId: rows[0]!.worker_id, leased: rows[0]!.leased, output: token.ok ? token.output : null, payloadSize: payload.filler?.length ?? 0, createdAt: ctx.run.createdAt.getTime() });
     return "resumed";
   },
 });
@@ -86,8 +86,9 @@ describe("resume offers", () => {
     expect(await resumed).toMatchObject({ via: "offer", attempt: 1, replayedEntries: 1 });
     expect((await done).status).toBe("COMPLETED");
     // The code after the wait got the token's output from the ledger the offer carried.
-    expect(seen.get(id)).toMatchObject({ workerId: tw.worker.id, leased: true, output: { n: 7 } });
     const row = await getRunRow(te, id);
+    // The run's columns came through JSON: its timestamps are Dates again, to the millisecond.
+    expect(seen.get(id)).toEqual({ workerId: tw.worker.id, leased: true, output: { n: 7 }, payloadSize: 0, createdAt: row.created_at.getTime() });
     expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, worker_version: "test-1", resume_due_at: null });
     expect(await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [id])).toMatchObject({ rowCount: 0 });
   });
