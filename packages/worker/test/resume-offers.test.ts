@@ -39,6 +39,17 @@ const replays = task({
   },
 });
 
+/** A step right after its wait: under a withdrawn offer, it must not run. */
+const stepRuns = new Map<string, number>();
+const stepAfterWait = task({
+  id: "step-after-wait",
+  run: async (payload: { tokenId: string }, { ctx }) => {
+    await wait.forToken(payload.tokenId);
+    await step.run("effect", async () => stepRuns.set(ctx.run.id, (stepRuns.get(ctx.run.id) ?? 0) + 1));
+    return "done";
+  },
+});
+
 const gates = new Map<string, () => void>();
 const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
 
@@ -70,7 +81,7 @@ afterAll(async () => {
 describe("resume offers", () => {
   let tw: TestWorker;
   beforeAll(async () => {
-    tw = await startTestWorker(te, [offered, replays], { timerLoop: false });
+    tw = await startTestWorker(te, [offered, replays, stepAfterWait], { timerLoop: false });
   });
   afterAll(async () => {
     await tw?.stop();
@@ -155,6 +166,21 @@ describe("resume offers", () => {
     expect(await acceptOffers(te.db.pool, [token], clock.now(), 15_000)).toEqual([false]);
     await aborted;
     expect((await getRunRow(te, id)).status).toBe("CANCELED");
+  });
+  it("writes nothing under an offer withdrawn before it was taken: the step after the wait never runs", async () => {
+    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
+    const waiting = tw.worker.events.next("runSuspended");
+    const { id } = await triggerRun(te.engine, te.env, "step-after-wait", { tokenId });
+    expect((await waiting).runId).toBe(id);
+    const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
+    await withTransaction(te.db.pool, async (tx) => {
+      await completeToken(te.engine, tx, tokenId, {});
+      await tx.query(`UPDATE runs SET status = 'CANCELED', claim_token = NULL, lease_expires_at = NULL, offered_at = NULL WHERE id = $1`, [id]);
+    });
+    expect(["canceled", "fenced"]).toContain((await abandoned).reason);
+    expect(stepRuns.get(id)).toBeUndefined();
+    const { rows } = await te.db.pool.query(`SELECT kind FROM run_ledger WHERE run_id = $1`, [id]);
+    expect(rows).toEqual([{ kind: "token" }]);
   });
 });
 

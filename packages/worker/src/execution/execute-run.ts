@@ -144,22 +144,24 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   // heartbeat, and the takeover came back to this worker): each is registered by its own claim token.
   const execution = { runId: run.id, claimToken, abort, leased };
   active.add(execution);
-  // An offer is taken off the critical path: the code starts now, and stops if the offer turns
-  // out to have been withdrawn (its short lease lapsed first, or the run was canceled).
-  if (via === "offer") {
-    deps.offerAcceptances.add(claimToken).then(
-      (accepted) => accepted || abort.abort(new Error("the resume offer was withdrawn")),
-      (error: unknown) => abort.abort(error instanceof Error ? error : new Error(String(error))),
-    );
-  }
+  // An offer is taken off the critical path: the code starts now, its first write waits until the
+  // offer is taken, and it stops if the offer turns out to have been withdrawn (its short lease
+  // lapsed first, or the run was canceled). Nothing it did before could be written.
+  const taken =
+    via === "offer"
+      ? deps.offerAcceptances.add(claimToken).then(
+          (accepted) => accepted || (abort.abort(new Error("the resume offer was withdrawn")), false),
+          (error: unknown) => (abort.abort(error instanceof Error ? error : new Error(String(error))), false),
+        )
+      : null;
   try {
-    await runTask(deps, run, task, claim, claimToken, abort, via, release);
+    await runTask(deps, run, task, claim, claimToken, abort, via, release, taken);
   } finally {
     active.remove(execution);
   }
 }
 
-async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: Via, release: () => void): Promise<void> {
+async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: Via, release: () => void, taken: Promise<boolean> | null): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
@@ -180,6 +182,7 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
     ctx: contextOf(deps, run, task),
     signal: abort.signal,
     createToken: deps.createToken,
+    taken,
   });
   deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
@@ -211,6 +214,12 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   ]);
   stopTimer?.();
   release();
+  // An offered run's ending is written only once the offer is taken; a withdrawn one writes nothing.
+  if (taken && outcome.kind !== "suspended" && !(await taken)) {
+    execution.fence();
+    deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
+    return;
+  }
 
   switch (outcome.kind) {
     case "suspended":

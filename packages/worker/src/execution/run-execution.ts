@@ -56,6 +56,8 @@ export class DurableExecution implements RunExecution {
   readonly #ledger: LedgerSession;
   readonly #createToken: CreateToken;
   #fenced = false;
+  /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
+  #taken: Promise<boolean> | null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
@@ -69,6 +71,7 @@ export class DurableExecution implements RunExecution {
     ctx: TaskContext;
     signal: AbortSignal;
     createToken: CreateToken;
+    taken?: Promise<boolean> | null;
   }) {
     this.#deps = args.deps;
     this.#run = args.run;
@@ -76,6 +79,7 @@ export class DurableExecution implements RunExecution {
     this.#claimToken = args.claimToken;
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
+    this.#taken = args.taken ?? null;
     this.ctx = args.ctx;
     this.signal = args.signal;
     this.ended = new Promise((resolve) => this.#endListeners.push(resolve));
@@ -83,6 +87,19 @@ export class DurableExecution implements RunExecution {
 
   isFenced(): boolean {
     return this.#fenced;
+  }
+
+  /**
+   * Before a write: whether this execution may write at all. Only an offered run waits here, until
+   * its offer is taken (once); a withdrawn offer fences the execution.
+   */
+  async #mayWrite(): Promise<boolean> {
+    if (this.#taken && !(await this.#taken)) {
+      this.fence();
+      return false;
+    }
+    this.#taken = null;
+    return !this.#fenced;
   }
 
   /** Stops the execution from writing anything more (after it suspended, finished or was canceled). */
@@ -129,6 +146,8 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
     if (entry?.resolved) return parseSuperjson((entry.outcome as { value: string }).value) as T;
+    // A step's side effects are as much a write as its record: not under a withdrawn offer.
+    if (this.#taken && !(await this.#mayWrite())) return never();
     const value = await fn();
     return this.#recordStep(key, name, value);
   }
@@ -221,6 +240,7 @@ export class DurableExecution implements RunExecution {
   }
 
   async #markPassed(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
+    if (!(await this.#mayWrite())) return false;
     const attemptEpoch = this.#ledger.epoch;
     const marked = await retryOnConflict(() =>
       markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
@@ -246,6 +266,7 @@ export class DurableExecution implements RunExecution {
     options: WaitOptions | undefined,
     makeWaitpoint: (tx: Queryable) => Promise<string>,
   ): Promise<any> {
+    if (!(await this.#mayWrite())) return never();
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
     const register = (db: Queryable, waitpointId: string) =>
@@ -292,7 +313,7 @@ export class DurableExecution implements RunExecution {
     name: string,
     write: (record: (db: Queryable, value: T) => Promise<{ value: T; outcome: unknown } | null>) => Promise<{ value: T; outcome: unknown } | null>,
   ): Promise<T> {
-    if (this.#fenced) return never();
+    if (!(await this.#mayWrite())) return never();
     const record = async (db: Queryable, value: T) => {
       const outcome = { ok: true, value: stringifySuperjson(value) };
       const input = { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind: "step" as const, target: name, outcome, now: this.#deps.clock.now() };
