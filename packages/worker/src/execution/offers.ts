@@ -12,18 +12,20 @@ const TIMESTAMPS = new Set<string>(["created_at", "updated_at"]);
 
 /** Parses an offer NOTIFY; null for a payload that is not one. */
 export function parseOffer(payload: string): Offer | null {
-  let parsed: { run?: Record<string, unknown>; ledger?: LedgerRow[] | null; claimToken?: unknown; runId?: unknown };
+  let parsed: { run?: Record<string, unknown>; ledger?: unknown; claimToken?: unknown; runId?: unknown } | null;
   try {
     parsed = JSON.parse(payload);
   } catch {
     return null;
   }
+  if (typeof parsed !== "object" || parsed === null) return null;
   if (typeof parsed.claimToken === "string" && typeof parsed.runId === "string") return { claimToken: parsed.claimToken, runId: parsed.runId };
   const row = parsed.run;
-  if (!row || typeof row.claim_token !== "string" || typeof row.id !== "string") return null;
+  if (typeof row !== "object" || row === null || typeof row.claim_token !== "string" || typeof row.id !== "string") return null;
+  if (parsed.ledger != null && !Array.isArray(parsed.ledger)) return null;
   const run = {} as Record<string, unknown>;
   for (const column of CLAIMED_COLUMNS) run[column] = TIMESTAMPS.has(column) ? new Date(row[column] as string) : row[column];
-  return { claim: { run: run as ClaimedRun, previousStatus: "WAITING", ledger: (parsed.ledger ?? []).map(ledgerEntryFromRow) } };
+  return { claim: { run: run as ClaimedRun, previousStatus: "WAITING", ledger: ((parsed.ledger ?? []) as LedgerRow[]).map(ledgerEntryFromRow) } };
 }
 
 /** Loads an offer that came with only its claim token; null when it was withdrawn meanwhile. */
