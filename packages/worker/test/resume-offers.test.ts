@@ -181,6 +181,8 @@ describe("resume offers", () => {
     expect(stepRuns.get(id)).toBeUndefined();
     const { rows } = await te.db.pool.query(`SELECT kind FROM run_ledger WHERE run_id = $1`, [id]);
     expect(rows).toEqual([{ kind: "token" }]);
+    // The cancel's attempt is closed as after any cancel of a running attempt.
+    expect(await attemptRows(id)).toEqual([{ number: 1, status: "CANCELED" }]);
   });
 });
 

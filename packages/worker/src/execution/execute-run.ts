@@ -215,7 +215,8 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   stopTimer?.();
   release();
   // An offered run's ending is written only once the offer is taken; a withdrawn one writes nothing.
-  if (taken && outcome.kind !== "suspended" && !(await taken)) {
+  // (A cancel's ending is the cancel's own: the attempt row below is written for a CANCELED run only.)
+  if (taken && (outcome.kind === "returned" || outcome.kind === "threw" || outcome.kind === "timed_out") && !(await taken)) {
     execution.fence();
     deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
     return;
