@@ -1,4 +1,5 @@
 import type { Queryable } from "@svc/runtime/db";
+import { CHANNELS } from "@svc/runtime/engine";
 
 export interface WorkerRecord {
   id: string;
@@ -9,7 +10,7 @@ export interface WorkerRecord {
 
 /** The NOTIFY channel a worker hears its resume offers on (svc_complete_waitpoint sends them). */
 export function offersChannel(workerId: string): string {
-  return `svc_offers_${workerId}`;
+  return CHANNELS.offersPrefix + workerId;
 }
 
 /** Rows of workers gone this long without a word are removed by the others' heartbeats. */
