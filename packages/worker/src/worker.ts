@@ -18,7 +18,7 @@ import { acceptOffers, declineOffers, loadOffer, parseOffer } from "./execution/
 import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
-import { ActiveExecutions, executeRun } from "./execution/execute-run.ts";
+import { ActiveExecutions, executeRun, type Dispatch } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
 import { bossNotifyChannel } from "./queue/boss.ts";
@@ -151,15 +151,20 @@ export function createWorker(options: WorkerOptions): Worker {
     for (const runId of runIds) {
       // Left for later: the timer loop hands a resume nobody took to pg-boss when it is due.
       if (stopping || consumer.freeSlots() <= 0) return;
-      fastPathInFlight++;
-      executeRun(executorDeps, active, { kind: "resume", runId, jobId: null })
-        .catch((error) => onError(error, "resume"))
-        .finally(() => {
-          fastPathInFlight--;
-          if (fastPathInFlight === 0) fastPathIdle?.();
-          consumer.slotFreed();
-        });
+      runLeased({ kind: "resume", runId, jobId: null });
     }
+  }
+
+  /** Runs a resume that holds a lease, not a pg-boss job (fast path, offer), in a slot of its own. */
+  function runLeased(dispatch: Dispatch) {
+    fastPathInFlight++;
+    executeRun(executorDeps, active, dispatch)
+      .catch((error) => onError(error, "resume"))
+      .finally(() => {
+        fastPathInFlight--;
+        if (fastPathInFlight === 0) fastPathIdle?.();
+        consumer.slotFreed();
+      });
   }
 
   /**
@@ -175,14 +180,7 @@ export function createWorker(options: WorkerOptions): Worker {
       return;
     }
     const claim = "claim" in offer ? offer.claim : loadOffer(options.engine.db, claimToken);
-    fastPathInFlight++;
-    executeRun(executorDeps, active, { kind: "offer", runId, claimToken, claim })
-      .catch((error) => onError(error, "resume"))
-      .finally(() => {
-        fastPathInFlight--;
-        if (fastPathInFlight === 0) fastPathIdle?.();
-        consumer.slotFreed();
-      });
+    runLeased({ kind: "offer", runId, claimToken, claim });
   }
 
   const record: WorkerRecord = { id, environmentId: env.id, tasks: taskIds, version: options.workerVersion };
