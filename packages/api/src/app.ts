@@ -52,6 +52,6 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
   registerProjectRunRoutes(app, deps);
   registerWaitpointRoutes(app, deps);
   registerScheduleRoutes(app, deps);
-  registerOpenApiRoute(app);
+  registerOpenApiRoute(app, deps);
   return app;
 }

@@ -17,9 +17,20 @@ export interface RouteContext<P, Q, B> {
   principal: Principal;
 }
 
+/** A request body the handler reads itself (NDJSON, raw bytes, an optional JSON body): documented, not validated here. */
+export interface DocumentedBody {
+  mediaType: string;
+  /** One NDJSON line's schema for `application/x-ndjson`; omit for any bytes or any JSON. */
+  schema?: ZodType;
+  required: boolean;
+  description: string;
+}
+
 export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends ZodType> {
   method: Method;
   url: string;
+  /** The SDK operation this route serves (`runs.list`); the OpenAPI operationId is `runs_list`. */
+  operation: string;
   summary: string;
   tags?: string[];
   /** Omit for unauthenticated routes (health, callback URLs). */
@@ -29,6 +40,17 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
   body?: B;
   /** Documented in the OpenAPI document. */
   response?: ZodType;
+  /** Media type of the success body when it is not JSON (a packet download). */
+  responseMediaType?: string;
+  /** Success status; 200 unless the handler sets another (202 for batches). */
+  status?: number;
+  /**
+   * Error statuses the handler itself produces beyond those the OpenAPI document derives from the
+   * definition (auth → 401/403, params → 404/414, a body → 413/415, every route → 400/405/503).
+   */
+  errors?: number[];
+  /** Documents a body the handler parses itself (no `body` schema). */
+  documentedBody?: DocumentedBody;
   /** Bytes; defaults to the app's limit (3 MiB). */
   bodyLimit?: number;
   handler(ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<unknown>;

@@ -8,6 +8,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/auth/jwt/claims",
+    operation: "auth.createPublicToken",
     summary: "Claims for a self-signed public access token (the SDK signs them with the secret key)",
     tags: ["auth"],
     // Only the holder of the secret key can sign, so only a secret key may ask.

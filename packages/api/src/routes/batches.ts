@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { addBatchItems, createBatch, parseBatchItemLines, retrieveBatch, triggerBatch, ValidationError } from "@svc/runtime/engine";
 import {
   BatchIdParams,
+  BatchItem,
   BatchItemsResponse,
   BatchTriggerV2Body,
   BatchTriggerV2Response,
@@ -30,6 +31,9 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v3/batches",
+    operation: "batches.create",
+    status: 202,
+    errors: [422],
     summary: "Create a batch of runCount runs whose items are sent next (phase 1 of a streamed batch trigger)",
     tags: ["batches"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -49,6 +53,9 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v3/batches/:batchId/items",
+    operation: "batches.streamItems",
+    errors: [409, 415, 422],
+    documentedBody: { mediaType: "application/x-ndjson", schema: BatchItem, required: true, description: "One JSON item per line (the schema is one line's)" },
     summary: "Stream a batch's items as NDJSON, one {index, task, payload?, options?} per line (idempotent by index)",
     tags: ["batches"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -79,6 +86,9 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v2/tasks/batch",
+    operation: "tasks.batchTrigger",
+    status: 202,
+    errors: [422],
     summary: "Trigger a batch of up to 500 runs in one call",
     tags: ["batches"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -97,6 +107,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v2/batches/:batchId",
+    operation: "batches.retrieve",
     summary: "Retrieve a batch: its status and run ids",
     tags: ["batches"],
     auth: { allow: ["secretKey", "publicJwt"] },

@@ -47,6 +47,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: BASE,
+    operation: "envvars.list",
     summary: "List environment variables (secret values redacted; a preview branch includes its parent's)",
     tags: ["envvars"],
     auth,
@@ -60,6 +61,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: BASE,
+    operation: "envvars.create",
     summary: "Create an environment variable (replaces an existing value)",
     tags: ["envvars"],
     auth,
@@ -76,6 +78,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: `${BASE}/import`,
+    operation: "envvars.upload",
     summary: "Upload many environment variables (override defaults to false)",
     tags: ["envvars"],
     auth,
@@ -106,6 +109,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: `${BASE}/:name`,
+    operation: "envvars.retrieve",
     summary: "Retrieve an environment variable",
     tags: ["envvars"],
     auth,
@@ -120,6 +124,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
     defineRoute(app, deps, {
       method,
       url: `${BASE}/:name`,
+      operation: method === "PUT" ? "envvars.update" : "envvars.updateByPost",
       summary: method === "PUT" ? "Update an environment variable's value" : "Update an environment variable's value (POST alias of PUT)",
       tags: ["envvars"],
       auth,
@@ -137,6 +142,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "DELETE",
     url: `${BASE}/:name`,
+    operation: "envvars.del",
     summary: "Delete an environment variable",
     tags: ["envvars"],
     auth,

@@ -29,6 +29,7 @@ export function registerPacketRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "PUT",
     url: "/api/v2/packets/*",
+    operation: "packets.createUploadUrl",
     summary: "Get an upload URL for a large payload or output (the SDK calls this for payloads of 128 KiB or more)",
     tags: ["packets"],
     auth: { allow: ["secretKey"] },
@@ -45,6 +46,7 @@ export function registerPacketRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/packets/*",
+    operation: "packets.createDownloadUrl",
     summary: "Get a download URL for a stored packet",
     tags: ["packets"],
     auth: { allow: ["secretKey"] },
@@ -61,6 +63,9 @@ export function registerPacketRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/packets/download/:token",
+    operation: "packets.download",
+    responseMediaType: "application/octet-stream",
+    errors: [429],
     summary: "Download a packet's bytes (the URL is the credential)",
     tags: ["packets"],
     params: TokenParams,
@@ -77,6 +82,9 @@ export function registerPacketRoutes(app: FastifyInstance, deps: AppDeps) {
     defineRoute(raw, deps, {
       method: "PUT",
       url: "/api/v1/packets/upload/:token",
+      operation: "packets.upload",
+      errors: [429],
+      documentedBody: { mediaType: "application/octet-stream", required: false, description: "The packet's bytes, of any Content-Type (kept and served back with them)" },
       summary: "Upload a packet's bytes to a presigned URL (the URL is the credential)",
       tags: ["packets"],
       params: TokenParams,

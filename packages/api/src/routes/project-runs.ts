@@ -28,6 +28,7 @@ export function registerProjectRunRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/projects/:projectRef/runs",
+    operation: "runs.listForProject",
     summary: "List runs of a project's environments with a personal access token (filter[env] required)",
     tags: ["runs"],
     // runs.list with a PAT (spec §5.3/§5.4): the project comes from the path, the environments from filter[env].

@@ -71,6 +71,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/runs",
+    operation: "runs.list",
     summary: "List runs of the environment (newest first; the last 7 days unless a period or from/to is given)",
     tags: ["runs"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -86,6 +87,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v3/runs/:runId",
+    operation: "runs.retrieve",
     summary: "Retrieve a run with its payload, output, error and related runs",
     tags: ["runs"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -108,6 +110,8 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v2/runs/:runId/cancel",
+    operation: "runs.cancel",
+    errors: [409],
     summary: "Cancel a run and its unfinished child runs (a finished run is left as it is)",
     tags: ["runs"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -127,6 +131,9 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/runs/:runId/replay",
+    operation: "runs.replay",
+    errors: [415, 422],
+    documentedBody: { mediaType: "application/json", schema: ReplayRunBody, required: false, description: "Optional overrides of the original run's fields" },
     summary: "Trigger a new run with the same task, payload, queue, tags and metadata (an optional JSON body overrides fields)",
     tags: ["runs"],
     auth: { allow: ["secretKey"] },

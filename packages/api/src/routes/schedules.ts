@@ -34,6 +34,8 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/schedules",
+    operation: "schedules.create",
+    errors: [422],
     summary: "Create a schedule (upserts on deduplicationKey)",
     tags,
     auth,
@@ -49,6 +51,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/schedules",
+    operation: "schedules.list",
     summary: "List schedules (offset pages: page, perPage ≤ 100)",
     tags,
     auth,
@@ -67,6 +70,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/schedules/:id",
+    operation: "schedules.retrieve",
     summary: "Retrieve a schedule by id or deduplicationKey",
     tags,
     auth,
@@ -81,6 +85,8 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "PUT",
     url: "/api/v1/schedules/:id",
+    operation: "schedules.update",
+    errors: [422],
     summary: "Update a schedule (imperative only)",
     tags,
     auth,
@@ -97,6 +103,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
     defineRoute(app, deps, {
       method: "POST",
       url: `/api/v1/schedules/:id/${action}`,
+      operation: `schedules.${action}`,
       summary: `${action === "activate" ? "Activate" : "Deactivate"} a schedule (imperative only)`,
       tags,
       auth,
@@ -112,6 +119,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "DELETE",
     url: "/api/v1/schedules/:id",
+    operation: "schedules.del",
     summary: "Delete a schedule (imperative only)",
     tags,
     auth,
@@ -125,6 +133,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/timezones",
+    operation: "schedules.timezones",
     summary: "IANA timezones a schedule may use (no auth)",
     tags,
     query: TimezonesQuery,

@@ -15,6 +15,8 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/tasks/:taskId/trigger",
+    operation: "tasks.trigger",
+    errors: [422],
     summary: "Trigger a task run",
     tags: ["tasks"],
     auth: { allow: ["secretKey", "publicJwt"] },

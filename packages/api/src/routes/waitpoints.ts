@@ -66,6 +66,8 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/waitpoints/tokens",
+    operation: "wait.createToken",
+    errors: [422],
     summary: "Create a waitpoint token",
     tags: ["waitpoints"],
     auth: { allow: ["secretKey"] },
@@ -84,6 +86,7 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/waitpoints/tokens",
+    operation: "wait.listTokens",
     summary: "List waitpoint tokens, newest first",
     tags: ["waitpoints"],
     auth: { allow: ["secretKey"] },
@@ -105,6 +108,7 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "GET",
     url: "/api/v1/waitpoints/tokens/:id",
+    operation: "wait.retrieveToken",
     summary: "Retrieve a waitpoint token with its output",
     tags: ["waitpoints"],
     auth: { allow: ["secretKey"] },
@@ -121,6 +125,7 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/waitpoints/tokens/:id/complete",
+    operation: "wait.completeToken",
     summary: "Complete a waitpoint token (first completion wins)",
     tags: ["waitpoints"],
     auth: { allow: ["secretKey", "publicJwt"] },
@@ -140,6 +145,9 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
     method: "POST",
     url: "/api/v1/waitpoints/tokens/:id/callback/:hash",
+    operation: "wait.completeTokenByCallback",
+    errors: [401, 429],
+    documentedBody: { mediaType: "application/json", required: false, description: "Any JSON (with any Content-Type), the token's output; an empty body is `{}`" },
     summary: "Complete a waitpoint token through its callback URL (no auth header; the URL is the credential)",
     tags: ["waitpoints"],
     params: z.object({ id: z.string().max(128), hash: z.string().max(128) }),
