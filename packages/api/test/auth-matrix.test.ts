@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEnvironmentVariable, getEnvironment, type ProjectCredentials } from "@svc/runtime/engine";
+import type { ProjectCredentials } from "@svc/runtime/engine";
 import type { CredentialKind } from "../src/auth/principal.ts";
 import { routesOf } from "../src/http/route.ts";
 import { MATRIX, type MatrixFixtures, type MatrixRequest } from "./auth-matrix-table.ts";
+import { makeMatrixFixtures, registerScheduledTask } from "./auth-matrix-fixtures.ts";
 import { bearer, createOtherProject, createUserWithPat, signJwt, tamperedJwt, unsignedJwt } from "./credentials-fixtures.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 
@@ -85,65 +86,14 @@ function expectedStatus(entry: { kinds: CredentialKind[]; target: string; succes
 /** Callers who may see A/dev's data. */
 const mayRead = (cred: Credential) => cred.relation === "owner" || cred.relation === "member";
 
-async function post(url: string, payload: object) {
-  const res = await api.app.inject({ method: "POST", url, headers: bearer(a.environments.dev.secretKey), payload });
-  if (res.statusCode >= 300) throw new Error(`fixture ${url} failed: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
-
-function makeFixtures(): MatrixFixtures {
-  let counter = 0;
-  const shared = new Map<string, Promise<string>>();
-  const once = (key: string, make: () => Promise<string>, reuse?: boolean) => {
-    if (!reuse) return make();
-    if (!shared.has(key)) shared.set(key, make());
-    return shared.get(key)!;
-  };
-  const unique = (prefix: string) => `${prefix}_${++counter}${Math.random().toString(36).slice(2, 8)}`;
-  return {
-    projectRef: a.projectRef,
-    task: TASK,
-    marker: MARKER,
-    unique,
-    run: (reuse) => once("run", async () => (await post(`/api/v1/tasks/${TASK}/trigger`, { payload: { secret: MARKER }, options: { tags: [MARKER] } })).id, reuse),
-    batch: async () => (await post("/api/v3/batches", { runCount: 1, taskIdentifiers: [TASK] })).id,
-    token: (reuse) => once("token", async () => (await post("/api/v1/waitpoints/tokens", { timeout: "1h", tags: [MARKER] })).id, reuse),
-    schedule: (reuse) =>
-      once("schedule", async () => (await post("/api/v1/schedules", { task: TASK, cron: "0 * * * *", externalId: MARKER, deduplicationKey: unique("dk") })).id, reuse),
-    variable: (reuse) =>
-      once("variable", async () => {
-        const name = unique("MATRIX_VAR");
-        const env = (await getEnvironment(api.db.pool, a.environments.dev.id))!;
-        await createEnvironmentVariable(api.db.pool, api.engine.secrets, env, { name, value: MARKER }, new Date());
-        return name;
-      }, reuse),
-    packet: async () => {
-      const path = `matrix/${unique("pk")}/payload.json`;
-      const presign = await api.app.inject({ method: "PUT", url: `/api/v2/packets/${encodeURIComponent(path)}`, headers: bearer(a.environments.dev.secretKey) });
-      const uploadUrl = new URL(presign.json().presignedUrl);
-      const upload = await api.app.inject({ method: "PUT", url: uploadUrl.pathname, headers: { "content-type": "application/json" }, payload: JSON.stringify({ secret: MARKER }) });
-      if (upload.statusCode !== 200) throw new Error(`packet upload failed: ${upload.body}`);
-      return path;
-    },
-  };
-}
-
 beforeAll(async () => {
   api = await startTestApi();
   a = api.project;
   b = await createOtherProject(api, "tenant-b");
   memberPat = (await createUserWithPat(api, "a-member@example.com", { memberOf: [a.projectRef] })).pat;
   outsiderPat = (await createUserWithPat(api, "b-member@example.com", { memberOf: [b.projectRef] })).pat;
-  // Schedules need their task registered (as a scheduled task) by a worker of each environment.
-  for (const project of [a, b]) {
-    for (const env of Object.values(project.environments)) {
-      await api.db.pool.query(
-        `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, kind, worker_version) VALUES ($1, $2, $3, 'SCHEDULED', '1')`,
-        [env.id, TASK, `task/${TASK}`],
-      );
-    }
-  }
-  fx = makeFixtures();
+  await registerScheduledTask(api, [a, b], TASK);
+  fx = makeMatrixFixtures(api, a, { task: TASK, marker: MARKER });
 });
 afterAll(async () => api?.close());
 

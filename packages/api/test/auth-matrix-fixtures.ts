@@ -1,0 +1,60 @@
+import { createEnvironmentVariable, getEnvironment, type ProjectCredentials } from "@svc/runtime/engine";
+import type { MatrixFixtures } from "./auth-matrix-table.ts";
+import { bearer } from "./credentials-fixtures.ts";
+import type { TestApi } from "./harness.ts";
+
+/** Schedules need their task registered (as a scheduled task) by a worker of each environment. */
+export async function registerScheduledTask(api: TestApi, projects: ProjectCredentials[], task: string): Promise<void> {
+  for (const project of projects) {
+    for (const env of Object.values(project.environments)) {
+      await api.db.pool.query(
+        `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, kind, worker_version) VALUES ($1, $2, $3, 'SCHEDULED', '1')`,
+        [env.id, task, `task/${task}`],
+      );
+    }
+  }
+}
+
+/** Resources of `owner`'s dev environment for the auth-matrix table's request builders. */
+export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, options: { task: string; marker: string }): MatrixFixtures {
+  const { task, marker } = options;
+  const post = async (url: string, payload: object) => {
+    const res = await api.app.inject({ method: "POST", url, headers: bearer(owner.environments.dev.secretKey), payload });
+    if (res.statusCode >= 300) throw new Error(`fixture ${url} failed: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
+  let counter = 0;
+  const shared = new Map<string, Promise<string>>();
+  const once = (key: string, make: () => Promise<string>, reuse?: boolean) => {
+    if (!reuse) return make();
+    if (!shared.has(key)) shared.set(key, make());
+    return shared.get(key)!;
+  };
+  const unique = (prefix: string) => `${prefix}_${++counter}${Math.random().toString(36).slice(2, 8)}`;
+  return {
+    projectRef: owner.projectRef,
+    task,
+    marker,
+    unique,
+    run: (reuse) => once("run", async () => (await post(`/api/v1/tasks/${task}/trigger`, { payload: { secret: marker }, options: { tags: [marker] } })).id, reuse),
+    batch: async () => (await post("/api/v3/batches", { runCount: 1, taskIdentifiers: [task] })).id,
+    token: (reuse) => once("token", async () => (await post("/api/v1/waitpoints/tokens", { timeout: "1h", tags: [marker] })).id, reuse),
+    schedule: (reuse) =>
+      once("schedule", async () => (await post("/api/v1/schedules", { task, cron: "0 * * * *", externalId: marker, deduplicationKey: unique("dk") })).id, reuse),
+    variable: (reuse) =>
+      once("variable", async () => {
+        const name = unique("MATRIX_VAR");
+        const env = (await getEnvironment(api.db.pool, owner.environments.dev.id))!;
+        await createEnvironmentVariable(api.db.pool, api.engine.secrets, env, { name, value: marker }, new Date());
+        return name;
+      }, reuse),
+    packet: async () => {
+      const path = `matrix/${unique("pk")}/payload.json`;
+      const presign = await api.app.inject({ method: "PUT", url: `/api/v2/packets/${encodeURIComponent(path)}`, headers: bearer(owner.environments.dev.secretKey) });
+      const uploadUrl = new URL(presign.json().presignedUrl);
+      const upload = await api.app.inject({ method: "PUT", url: uploadUrl.pathname, headers: { "content-type": "application/json" }, payload: JSON.stringify({ secret: marker }) });
+      if (upload.statusCode !== 200) throw new Error(`packet upload failed: ${upload.body}`);
+      return path;
+    },
+  };
+}
