@@ -38,7 +38,8 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /**
  * The error statuses a route can answer with, derived from its definition where possible:
  * auth → 401 (and 403 where a scope or a membership is checked: public JWTs, PATs); path
- * parameters → 404 (the lookup) and 414; a body-carrying method → 413; a `body` schema (JSON) → 415;
+ * parameters → 404 (the lookup) and 414; a body-carrying method → 413 and 415 (a Content-Type the
+ * parsers refuse, or not JSON where a `body` schema is declared);
  * plus what the route declares its handler produces (`errors`).
  */
 export function errorStatusesOf(route: RouteDefinition<any, any, any>): number[] {
@@ -48,8 +49,7 @@ export function errorStatusesOf(route: RouteDefinition<any, any, any>): number[]
     if (route.auth.allow.some((kind) => kind !== "secretKey")) statuses.add(403);
   }
   if (route.params) statuses.add(404).add(414);
-  if (BODY_METHODS.has(route.method)) statuses.add(413);
-  if (route.body) statuses.add(415);
+  if (BODY_METHODS.has(route.method)) statuses.add(413).add(415);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }
