@@ -56,11 +56,12 @@ export class OpenApiChecker {
     if (!found) return [`${where}: no such path in the OpenAPI document`];
     let documented = found.operation.responses[String(response.status)] as Json | undefined;
     if (found.method !== response.method.toLowerCase()) {
-      // A method the path does not have: 405, or what the router answers before matching a method
-      // (a malformed URL 400, an overlong segment 414). 404 "No route" until 405 is answered
-      // (hardening issue, 405 point): checked against the error schema.
-      if (![400, 404, 405, 414].includes(response.status)) return [`${where}: the path has no ${response.method} operation, yet the answer is not 400/404/405/414`];
-      if (response.status === 404) documented ??= { $ref: "#/components/responses/NotFound" };
+      // A method the path does not have: 405, or what comes before a method is matched (a malformed
+      // URL 400, an overlong segment 414, a body refused by the parsers 413/415), or 404 "No route"
+      // until 405 is answered (hardening issue, 405 point): those against the error schema.
+      if (![400, 404, 405, 413, 414, 415].includes(response.status)) return [`${where}: the path has no ${response.method} operation, yet the answer is not one of 400/404/405/413/414/415`];
+      // Every error response has the same content (the Error schema); BadRequest has no required headers.
+      documented ??= { $ref: "#/components/responses/BadRequest" };
     }
     if (!documented) return [`${where}: status not documented (documented: ${Object.keys(found.operation.responses).join(", ")})`];
     const { value: definition, at } = this.#resolve(documented);

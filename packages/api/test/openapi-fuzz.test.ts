@@ -82,7 +82,7 @@ beforeAll(async () => {
       { name: "garbage", header: "Bearer a.b", weight: 1 },
       { name: "wrong prefix", header: `Bearer ${dev.secretKey.replace(/^svc_/, "tr_")}`, weight: 1 },
       { name: "unknown secret key", header: "Bearer svc_dev_00000000000000000000000000000000", weight: 1 },
-      { name: "secret key", header: `Bearer ${dev.secretKey}`, weight: 8 },
+      { name: "secret key", header: `Bearer ${dev.secretKey}`, weight: 14 },
       { name: "secret key (prod)", header: `Bearer ${api.project.environments.prod.secretKey}`, weight: 1 },
       { name: "other project's secret key", header: `Bearer ${other.environments.dev.secretKey}`, weight: 1 },
       { name: "personal access token", header: `Bearer ${pat}`, weight: 4 },
@@ -115,9 +115,9 @@ it(`${RUNS} generated requests over every operation: no 5xx, every answer as doc
   // The route the router picks, which may not be the one generated for: a wrong method may match
   // another route (PUT …/envvars/dev/import updates a variable named "import"), and a segment over
   // maxParamLength (2048) falls through to a wildcard (…/packets/download/<huge> is GET …/packets/*).
-  // Static routes first, then parametric, then wildcards, as the router orders them.
+  // A "." or ".." segment matches no parameter. Parametric routes before wildcards, as the router orders them.
   const templates = routes
-    .map((r) => ({ method: r.method, url: r.url, pattern: new RegExp(`^${r.url.replace(/:\w+/g, "[^/]{1,2048}").replace(/\*$/, ".+")}$`) }))
+    .map((r) => ({ method: r.method, url: r.url, pattern: new RegExp(`^${r.url.replace(/:\w+/g, "(?!\\.\\.?(?:/|$))[^/]{1,2048}").replace(/\*$/, ".+")}$`) }))
     .sort((a, b) => Number(a.url.endsWith("*")) - Number(b.url.endsWith("*")));
   const routeFor = (req: FuzzRequest) => {
     const path = req.url.split("?")[0]!;

@@ -105,22 +105,28 @@ function jsonBody(context: FuzzContext, schema: Json): fc.Arbitrary<Body> {
   const valid = arbitraryFor(schema, options(0));
   const required = (schema.required ?? []) as string[];
   return fc.oneof(
-    { weight: 4, arbitrary: json("valid", valid) },
-    { weight: 4, arbitrary: json("hostile leaves", arbitraryFor(schema, options(0.2))) },
+    { weight: 40, arbitrary: json("valid", valid) },
+    { weight: 40, arbitrary: json("hostile leaves", arbitraryFor(schema, options(0.2))) },
     {
-      weight: required.length ? 1 : 0,
+      weight: required.length ? 10 : 0,
       arbitrary: fc.tuple(valid, fc.nat()).map(([v, i]) => {
         const copy = { ...(v as Json) };
         delete copy[required[i % Math.max(1, required.length)]!];
         return { payload: JSON.stringify(copy), contentType: "application/json", mutation: "missing required field" };
       }),
     },
-    { weight: 1, arbitrary: fc.tuple(valid, fc.string({ maxLength: 12 }), hostileValue).map(([v, key, extra]) => ({ payload: JSON.stringify(typeof v === "object" && v !== null ? { ...v, [key]: extra } : v), contentType: "application/json", mutation: "extra field" })) },
-    { weight: 1, arbitrary: json("wrong type", hostileValue) },
-    { weight: 1, arbitrary: fc.constantFrom(...BAD_JSON_TEXTS).map((text) => ({ payload: text, contentType: "application/json", mutation: "malformed JSON" })) },
-    { weight: 1, arbitrary: fc.constant({ payload: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), contentType: "application/json", mutation: "invalid UTF-8" }) },
-    { weight: 1, arbitrary: fc.tuple(valid, fc.constantFrom(...WRONG_CONTENT_TYPES)).map(([v, contentType]) => ({ payload: JSON.stringify(v) ?? "", contentType, mutation: "wrong content type" })) },
-    { weight: 1, arbitrary: fc.constant({ mutation: "no body" }) },
+    { weight: 10, arbitrary: fc.tuple(valid, fc.string({ maxLength: 12 }), hostileValue).map(([v, key, extra]) => ({ payload: JSON.stringify(typeof v === "object" && v !== null ? { ...v, [key]: extra } : v), contentType: "application/json", mutation: "extra field" })) },
+    { weight: 10, arbitrary: json("wrong type", hostileValue) },
+    { weight: 10, arbitrary: fc.constantFrom(...BAD_JSON_TEXTS).map((text) => ({ payload: text, contentType: "application/json", mutation: "malformed JSON" })) },
+    { weight: 10, arbitrary: fc.constant({ payload: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), contentType: "application/json", mutation: "invalid UTF-8" }) },
+    { weight: 10, arbitrary: fc.tuple(valid, fc.constantFrom(...WRONG_CONTENT_TYPES)).map(([v, contentType]) => ({ payload: JSON.stringify(v) ?? "", contentType, mutation: "wrong content type" })) },
+    { weight: 10, arbitrary: fc.constant({ mutation: "no body" }) },
+    // Just over the 3 MiB body limit: 413 (rare, each is 3 MiB).
+    { weight: 1, arbitrary: fc.constant({ payload: `{"payload":"${"x".repeat(3 * 1024 * 1024)}"}`, contentType: "application/json", mutation: "body over the limit" }) },
+    // Deeply nested JSON (20,000 levels) answers 500 on POST /api/v1/tasks/{taskId}/trigger today
+    // (the stack overflows): the hardening issue's hostile-input point on deeply nested bodies,
+    // fixed on the `hostile` branch. Excluded until that lands: set the weight to 10 then.
+    { weight: 0, arbitrary: fc.integer({ min: 10_000, max: 100_000 }).map((depth) => ({ payload: `{"payload":${"[".repeat(depth)}${"]".repeat(depth)}}`, contentType: "application/json", mutation: `nested ${depth} deep` })) },
   );
 }
 
