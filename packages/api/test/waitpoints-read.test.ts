@@ -206,6 +206,7 @@ describe("OpenAPI document", () => {
     expect(Object.keys(doc.paths["/api/v1/waitpoints/tokens"])).toEqual(expect.arrayContaining(["post", "get"]));
     expect(doc.paths["/api/v1/waitpoints/tokens/{id}"].get).toBeDefined();
     expect(doc.paths["/api/v1/waitpoints/tokens/{id}/complete"].post.requestBody).toBeDefined();
-    expect(doc.paths["/api/v1/waitpoints/tokens/{id}/callback/{hash}"].post.security).toBeUndefined();
+    // The root requires a bearer credential; the callback opts out (its URL is the credential).
+    expect(doc.paths["/api/v1/waitpoints/tokens/{id}/callback/{hash}"].post.security).toEqual([]);
   });
 });
