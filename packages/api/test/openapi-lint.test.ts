@@ -27,7 +27,7 @@ it("the served OpenAPI document passes `redocly lint` (recommended rules) with 0
   const file = join(dir, "openapi.json");
   writeFileSync(file, res.body);
   // Exit code 1 means errors; the JSON report says which. No network: telemetry off.
-  const result = await run(REDOCLY, ["lint", file, "--format", "json"], {
+  const result = await run(REDOCLY, ["lint", file, "--extends", "recommended", "--format", "json"], {
     env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
     maxBuffer: 16 * 1024 * 1024,
   }).catch((error: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: error.stdout ?? "", stderr: error.stderr ?? "", code: error.code }));
