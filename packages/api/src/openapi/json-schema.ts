@@ -19,7 +19,12 @@ export function toJsonSchema(schema: ZodType, defs: Record<string, JsonSchema>):
       if (ctx.zodSchema._zod.def.type === "date") Object.assign(ctx.jsonSchema, { type: "string", format: "date-time" });
     },
   }) as JsonSchema;
-  for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) defs[name] = rewriteRefs(definition) as JsonSchema;
+  for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
+    const rewritten = rewriteRefs(definition) as JsonSchema;
+    // Two different definitions under one name would make one of them lie.
+    if (defs[name] && JSON.stringify(defs[name]) !== JSON.stringify(rewritten)) throw new Error(`OpenAPI: two different schemas are both named ${name}`);
+    defs[name] = rewritten;
+  }
   return rewriteRefs(rest) as JsonSchema;
 }
 

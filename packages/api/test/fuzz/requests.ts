@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { arbitraryFor, hostileString, hostileValue } from "./schema-arbitrary.ts";
+import { arbitraryFor, hostileValue } from "./schema-arbitrary.ts";
 
 type Json = Record<string, any>;
 type Method = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
@@ -175,4 +175,3 @@ export function requestFor(context: FuzzContext, operation: FuzzOperation): fc.A
     }));
 }
 
-export { hostileString };
