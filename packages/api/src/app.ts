@@ -1,7 +1,8 @@
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { AppDeps } from "./deps.ts";
-import { errorHandler, sendError } from "./http/errors.ts";
+import { LogThrottle } from "@svc/runtime/engine";
+import { createErrorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
@@ -38,7 +39,7 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
       return sendError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
     },
   });
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock)));
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No route for ${request.method} ${request.url.split("?")[0]}`));
   registerBodyParsers(app);
   await registerCors(app);

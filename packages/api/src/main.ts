@@ -1,5 +1,5 @@
 import pino from "pino";
-import { createPool, migrate } from "@svc/runtime/db";
+import { createPool, errorReporter, migrate, retryWhileUnavailable } from "@svc/runtime/db";
 import { SecretBox, systemClock } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "./app.ts";
@@ -10,9 +10,12 @@ import { SecretKeyCache } from "./auth/secret-key-cache.ts";
 const config = parseApiConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
 
-const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-api" });
-await migrate(db);
-const boss = await startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5 });
+const report = errorReporter(logger, systemClock, "api error");
+const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-api", onError: (error) => report(error, "pool") });
+// An API started before its database is up waits for it.
+const untilReachable = <T>(work: () => Promise<T>) => retryWhileUnavailable(work, { maxMs: Infinity, onRetry: (error) => report(error, "startup") });
+await untilReachable(() => migrate(db));
+const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
 const engine = {
   db,
   clock: systemClock,
@@ -21,7 +24,7 @@ const engine = {
   apiUrl: config.SERVICE_API_URL ?? `http://localhost:${config.PORT}`,
 };
 const secretKeys = new SecretKeyCache();
-await secretKeys.start(config.DATABASE_URL, (error) => logger.warn({ err: error }, "credential notices: connection lost, not caching keys until it is back"));
+await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
 const deps = { engine, ...credentialVerifiers(engine), secretKeys };
 const app = await createApp(deps, { logger });
 await app.listen({ port: config.PORT, host: config.HOST });
