@@ -3,7 +3,7 @@ import { MigrationError } from "../errors.ts";
 import { applyFunctionFiles, FUNCTIONS_TABLE_DDL } from "./function-files.ts";
 import { FUNCTIONS_DIR, loadFunctionFiles, loadMigrations, MIGRATIONS_DIR, type Migration } from "./migration-files.ts";
 
-export { loadMigrations, loadFunctionFiles, checksumOf, type Migration, type FunctionFile } from "./migration-files.ts";
+export { loadMigrations, loadFunctionFiles, checksumOf, MIGRATIONS_DIR, FUNCTIONS_DIR, type Migration, type FunctionFile } from "./migration-files.ts";
 
 // Any constant shared by every svc process; serialises concurrent migrators.
 const MIGRATION_LOCK_KEY = 7_246_001;
