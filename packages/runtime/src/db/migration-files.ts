@@ -55,9 +55,8 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
  * files, render before hashing, so that changing a constant re-applies the function.
  */
 export async function loadFunctionFiles(dir = FUNCTIONS_DIR): Promise<FunctionFile[]> {
-  const files = (await readdir(dir).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? [] : Promise.reject(error))))
-    .filter((f) => f.endsWith(".sql"))
-    .sort();
+  // A missing folder (an image built without it) fails here rather than leave functions stale.
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort();
   return Promise.all(
     files.map(async (file) => {
       const name = file.replace(/\.sql$/, "");
