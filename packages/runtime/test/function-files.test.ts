@@ -98,6 +98,16 @@ describe("function files", () => {
     expect(rows).toEqual((await loadFunctionFiles()).map((f) => ({ name: f.name, checksum: f.checksum })));
   });
 
+  it("are left alone on a database that a newer build migrated: an older process restarting does not put back its texts", async () => {
+    const { db, files } = await migratedDatabase();
+    await db.pool.query("INSERT INTO svc_migrations (id, name, checksum) VALUES (9999, '9999_from_a_newer_build', 'x')");
+    const path = join(files.functionsDir, "svc_notify_credentials_changed.sql");
+    const before = await definitions(db, "svc_notify_credentials_changed");
+    writeFileSync(path, readFileSync(path, "utf8").replace("RETURN NULL;", "RETURN NULL; -- older text"));
+    expect(await migrate(db.pool, files)).toEqual({ applied: [], backfilled: [], functions: [] });
+    expect(await definitions(db, "svc_notify_credentials_changed")).toEqual(before);
+  });
+
   it("refuse a file that is not one CREATE OR REPLACE FUNCTION of its own name", async () => {
     const { db, files } = await migratedDatabase();
     writeFileSync(join(files.functionsDir, "svc_misnamed.sql"), "CREATE OR REPLACE FUNCTION svc_other() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;\n");

@@ -34,7 +34,8 @@ export interface MigrateResult {
  *    is applied and startup stops with a MigrationError that names the migration.
  * 3. Each pending migration in its own transaction, its id and checksum recorded first.
  * 4. Function files whose checksum changed, all in one transaction: where the current text of
- *    each plpgsql function lives (numbered migrations hold their history).
+ *    each plpgsql function lives (numbered migrations hold their history). Skipped when the
+ *    database records migrations this build does not have (a newer build migrated it).
  */
 export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Promise<MigrateResult> {
   const migrations = await loadMigrations(options.migrationsDir ?? MIGRATIONS_DIR);
@@ -59,7 +60,12 @@ export async function migrate(pool: pg.Pool, options: MigrateOptions = {}): Prom
       });
       applied.push(migration.name);
     }
-    const functions = await inTransaction(client, () => applyFunctionFiles(client, functionFiles));
+    // A database that a newer build migrated (it records migrations this build lacks) keeps that
+    // build's functions: an older process restarting during a rolling deploy must not put back
+    // its own texts after the newer build replaced them.
+    const known = new Set(migrations.map((m) => m.id));
+    const newerBuild = recorded.some((r) => !known.has(r.id));
+    const functions = newerBuild ? [] : await inTransaction(client, () => applyFunctionFiles(client, functionFiles));
     return { applied, backfilled, functions };
   } catch (error) {
     broken = error as Error;
