@@ -14,7 +14,8 @@ const report = errorReporter(logger, systemClock, "api error");
 const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-api", onError: (error) => report(error, "pool") });
 // An API started before its database is up waits for it.
 const untilReachable = <T>(work: () => Promise<T>) => retryWhileUnavailable(work, { maxMs: Infinity, onRetry: (error) => report(error, "startup") });
-await untilReachable(() => migrate(db));
+const migrated = await untilReachable(() => migrate(db));
+if (migrated.applied.length + migrated.backfilled.length + migrated.functions.length > 0) logger.info(migrated, "database schema brought up to date");
 const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
 const engine = {
   db,
