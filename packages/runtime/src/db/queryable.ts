@@ -69,7 +69,7 @@ export interface PoolOptions {
   applicationName?: string;
   /** Session settings for every connection (e.g. `{ synchronous_commit: "off" }`), sent at connect time. */
   settings?: Record<string, string>;
-  /** How long to wait for a new connection before failing (the database is unreachable). @default 5000 */
+  /** How long to wait for a connection (a new one, or a free one of a full pool) before failing: a host that drops packets must not hold requests for minutes. @default 10000 */
   connectTimeoutMs?: number;
   /** Told of every error a connection emits outside a statement (the server went away, the network dropped). */
   onError?: (error: Error) => void;
@@ -88,7 +88,7 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     connectionString,
     max: options.max ?? 10,
     idleTimeoutMillis: 0,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     application_name: options.applicationName ?? "svc",
     ...(options.settings ? { options: Object.entries(options.settings).map(([k, v]) => `-c ${k}=${v}`).join(" ") } : {}),
   });
