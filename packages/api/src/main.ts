@@ -1,5 +1,5 @@
 import pino from "pino";
-import { createPool, errorReporter, migrate, retryWhileUnavailable } from "@svc/runtime/db";
+import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "./app.ts";
@@ -10,12 +10,7 @@ import { SecretKeyCache } from "./auth/secret-key-cache.ts";
 const config = parseApiConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
 
-const report = errorReporter(logger, systemClock, "api error");
-const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-api", onError: (error) => report(error, "pool") });
-// An API started before its database is up waits for it.
-const untilReachable = <T>(work: () => Promise<T>) => retryWhileUnavailable(work, { maxMs: Infinity, onRetry: (error) => report(error, "startup") });
-const migrated = await untilReachable(() => migrate(db));
-if (migrated.applied.length + migrated.backfilled.length + migrated.functions.length > 0) logger.info(migrated, "database schema brought up to date");
+const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-api", logger, clock: systemClock, errorMessage: "api error" });
 const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
 const engine = {
   db,

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { createPool, errorReporter, migrate, retryWhileUnavailable } from "@svc/runtime/db";
+import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
 import { parseWorkerConfig } from "./config.ts";
 import { resolveWorkerEnvironment } from "./environment.ts";
@@ -14,12 +14,7 @@ import { createWorker } from "./worker.ts";
 const config = parseWorkerConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-worker" } });
 
-const report = errorReporter(logger, systemClock, "worker error");
-const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-worker", onError: (error) => report(error, "pool") });
-// A worker started before its database is up waits for it.
-const untilReachable = <T>(work: () => Promise<T>) => retryWhileUnavailable(work, { maxMs: Infinity, onRetry: (error) => report(error, "startup") });
-const migrated = await untilReachable(() => migrate(db));
-if (migrated.applied.length + migrated.backfilled.length + migrated.functions.length > 0) logger.info(migrated, "database schema brought up to date");
+const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-worker", logger, clock: systemClock, errorMessage: "worker error" });
 const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10, onError: (error) => report(error, "pg-boss") }));
 const dispatcher = new PgBossDispatcher(boss);
 const engine: EngineDeps = { db, clock: systemClock, dispatcher, secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SERVICE_API_URL };

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StopMode } from "../../../test/own-postgres.ts";
+import { freePort } from "../../../scripts/embedded-postgres.ts";
 import { apiClient, startOwnCluster, type OwnCluster } from "./own-cluster.ts";
+import { OUTAGE_FIXTURE, spawnApi, spawnWorker } from "./processes.ts";
 
 // Postgres restarted under a running API and two worker processes, with runs executing, waiting
 // on tokens and being triggered and completed over HTTP the whole time. Nothing may exit, every
@@ -107,4 +109,26 @@ describe("a Postgres restart under load", () => {
         `ready again after (ms): ${recoveries.join(", ")}; log lines per process: ${logLines.join(", ")}`,
     );
   }, 300_000);
+
+  it("an API and a worker started while Postgres is down wait for it, then start", async () => {
+    await cluster.pg.stop("fast");
+    const port = await freePort();
+    const api = spawnApi(cluster.pg.url, port);
+    const worker = spawnWorker(cluster.pg.url, cluster.secretKey, OUTAGE_FIXTURE);
+    try {
+      const waiting = (p: typeof api) => p.output().includes('"where":"startup"') && p.output().includes("database unavailable; retrying");
+      while (!waiting(api) || !waiting(worker)) {
+        expect(api.child.exitCode, api.output()).toBeNull();
+        expect(worker.child.exitCode, worker.output()).toBeNull();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await cluster.pg.start();
+      await Promise.all([api.ready, worker.ready]);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    } finally {
+      api.child.kill("SIGKILL");
+      worker.child.kill("SIGKILL");
+      await Promise.all([api.exited, worker.exited]);
+    }
+  }, 120_000);
 });

@@ -5,3 +5,4 @@ export { dumpSchema, SCHEMA_DUMP_PATH } from "./schema-dump.ts";
 export { isDatabaseUnavailable, retryWhileUnavailable } from "./unavailable.ts";
 export { errorReporter } from "./error-reporter.ts";
 export type { PoolOptions } from "./queryable.ts";
+export { openDatabase, type OpenDatabase } from "./open-database.ts";
