@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import { ValidationError } from "@svc/runtime/engine";
+import { jsonNestingExceeds, tooDeepError, ValidationError } from "@svc/runtime/engine";
 
 /**
  * JSON bodies: an empty body parses as `undefined` (routes decide whether that is an error; the
- * waitpoint callback treats it as `{}`); malformed JSON is a 400. NDJSON and text arrive as strings;
+ * waitpoint callback treats it as `{}`); malformed JSON is a 400, and so is JSON nested deeper than
+ * MAX_JSON_DEPTH (checked on the text before JSON.parse builds the value every route would walk). NDJSON and text arrive as strings;
  * anything else as a Buffer (packet uploads).
  */
 export function registerBodyParsers(app: FastifyInstance) {
@@ -11,6 +12,7 @@ export function registerBodyParsers(app: FastifyInstance) {
   app.addContentTypeParser(["application/json", "application/super+json"], { parseAs: "string" }, (_request, body, done) => {
     const text = String(body);
     if (text.trim().length === 0) return done(null, undefined);
+    if (jsonNestingExceeds(text)) return done(tooDeepError("Request body"), undefined);
     try {
       done(null, JSON.parse(text));
     } catch {
