@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { jsonNestingExceeds, tooDeepError, ValidationError } from "@svc/runtime/engine";
 
 /**
@@ -7,9 +7,17 @@ import { jsonNestingExceeds, tooDeepError, ValidationError } from "@svc/runtime/
  * MAX_JSON_DEPTH (checked on the text before JSON.parse builds the value every route would walk). NDJSON and text arrive as strings;
  * anything else as a Buffer (packet uploads).
  */
+/** Media types whose bodies are parsed as JSON (everything else reaches routes as a string or Buffer). */
+export const JSON_MEDIA_TYPES: readonly string[] = ["application/json", "application/super+json"];
+
+/** The media type of a request's body, lower-cased without parameters; "none" when absent. */
+export function mediaTypeOf(request: FastifyRequest): string {
+  return String(request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() || "none";
+}
+
 export function registerBodyParsers(app: FastifyInstance) {
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser(["application/json", "application/super+json"], { parseAs: "string" }, (_request, body, done) => {
+  app.addContentTypeParser([...JSON_MEDIA_TYPES], { parseAs: "string" }, (_request, body, done) => {
     const text = String(body);
     if (text.trim().length === 0) return done(null, undefined);
     if (jsonNestingExceeds(text)) return done(tooDeepError("Request body"), undefined);
