@@ -4,6 +4,7 @@ import type { AppDeps } from "./deps.ts";
 import { errorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
+import { notFoundOrNotAllowed } from "./http/method-not-allowed.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
@@ -39,7 +40,7 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
     },
   });
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No route for ${request.method} ${request.url.split("?")[0]}`));
+  app.setNotFoundHandler(notFoundOrNotAllowed(app));
   registerBodyParsers(app);
   await registerCors(app);
   registerHealthRoutes(app, deps);
