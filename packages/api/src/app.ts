@@ -4,6 +4,7 @@ import type { AppDeps } from "./deps.ts";
 import { errorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
+import { registerLingeringClose } from "./http/lingering-close.ts";
 import { notFoundOrNotAllowed } from "./http/method-not-allowed.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
@@ -41,6 +42,7 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundOrNotAllowed(app));
+  registerLingeringClose(app);
   registerBodyParsers(app);
   await registerCors(app);
   registerHealthRoutes(app, deps);
