@@ -5,6 +5,7 @@ import { errorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
 import { registerLingeringClose } from "./http/lingering-close.ts";
+import { DEFAULT_LIMITS, installLimits, type ApiLimits } from "./http/limits.ts";
 import { notFoundOrNotAllowed } from "./http/method-not-allowed.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
@@ -23,9 +24,18 @@ export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 const MAX_PARAM_LENGTH = 2048;
 
 /** Builds the HTTP app from its dependencies; `main.ts` listens, tests use `app.inject`. */
-export async function createApp(deps: AppDeps, options: { logger?: Logger | false } = {}): Promise<FastifyInstance> {
+export interface AppOptions {
+  logger?: Logger | false;
+  /** Limits beyond body size; DEFAULT_LIMITS (no rate limit) for what is left out. */
+  limits?: Partial<ApiLimits>;
+  /** Take the client address from X-Forwarded-For (behind a proxy you trust); default false. */
+  trustProxy?: boolean;
+}
+
+export async function createApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: (options.logger || undefined) as FastifyInstance["log"] | undefined,
+    trustProxy: options.trustProxy ?? false,
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Path segments such as /api/v2/packets/trigger%2Fpacket_x%2Fpayload.json stay one segment.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
@@ -40,6 +50,7 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
       return sendError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
     },
   });
+  installLimits(app, { ...DEFAULT_LIMITS, ...options.limits }, deps.engine.clock);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundOrNotAllowed(app));
   registerLingeringClose(app);

@@ -5,6 +5,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
 import { JSON_MEDIA_TYPES, mediaTypeOf } from "./body-parsers.ts";
 import { formatZodError, sendError } from "./errors.ts";
+import { limitsOf } from "./limits.ts";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -32,6 +33,11 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
   response?: ZodType;
   /** Bytes; defaults to the app's limit (3 MiB). */
   bodyLimit?: number;
+  /**
+   * Runs before a byte of the body is read (after the public rate limit): a route whose body is
+   * expensive to read refuses here what it would refuse anyway.
+   */
+  beforeBody?(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   handler(ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<unknown>;
 }
 
@@ -77,8 +83,10 @@ export function notAnObjectError(body: unknown): string | null {
 
 /**
  * Declares a route: auth requirement, zod schemas for params/query/body (400 on failure, the same
- * schemas feed /api/openapi.json) and a short handler. Order of checks: auth (401), params, query,
- * body (400, or 415 when it is not JSON), then the handler (404/403/422 from engine errors).
+ * schemas feed /api/openapi.json) and a short handler. Order of checks: for routes without
+ * credentials the public rate limit per client address (429), then `beforeBody`, both before the
+ * body is read; then auth (401), params, query, body (400, or 415 when it is not JSON), then the
+ * handler (404/403/422 from engine errors).
  */
 export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType>(
   app: FastifyInstance,
@@ -86,10 +94,24 @@ export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = Zod
   def: RouteDefinition<P, Q, B>,
 ): void {
   ((app as WithRoutes)[ROUTES] ??= []).push(def);
+  const publicRate = def.auth ? null : limitsOf(app).publicRate;
   app.route({
     method: def.method,
     url: def.url,
     ...(def.bodyLimit ? { bodyLimit: def.bodyLimit } : {}),
+    ...(publicRate || def.beforeBody
+      ? {
+          onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+            const wait = publicRate?.take(request.ip) ?? 0;
+            if (wait > 0) {
+              reply.header("retry-after", String(wait));
+              return sendError(reply, 429, `Too many requests from ${request.ip}: retry in ${wait} s`);
+            }
+            await def.beforeBody?.(request, reply);
+            if (reply.sent) return reply;
+          },
+        }
+      : {}),
     handler: async (request, reply) => {
       const principal = def.auth ? await authenticate(deps, request, def.auth) : (undefined as unknown as Principal);
       const params = parseOr400(reply, def.params, request.params, "Invalid path parameters");
