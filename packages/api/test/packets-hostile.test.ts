@@ -125,6 +125,22 @@ describe("packet upload URLs", () => {
     }
   });
 
+  it("require a Content-Length, so that the budget can be reserved before the body", async () => {
+    const path = await presign("trigger/chunked/payload.json");
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method: "PUT", path, headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on("error", reject);
+      req.end("{}");
+    });
+    expect(answer.status).toBe(411);
+    expect(JSON.parse(answer.body).error).toMatch(/Content-Length required/);
+  });
+
   it("hold at most the upload budget in memory: a packet over it is a 413, uploads beyond it wait with a 429", { timeout: 10_000 }, async () => {
     const budget = limitsOf(api.app).packetUploads;
     const tooBig = await upload(await presign("trigger/big/payload.json"), Buffer.alloc(BUDGET + 1));
