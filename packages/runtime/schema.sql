@@ -86,6 +86,8 @@ CREATE TABLE packets (
     data bytea,
     upload_token text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    upload_expires_at timestamp with time zone NOT NULL,
+    uploaded_at timestamp with time zone,
     CONSTRAINT packets_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT packets_pkey PRIMARY KEY (environment_id, path)
 );

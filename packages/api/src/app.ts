@@ -5,6 +5,9 @@ import { LogThrottle } from "@svc/runtime/engine";
 import { createErrorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
+import { registerLingeringClose } from "./http/lingering-close.ts";
+import { DEFAULT_LIMITS, installLimits, type ApiLimits } from "./http/limits.ts";
+import { notFoundOrNotAllowed } from "./http/method-not-allowed.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
@@ -22,9 +25,18 @@ export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 const MAX_PARAM_LENGTH = 2048;
 
 /** Builds the HTTP app from its dependencies; `main.ts` listens, tests use `app.inject`. */
-export async function createApp(deps: AppDeps, options: { logger?: Logger | false } = {}): Promise<FastifyInstance> {
+export interface AppOptions {
+  logger?: Logger | false;
+  /** Limits beyond body size; DEFAULT_LIMITS (no rate limit) for what is left out. */
+  limits?: Partial<ApiLimits>;
+  /** Take the client address from X-Forwarded-For (behind a proxy you trust); default false. */
+  trustProxy?: boolean;
+}
+
+export async function createApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: (options.logger || undefined) as FastifyInstance["log"] | undefined,
+    trustProxy: options.trustProxy ?? false,
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Path segments such as /api/v2/packets/trigger%2Fpacket_x%2Fpayload.json stay one segment.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
@@ -39,8 +51,10 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
       return sendError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
     },
   });
+  installLimits(app, { ...DEFAULT_LIMITS, ...options.limits }, deps.engine.clock);
   app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock)));
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No route for ${request.method} ${request.url.split("?")[0]}`));
+  app.setNotFoundHandler(notFoundOrNotAllowed(app));
+  registerLingeringClose(app);
   registerBodyParsers(app);
   await registerCors(app);
   registerHealthRoutes(app, deps);

@@ -3,7 +3,7 @@ import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "./app.ts";
-import { parseApiConfig } from "./config.ts";
+import { limitsFromConfig, parseApiConfig } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
 import { SecretKeyCache } from "./auth/secret-key-cache.ts";
 
@@ -22,7 +22,7 @@ const engine = {
 const secretKeys = new SecretKeyCache();
 await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
 const deps = { engine, ...credentialVerifiers(engine), secretKeys };
-const app = await createApp(deps, { logger });
+const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY });
 await app.listen({ port: config.PORT, host: config.HOST });
 logger.info({ port: config.PORT }, "svc api listening");
 

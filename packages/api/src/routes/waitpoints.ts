@@ -10,10 +10,10 @@ import {
   getWaitpoint,
   listTokenRows,
   NotFoundError,
+  parseJsonText,
   parseTokenListFilter,
   presentTokenDetail,
   presentTokenItem,
-  ValidationError,
   type Environment,
 } from "@svc/runtime/engine";
 import {
@@ -55,11 +55,7 @@ function callbackOutput(body: unknown): unknown {
   if (typeof body !== "string" && !Buffer.isBuffer(body)) return body;
   const text = body.toString().trim();
   if (text.length === 0) return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ValidationError("Invalid JSON: the callback body must be JSON (or empty)");
-  }
+  return parseJsonText(text, "Callback body (JSON or empty)");
 }
 
 export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {

@@ -45,4 +45,5 @@ export * from "./batches/retrieve-batch.ts";
 export * from "./packets/store.ts";
 export * from "./packets/urls.ts";
 export * from "./micro-batch.ts";
+export * from "./json-text.ts";
 export * from "./runs/trigger-group.ts";
