@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ApiLimits } from "./http/limits.ts";
+import { DEFAULT_LIMITS, type ApiLimits } from "./http/limits.ts";
 
 /** API configuration, parsed once from the environment at the entry point. */
 export const ApiConfig = z.object({
@@ -42,5 +42,6 @@ export function limitsFromConfig(config: ApiConfig): ApiLimits {
         ? { perSecond: config.RATE_LIMIT_PUBLIC_PER_SECOND, burst: config.RATE_LIMIT_PUBLIC_BURST, maxAddresses: config.RATE_LIMIT_ADDRESSES }
         : null,
     packetUploadBufferBytes: config.PACKET_UPLOAD_BUFFER_MB * 1024 * 1024,
+    requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
   };
 }

@@ -9,10 +9,16 @@ export interface ApiLimits {
   publicRateLimit: RateLimit | null;
   /** Bytes of packet uploads held in memory at once, across all uploads. */
   packetUploadBufferBytes: number;
+  /**
+   * How long a request may take to arrive whole (Node's own default, which Fastify turns off): a
+   * client trickling a body byte by byte cannot hold a connection, or an upload's share of the
+   * packet buffer, for ever.
+   */
+  requestTimeoutMs: number;
 }
 
 /** What tests get unless they ask: no rate limit (it would get in the way of fast test traffic). */
-export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, packetUploadBufferBytes: 128 * 1024 * 1024 };
+export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
 
 /** The per-app state behind the limits (per app, not per process: tests run several apps). */
 export interface LimitState {
