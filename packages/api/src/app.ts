@@ -1,9 +1,14 @@
+import { createServer } from "node:http";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { AppDeps } from "./deps.ts";
-import { errorHandler, sendError } from "./http/errors.ts";
+import { LogThrottle } from "@svc/runtime/engine";
+import { createErrorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
+import { registerLingeringClose } from "./http/lingering-close.ts";
+import { DEFAULT_LIMITS, installLimits, type ApiLimits } from "./http/limits.ts";
+import { notFoundOrNotAllowed } from "./http/method-not-allowed.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
@@ -20,11 +25,27 @@ export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 /** Longest path segment the router accepts (packet paths travel as one %-encoded segment). */
 const MAX_PARAM_LENGTH = 2048;
 
+export interface AppOptions {
+  logger?: Logger | false;
+  /** Limits beyond body size; DEFAULT_LIMITS (no rate limit) for what is left out. */
+  limits?: Partial<ApiLimits>;
+  /** Take the client address from X-Forwarded-For (behind a proxy you trust); default false. */
+  trustProxy?: boolean;
+}
+
 /** Builds the HTTP app from its dependencies; `main.ts` listens, tests use `app.inject`. */
-export async function createApp(deps: AppDeps, options: { logger?: Logger | false } = {}): Promise<FastifyInstance> {
+export async function createApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const app: FastifyInstance = Fastify({
     loggerInstance: (options.logger || undefined) as FastifyInstance["log"] | undefined,
+    trustProxy: options.trustProxy ?? false,
     bodyLimit: DEFAULT_BODY_LIMIT,
+    // A request must arrive whole within requestTimeoutMs (Node's own check, which Fastify turns
+    // off), checked often enough that the limit means what it says (Node looks every 30 s).
+    // Idle keep-alive connections live 72 s as under Fastify's own server (longer than the 60 s
+    // idle timeout of common load balancers, which would otherwise meet a closed connection).
+    serverFactory: (handler) =>
+      createServer({ requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(limits.requestTimeoutMs / 4))), keepAliveTimeout: 72_000 }, handler),
     // Path segments such as /api/v2/packets/trigger%2Fpacket_x%2Fpayload.json stay one segment.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     logController: new LogController({ disableRequestLogging: true }),
@@ -38,8 +59,10 @@ export async function createApp(deps: AppDeps, options: { logger?: Logger | fals
       return sendError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
     },
   });
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `No route for ${request.method} ${request.url.split("?")[0]}`));
+  installLimits(app, limits, deps.engine.clock);
+  app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock)));
+  app.setNotFoundHandler(notFoundOrNotAllowed(app));
+  registerLingeringClose(app);
   registerBodyParsers(app);
   await registerCors(app);
   registerHealthRoutes(app, deps);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_LIMITS, type ApiLimits } from "./http/limits.ts";
 
 /** API configuration, parsed once from the environment at the entry point. */
 export const ApiConfig = z.object({
@@ -11,6 +12,16 @@ export const ApiConfig = z.object({
   SVC_ENCRYPTION_KEY: z.string().min(16, "SVC_ENCRYPTION_KEY must be at least 16 characters"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(1).default(20),
+  /** Routes without credentials (callback and packet URLs): requests per second per client address; 0 turns the limit off. */
+  RATE_LIMIT_PUBLIC_PER_SECOND: z.coerce.number().min(0).default(50),
+  /** Requests an idle address may make at once on those routes. */
+  RATE_LIMIT_PUBLIC_BURST: z.coerce.number().int().min(1).default(100),
+  /** Client addresses the rate limiter remembers (about 150 bytes each). */
+  RATE_LIMIT_ADDRESSES: z.coerce.number().int().min(1).default(50_000),
+  /** Packet upload bytes held in memory at once, across all uploads. */
+  PACKET_UPLOAD_BUFFER_MB: z.coerce.number().int().min(1).default(128),
+  /** Take the client address from X-Forwarded-For: set it behind a proxy you trust. */
+  TRUST_PROXY: z.enum(["true", "false", "1", "0"]).default("false").transform((value) => value === "true" || value === "1"),
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 
@@ -21,4 +32,16 @@ export function parseApiConfig(env: NodeJS.ProcessEnv): ApiConfig {
     throw new Error(`invalid API configuration:\n${lines}`);
   }
   return result.data;
+}
+
+/** The API's limits as createApp takes them. */
+export function limitsFromConfig(config: ApiConfig): ApiLimits {
+  return {
+    publicRateLimit:
+      config.RATE_LIMIT_PUBLIC_PER_SECOND > 0
+        ? { perSecond: config.RATE_LIMIT_PUBLIC_PER_SECOND, burst: config.RATE_LIMIT_PUBLIC_BURST, maxAddresses: config.RATE_LIMIT_ADDRESSES }
+        : null,
+    packetUploadBufferBytes: config.PACKET_UPLOAD_BUFFER_MB * 1024 * 1024,
+    requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
+  };
 }

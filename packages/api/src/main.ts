@@ -1,18 +1,17 @@
 import pino from "pino";
-import { createPool, migrate } from "@svc/runtime/db";
+import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "./app.ts";
-import { parseApiConfig } from "./config.ts";
+import { limitsFromConfig, parseApiConfig } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
 import { SecretKeyCache } from "./auth/secret-key-cache.ts";
 
 const config = parseApiConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
 
-const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-api" });
-await migrate(db);
-const boss = await startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5 });
+const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-api", logger, clock: systemClock, errorMessage: "api error" });
+const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
 const engine = {
   db,
   clock: systemClock,
@@ -21,9 +20,9 @@ const engine = {
   apiUrl: config.SERVICE_API_URL ?? `http://localhost:${config.PORT}`,
 };
 const secretKeys = new SecretKeyCache();
-await secretKeys.start(config.DATABASE_URL, (error) => logger.warn({ err: error }, "credential notices: connection lost, not caching keys until it is back"));
+await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
 const deps = { engine, ...credentialVerifiers(engine), secretKeys };
-const app = await createApp(deps, { logger });
+const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY });
 await app.listen({ port: config.PORT, host: config.HOST });
 logger.info({ port: config.PORT }, "svc api listening");
 

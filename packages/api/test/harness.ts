@@ -4,6 +4,7 @@ import { ensureDefaultProject, FakeClock, SecretBox, systemClock, type Clock, ty
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
 import { createApp } from "../src/app.ts";
+import type { ApiLimits } from "../src/http/limits.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
@@ -23,7 +24,7 @@ export interface TestApi {
 }
 
 /** An API app on a fresh database (cloned template), driven with `app.inject`. */
-export async function startTestApi(options: { clock?: Clock } = {}): Promise<TestApi> {
+export async function startTestApi(options: { clock?: Clock; limits?: Partial<ApiLimits> } = {}): Promise<TestApi> {
   const db = await createTestDatabase();
   const boss = await startBoss({ connectionString: db.url, supervise: false, max: 3 });
   const engine: EngineDeps = {
@@ -38,7 +39,7 @@ export async function startTestApi(options: { clock?: Clock } = {}): Promise<Tes
   const secretKeys = new SecretKeyCache();
   await secretKeys.start(db.url);
   const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys };
-  const app = await createApp(deps, { logger: false });
+  const app = await createApp(deps, { logger: false, ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
     app,

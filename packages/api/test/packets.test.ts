@@ -62,7 +62,14 @@ describe("packets", () => {
     expect(got.headers["content-type"]).toBe("application/octet-stream");
     expect(Buffer.from(got.rawPayload)).toEqual(bytes);
     // Invalid JSON under a JSON content type is still just bytes here.
-    expect((await upload(presignedUrl, "{not json", "application/json")).statusCode).toBe(200);
+    const again = (await presign("runs/run_1/output.json")).json();
+    expect((await upload(again.presignedUrl, "{not json", "application/json")).statusCode).toBe(200);
+  });
+
+  it("takes packets over the 3 MiB body limit of other routes", async () => {
+    const { presignedUrl } = (await presign("trigger%2Fwide%2Fpayload.bin")).json();
+    const wide = await upload(presignedUrl, Buffer.alloc(5 * 1024 * 1024, 0x62), "application/octet-stream");
+    expect(wide.statusCode, wide.body).toBe(200);
   });
 
   it("refuses to trigger with a packet that was never presigned or never uploaded", async () => {

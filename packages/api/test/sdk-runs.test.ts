@@ -110,4 +110,11 @@ describe("@trigger.dev/sdk runs, tasks and batches against svc", () => {
     expect(rows[0].payload).toMatch(/payload\.json$/);
     expect((await runs.retrieve(id)).payload).toEqual({ big });
   });
+
+  it("reads a payload too large to inline through its expiring download URL", async () => {
+    const huge = "y".repeat(600_000);
+    const { id } = await tasks.trigger("big-task", { huge, when: new Date("2025-01-01T00:00:00.000Z") });
+    const run = await runs.retrieve(id);
+    expect(run.payload).toEqual({ huge, when: new Date("2025-01-01T00:00:00.000Z") });
+  });
 });

@@ -134,7 +134,7 @@ describe("POST /api/v1/waitpoints/tokens", () => {
       [{ tags: ["user-\ud83d"] }, /tags/],
       [{ tags: "a\u0000b" }, /tags/],
       [{ tags: 5 }, /tags/],
-      [[1, 2], /Invalid request body/],
+      [[1, 2], /Request body must be a JSON object, got an array/],
     ];
     for (const [body, message] of cases) {
       const res = await createTokenRequest(api, body);

@@ -47,3 +47,12 @@ export class IllegalTransitionError extends SvcError {
     super(`illegal run transition ${from} -> ${to}`);
   }
 }
+
+/**
+ * The database's migrations or function files cannot be brought up to date by this build (an
+ * applied migration whose file changed, two files with one id, a failing statement). Startup
+ * stops: the message says which file and what to do.
+ */
+export class MigrationError extends SvcError {
+  override readonly code = "migration";
+}

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { createPool, migrate } from "@svc/runtime/db";
+import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
 import { parseWorkerConfig } from "./config.ts";
 import { resolveWorkerEnvironment } from "./environment.ts";
@@ -14,13 +14,12 @@ import { createWorker } from "./worker.ts";
 const config = parseWorkerConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-worker" } });
 
-const db = createPool(config.DATABASE_URL, { max: config.DB_POOL_MAX, applicationName: "svc-worker" });
-await migrate(db);
-const boss = await startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10 });
+const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-worker", logger, clock: systemClock, errorMessage: "worker error" });
+const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10, onError: (error) => report(error, "pg-boss") }));
 const dispatcher = new PgBossDispatcher(boss);
 const engine: EngineDeps = { db, clock: systemClock, dispatcher, secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SERVICE_API_URL };
 
-const { environment, secretKey } = await resolveWorkerEnvironment(engine, config.SERVICE_SECRET_KEY, config.SERVICE_PREVIEW_BRANCH);
+const { environment, secretKey } = await untilReachable(() => resolveWorkerEnvironment(engine, config.SERVICE_SECRET_KEY, config.SERVICE_PREVIEW_BRANCH));
 // Task code that calls the API (tasks.trigger, runs.list …) is configured from these, as users expect.
 process.env.SERVICE_SECRET_KEY ??= secretKey;
 process.env.SERVICE_API_URL ??= config.SERVICE_API_URL;
@@ -40,7 +39,7 @@ const worker = createWorker({
   leaseMs: config.WORKER_LEASE_MS,
   createToken: tokenCreator(engine),
   ...workerIntegrations(engine, environment),
-  onError: (error, where) => logger.error({ err: error, where }, "worker error"),
+  onError: report,
 });
 worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));
 worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));

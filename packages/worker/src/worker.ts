@@ -18,6 +18,7 @@ import { acceptOffers, declineOffers, loadOffer, parseOffer } from "./execution/
 import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
+import { retryWrite } from "./execution/retry-write.ts";
 import { ActiveExecutions, executeRun, type Dispatch } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
@@ -80,7 +81,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const taskIds = [...tasks.keys()];
   const env = options.environment;
   // Batched statements over many runs can deadlock with a cancel locking a run tree: run again.
-  const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) => retryOnConflict(() =>
+  const startClaims = new MicroBatcher((items: { runId: string; claimToken: string; jobId: string }[]) => retryWrite(() =>
     claimStarts(options.engine.db, items.map((i) => ({ ...i, workerId: id, workerVersion: options.workerVersion, now: options.engine.clock.now() })), { id, version: options.workerVersion }, options.engine.clock.now())),
     500,
     "microtask",
@@ -89,22 +90,22 @@ export function createWorker(options: WorkerOptions): Worker {
   // Safe: a claim lost in a database crash leaves the run WAITING with its resume due, so it is
   // resumed again; and any later durable commit of the execution (a step, the finish) flushes
   // the WAL up to and including the claim first.
-  const claimPool = createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" } });
-  const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) => retryOnConflict(() =>
+  const claimPool = createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" }, onError: (error) => onError(error, "pool") });
+  const fastResumeClaims = new MicroBatcher((items: { runId: string; claimToken: string }[]) => retryWrite(() =>
     claimFastResumes(claimPool, items, { id, version: options.workerVersion, tasks: taskIds }, options.engine.clock.now(), leaseMs)),
     500,
     "microtask",
   );
   // Offers this worker has no slot for: given back together (a completion can offer many at once).
   const declines = new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
-    await retryOnConflict(() => declineOffers(options.engine.db, env.id, items, options.engine.clock.now()));
+    await retryWrite(() => declineOffers(options.engine.db, env.id, items, options.engine.clock.now()));
     return items.map(() => undefined);
   });
   // Taking an offer is written after the code has started (setImmediate), off the resume's path.
   // Like every statement over many runs, it can deadlock with another one (a completion offering
   // many runs, lease renewals): run again.
-  const offerAcceptances = new MicroBatcher((tokens: string[]) => retryOnConflict(() => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs)));
-  const finishes = new MicroBatcher((items: Finish[]) => retryOnConflict(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
+  const offerAcceptances = new MicroBatcher((tokens: string[]) => retryWrite(() => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs)));
+  const finishes = new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
   const executorDeps = {
     startClaims,
     fastResumeClaims,

@@ -1,5 +1,6 @@
 import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
+import { sendError } from "./errors.ts";
 
 /** Response headers a browser's script may read (the SDK reads the public token minted for a trigger). */
 const EXPOSED_HEADERS = ["x-trigger-jwt", "x-trigger-jwt-claims", "x-should-retry"];
@@ -14,6 +15,12 @@ const NO_CORS = /^\/api\/v1\/waitpoints\/tokens\/[^/]+\/callback\//;
  * token is refused all the same.
  */
 export async function registerCors(app: FastifyInstance): Promise<void> {
+  // Before the plugin's own hook, which answers such a request in plain text: our errors are JSON.
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.method !== "OPTIONS" || NO_CORS.test(request.url)) return;
+    if (request.headers.origin && request.headers["access-control-request-method"]) return;
+    return sendError(reply, 400, "Invalid preflight request: OPTIONS needs the Origin and Access-Control-Request-Method headers");
+  });
   await app.register(cors, {
     delegator: (request, callback) => {
       if (NO_CORS.test(request.url)) return callback(null, { origin: false });

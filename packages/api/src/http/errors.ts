@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
-import { SvcError } from "@svc/runtime/engine";
+import { isDatabaseUnavailable } from "@svc/runtime/db";
+import { LogThrottle, SvcError } from "@svc/runtime/engine";
 
 /** The one table from engine error codes to HTTP statuses. */
 const STATUS_BY_CODE: Record<string, number> = {
@@ -20,14 +21,25 @@ export function formatZodError(error: ZodError): string {
     .join("; ");
 }
 
+/** Seconds a client is asked to wait before trying again while the database is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
 export function sendError(reply: FastifyReply, status: number, message: string, extra: Record<string, unknown> = {}) {
-  // The SDK retries 409 and 5xx unless told not to; our errors are deterministic.
-  if (status === 409 || status >= 500) reply.header("x-should-retry", "false");
+  // The SDK retries 409 and 5xx unless told not to; our errors are deterministic, but for a 503.
+  if (status === 503) reply.header("retry-after", String(UNAVAILABLE_RETRY_AFTER_SECONDS)).header("x-should-retry", "true");
+  else if (status === 409 || status >= 500) reply.header("x-should-retry", "false");
   return reply.status(status).send({ error: message, ...extra });
 }
 
-/** Fastify error handler: every error becomes `{ error }` with a 4xx where the input was at fault. */
-export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+/**
+ * The Fastify error handler: every error becomes `{ error }`, with a 4xx where the input was at
+ * fault and a 503 while the database is unreachable (logged at most once per `throttle` interval).
+ */
+export function createErrorHandler(throttle: LogThrottle) {
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(error, request, reply, throttle);
+}
+
+function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, throttle: LogThrottle) {
   if (error instanceof ZodError) return sendError(reply, 400, formatZodError(error));
   if (error instanceof SvcError) {
     const status = STATUS_BY_CODE[error.code] ?? 400;
@@ -44,6 +56,14 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   const sqlState = (error as { code?: unknown }).code;
   if (typeof sqlState === "string" && /^22[0-9A-Z]{3}$/.test(sqlState)) {
     return sendError(reply, 400, `Invalid input: ${error.message.replace(/\u0000/g, "\\u0000")}`);
+  }
+  // Postgres is down, restarting or out of connections: nothing is wrong with the request, and
+  // the same request may succeed in a moment (whether a write that was cut off committed is
+  // unknown: retry with an idempotency key).
+  if (isDatabaseUnavailable(error)) {
+    const log = throttle.pass("database unavailable");
+    if (log.pass) request.log.warn({ err: { message: error.message, code: sqlState }, suppressed: log.suppressed }, "database unavailable: answering 503");
+    return sendError(reply, 503, "Service unavailable: the database cannot be reached; retry shortly");
   }
   if (typeof fastifyError.statusCode === "number" && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return sendError(reply, fastifyError.statusCode, error.message);

@@ -3,7 +3,9 @@ import { z, type ZodType } from "zod";
 import { authenticate, type AuthRequirement } from "../auth/authenticate.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
+import { JSON_MEDIA_TYPES, mediaTypeOf } from "./body-parsers.ts";
 import { formatZodError, sendError } from "./errors.ts";
+import { limitsOf } from "./limits.ts";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -46,13 +48,18 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
   status?: number;
   /**
    * Error statuses the handler itself produces beyond those the OpenAPI document derives from the
-   * definition (auth → 401/403, params → 404/414, a body → 413/415, every route → 400/405/503).
+   * definition (auth → 401/403, no auth → 429, params → 404/414, a body → 413/415, every route → 400/405/408/503).
    */
   errors?: number[];
   /** Documents a body the handler parses itself (no `body` schema). */
   documentedBody?: DocumentedBody;
   /** Bytes; defaults to the app's limit (3 MiB). */
   bodyLimit?: number;
+  /**
+   * Runs before a byte of the body is read (after the public rate limit): a route whose body is
+   * expensive to read refuses here what it would refuse anyway.
+   */
+  beforeBody?(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   handler(ctx: RouteContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<unknown>;
 }
 
@@ -73,19 +80,35 @@ function parseOr400<T extends ZodType>(reply: FastifyReply, schema: T | undefine
 }
 
 /**
- * The media type a body arrived with when it was not parsed as JSON (the catch-all parsers hand
- * over a Buffer or a string), else null. zod takes a Buffer for an object, so without this check a
- * JSON text sent as a form would read as `{}` and every field in it would be silently dropped.
+ * The media type a body arrived with when it was not parsed as JSON, else null. Decided by the
+ * Content-Type, not by the parsed value: a JSON string body is a string too. zod takes a Buffer
+ * for an object, so without this check a JSON text sent as a form would read as `{}` and every
+ * field in it would be silently dropped.
  */
 export function nonJsonMediaType(request: FastifyRequest): string | null {
-  if (!Buffer.isBuffer(request.body) && typeof request.body !== "string") return null;
-  return String(request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() || "none";
+  if (request.body === undefined) return null;
+  const mediaType = mediaTypeOf(request);
+  return JSON_MEDIA_TYPES.includes(mediaType) ? null : mediaType;
+}
+
+function describeJsonValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** Every route body is a JSON object; the message for any other JSON value, else null. */
+export function notAnObjectError(body: unknown): string | null {
+  if (typeof body === "object" && body !== null && !Array.isArray(body)) return null;
+  return `Request body must be a JSON object, got ${describeJsonValue(body)}`;
 }
 
 /**
  * Declares a route: auth requirement, zod schemas for params/query/body (400 on failure, the same
- * schemas feed /api/openapi.json) and a short handler. Order of checks: auth (401), params, query,
- * body (400, or 415 when it is not JSON), then the handler (404/403/422 from engine errors).
+ * schemas feed /api/openapi.json) and a short handler. Order of checks: for routes without
+ * credentials the public rate limit per client address (429), then `beforeBody`, both before the
+ * body is read; then auth (401), params, query, body (400, or 415 when it is not JSON), then the
+ * handler (404/403/422 from engine errors).
  */
 export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType>(
   app: FastifyInstance,
@@ -93,21 +116,37 @@ export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = Zod
   def: RouteDefinition<P, Q, B>,
 ): void {
   ((app as WithRoutes)[ROUTES] ??= []).push(def);
+  const publicRate = def.auth ? null : limitsOf(app).publicRate;
   app.route({
     method: def.method,
     url: def.url,
     ...(def.bodyLimit ? { bodyLimit: def.bodyLimit } : {}),
+    ...(publicRate || def.beforeBody
+      ? {
+          onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+            const wait = publicRate?.take(request.ip) ?? 0;
+            if (wait > 0) {
+              reply.header("retry-after", String(wait));
+              return sendError(reply, 429, `Too many requests from ${request.ip}: retry in ${wait} s`);
+            }
+            await def.beforeBody?.(request, reply);
+            if (reply.sent) return reply;
+          },
+        }
+      : {}),
     handler: async (request, reply) => {
       const principal = def.auth ? await authenticate(deps, request, def.auth) : (undefined as unknown as Principal);
       const params = parseOr400(reply, def.params, request.params, "Invalid path parameters");
       if (!params.ok) return reply;
       const query = parseOr400(reply, def.query, request.query, "Invalid query");
       if (!query.ok) return reply;
-      if (def.body && (request.body === undefined || request.body === null) && def.method !== "GET") {
+      if (def.body && request.body === undefined && def.method !== "GET") {
         return sendError(reply, 400, "Request body is empty");
       }
       const mediaType = def.body ? nonJsonMediaType(request) : null;
       if (mediaType !== null) return sendError(reply, 415, `Content-Type must be application/json (got ${mediaType})`);
+      const notAnObject = def.body ? notAnObjectError(request.body) : null;
+      if (notAnObject !== null) return sendError(reply, 400, notAnObject);
       const body = parseOr400(reply, def.body, request.body, "Invalid request body");
       if (!body.ok) return reply;
       const result = await def.handler({ request, reply, params: params.value, query: query.value, body: body.value, principal });

@@ -90,7 +90,10 @@ export function buildOpenApiDocument(routes: readonly Route[], serverUrl: string
   const responses = Object.fromEntries(
     Object.entries(ERROR_STATUSES)
       .filter(([status]) => used.has(Number(status)))
-      .map(([, { name, description, headers }]) => [name, { description, ...(headers ? { headers } : {}), content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }]),
+      .map(([, { name, description, headers, noBody }]) => [
+        name,
+        { description, ...(headers ? { headers } : {}), ...(noBody ? {} : { content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }) },
+      ]),
   );
   const tags = [...new Set(routes.flatMap((route) => route.tags ?? []))].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return {

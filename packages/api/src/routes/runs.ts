@@ -20,7 +20,7 @@ import type { AppDeps } from "../deps.ts";
 import { formatZodError, sendError } from "../http/errors.ts";
 import { CursorPageQuery, keysetPage, type Page } from "../http/pagination.ts";
 import { environmentOf } from "../http/principal-guards.ts";
-import { defineRoute, nonJsonMediaType } from "../http/route.ts";
+import { defineRoute, nonJsonMediaType, notAnObjectError } from "../http/route.ts";
 
 /** Default and maximum page sizes of run lists (Trigger.dev's: 25 and 100). */
 export const RUN_LIST_PAGE_SIZE = 25;
@@ -147,7 +147,10 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
       if (mediaType !== null && raw!.toString().trim().length > 0) {
         return sendError(reply, 415, `Content-Type must be application/json (got ${mediaType})`);
       }
-      const overrides = ReplayRunBody.safeParse(mediaType === null ? (raw ?? {}) : {});
+      const given = mediaType === null ? (raw ?? {}) : {};
+      const notAnObject = notAnObjectError(given);
+      if (notAnObject !== null) return sendError(reply, 400, notAnObject);
+      const overrides = ReplayRunBody.safeParse(given);
       if (!overrides.success) throw new ValidationError(`Invalid request body: ${formatZodError(overrides.error)}`);
       const result = await replayRun(deps.engine, env, params.runId, overrides.data);
       return { id: result.id };

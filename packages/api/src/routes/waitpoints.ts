@@ -10,10 +10,10 @@ import {
   getWaitpoint,
   listTokenRows,
   NotFoundError,
+  parseJsonText,
   parseTokenListFilter,
   presentTokenDetail,
   presentTokenItem,
-  ValidationError,
   type Environment,
 } from "@svc/runtime/engine";
 import {
@@ -55,11 +55,7 @@ function callbackOutput(body: unknown): unknown {
   if (typeof body !== "string" && !Buffer.isBuffer(body)) return body;
   const text = body.toString().trim();
   if (text.length === 0) return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ValidationError("Invalid JSON: the callback body must be JSON (or empty)");
-  }
+  return parseJsonText(text, "Callback body (JSON or empty)");
 }
 
 export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
@@ -146,7 +142,7 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
     method: "POST",
     url: "/api/v1/waitpoints/tokens/:id/callback/:hash",
     operation: "wait.completeTokenByCallback",
-    errors: [401, 429],
+    errors: [401],
     documentedBody: { mediaType: "application/json", required: false, description: "Any JSON (with any Content-Type), the token's output; an empty body is `{}`" },
     summary: "Complete a waitpoint token through its callback URL (no auth header; the URL is the credential)",
     tags: ["waitpoints"],

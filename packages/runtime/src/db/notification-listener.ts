@@ -97,7 +97,8 @@ export class NotificationListener {
     this.#onDisconnect();
     discard(old);
     while (!this.#stopped) {
-      const delay = Math.min(5000, 100 * 2 ** this.#attempt++);
+      // At most one try a second while the database is away, so it is heard again within a second of its return.
+      const delay = Math.min(1000, 100 * 2 ** this.#attempt++);
       await new Promise((r) => setTimeout(r, delay));
       try {
         await this.#connect();

@@ -64,19 +64,37 @@ export type PoolClient = pg.PoolClient;
 // Timestamps come back as JS Dates; bigint counts as numbers (our counters stay far below 2^53).
 pg.types.setTypeParser(20, (v) => Number(v));
 
+export interface PoolOptions {
+  max?: number;
+  applicationName?: string;
+  /** Session settings for every connection (e.g. `{ synchronous_commit: "off" }`), sent at connect time. */
+  settings?: Record<string, string>;
+  /** How long to wait for a connection (a new one, or a free one of a full pool) before failing: a host that drops packets must not hold requests for minutes. @default 10000 */
+  connectTimeoutMs?: number;
+  /** Told of every error a connection emits outside a statement (the server went away, the network dropped). */
+  onError?: (error: Error) => void;
+}
+
 /**
- * A connection pool. `settings` are session settings for every connection (e.g.
- * `{ synchronous_commit: "off" }`), sent at connect time.
+ * A connection pool whose connections never crash the process. node-postgres emits `error` on a
+ * client whose connection ends unexpectedly (a Postgres restart), whether it is idle in the pool
+ * or checked out by a transaction; pg-pool only listens while it is idle, and an `error` event
+ * nobody listens to is thrown. Every client therefore gets a listener of its own for its whole
+ * life: the statement in flight fails with the error anyway, and the pool discards the broken
+ * client when it is released.
  */
-export function createPool(connectionString: string, options: { max?: number; applicationName?: string; settings?: Record<string, string> } = {}): pg.Pool {
+export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     idleTimeoutMillis: 0,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     application_name: options.applicationName ?? "svc",
     ...(options.settings ? { options: Object.entries(options.settings).map(([k, v]) => `-c ${k}=${v}`).join(" ") } : {}),
   });
-  // An idle client that errors (server restart, network) must not crash the process.
+  const onError = options.onError ?? (() => {});
+  pool.on("connect", (client) => client.on("error", onError));
+  // An idle client's error reaches the pool too (the client's own listener has reported it).
   pool.on("error", () => {});
   return pool;
 }

@@ -1,6 +1,7 @@
 // Server-side engine shared by the worker and the API. Not for task code.
 export * from "../errors.ts";
 export * from "../clock.ts";
+export * from "../log-throttle.ts";
 export * from "../durations.ts";
 export * from "../ids.ts";
 export * from "./deps.ts";
@@ -44,4 +45,5 @@ export * from "./batches/retrieve-batch.ts";
 export * from "./packets/store.ts";
 export * from "./packets/urls.ts";
 export * from "./micro-batch.ts";
+export * from "./json-text.ts";
 export * from "./runs/trigger-group.ts";

@@ -10,15 +10,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Clones the migrated template into a fresh database for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Clones the migrated template into a fresh database for one test file; with `empty`, a database
+ * with no schema at all (from template0), for tests of the migrator.
+ */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject("adminUrl");
   const template = inject("templateDatabase");
   const name = `svc_t_${randomId(10)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${options.empty ? "template0" : template}`);
   } finally {
     await admin.end();
   }

@@ -1,3 +1,4 @@
+import { retryWrite } from "./retry-write.ts";
 import { canTransition, flushWal, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";
@@ -114,13 +115,13 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
  * waiting parent resumes while the flush runs, and this returns once the ending is durable.
  */
 export async function finishWithWaiters(deps: EngineDeps, item: Finish): Promise<boolean> {
-  const written = await withTransaction(deps.db, async (tx) => {
+  const written = await retryWrite(() => withTransaction(deps.db, async (tx) => {
     const [written] = await finishExecutions(tx, [item], deps.clock.now(), { withWaiters: true });
     if (!written || item.ending.kind === "retry") return written ?? false;
     const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [item.run.id]);
     await notifyWaitersOfRun(deps, tx, rows[0]!);
     return true;
-  }, { asyncCommit: true });
-  await flushWal(deps.db);
+  }, { asyncCommit: true }));
+  await retryWrite(() => flushWal(deps.db));
   return written;
 }

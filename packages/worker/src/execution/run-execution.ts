@@ -16,7 +16,6 @@ import {
   parseTtl,
   recordStep,
   registerWait,
-  retryOnConflict,
   triggerRunInTransaction,
   withTransaction,
   type EngineDeps,
@@ -29,6 +28,7 @@ import {
 import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
 import type { TaskContext } from "@svc/runtime/sdk";
 import type { ClaimedRun } from "./claim.ts";
+import { retryWrite } from "./retry-write.ts";
 
 /**
  * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
@@ -242,7 +242,7 @@ export class DurableExecution implements RunExecution {
   async #markPassed(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
     if (!(await this.#mayWrite())) return false;
     const attemptEpoch = this.#ledger.epoch;
-    const marked = await retryOnConflict(() =>
+    const marked = await retryWrite(() =>
       markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
     );
     if (!marked) {
@@ -274,10 +274,10 @@ export class DurableExecution implements RunExecution {
     // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
     // created in the same transaction as the wait on it, once the claim is known to be ours.
     const registration: WaitRegistration = existingWaitpointId
-      ? await retryOnConflict(() => register(this.#deps.db, existingWaitpointId))
-      : await withTransaction(this.#deps.db, async (tx) =>
+      ? await retryWrite(() => register(this.#deps.db, existingWaitpointId))
+      : await retryWrite(() => withTransaction(this.#deps.db, async (tx) =>
           (await holdClaim(tx, this.#run.id, this.#claimToken)) ? register(tx, await makeWaitpoint(tx)) : ({ kind: "fenced" } as const),
-        );
+        ));
     switch (registration.kind) {
       case "resolved":
         this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt, usedEpoch: this.#ledger.epoch });
@@ -319,7 +319,7 @@ export class DurableExecution implements RunExecution {
       const input = { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind: "step" as const, target: name, outcome, now: this.#deps.clock.now() };
       return (await recordStep(db, input)) ? { value, outcome } : null;
     };
-    const recorded = await retryOnConflict(() => write(record));
+    const recorded = await retryWrite(() => write(record));
     if (!recorded) {
       this.fence();
       return never();

@@ -8,6 +8,8 @@ export interface BossOptions {
   /** Workers supervise (heartbeat expiry, retries); API processes only insert. */
   supervise: boolean;
   max?: number;
+  /** Told of pg-boss's background errors (its maintenance loops, a connection that dropped). */
+  onError?: (error: Error) => void;
 }
 
 /**
@@ -26,7 +28,8 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
     migrate: true,
     useListenNotify: false,
   } as ConstructorParameters<typeof PgBoss>[0]);
-  boss.on("error", () => {});
+  // Without a listener, an `error` event (a lost connection in pg-boss's own pool) is thrown.
+  boss.on("error", options.onError ?? (() => {}));
   boss.on("warning", () => {});
   await boss.start();
   return boss;

@@ -1,5 +1,6 @@
 import { ValidationError } from "../../errors.ts";
 import { BatchItem } from "../../contracts/batches.ts";
+import { parseJsonText } from "../json-text.ts";
 
 /**
  * Parses the NDJSON body of POST /api/v3/batches/{id}/items: one `{index, task, payload?, options?}`
@@ -11,12 +12,7 @@ export function parseBatchItemLines(text: string): BatchItem[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line.length === 0) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw new ValidationError(`line ${i + 1}: not valid JSON`);
-    }
+    const value = parseJsonText(line, `line ${i + 1}`);
     const parsed = BatchItem.safeParse(value);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join(".") + ": " : ""}${issue.message}`).join("; ");

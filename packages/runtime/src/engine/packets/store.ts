@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/queryable.ts";
-import { NotFoundError, ValidationError } from "../../errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors.ts";
 import { randomId } from "../../ids.ts";
 
 /**
@@ -13,8 +13,14 @@ export interface PacketRow {
   content_type: string;
   data: Buffer | null;
   upload_token: string;
+  upload_expires_at: Date;
+  /** When the upload token was used; null until then (each presign clears it). */
+  uploaded_at: Date | null;
   created_at: Date;
 }
+
+/** How long an upload URL accepts its one upload. */
+export const PACKET_UPLOAD_URL_SECONDS = 3600;
 
 export const MAX_PACKET_PATH_LENGTH = 1024;
 
@@ -30,18 +36,21 @@ export function validatePacketPath(raw: string): string {
 }
 
 /**
- * Reserves `path` in the environment and returns a fresh upload token. The token starts with the
- * environment id, so the unauthenticated upload finds its row through the primary key.
- * Presigning the same path again replaces the token (the old upload URL stops working).
+ * Reserves `path` in the environment and returns a fresh upload token, good for one upload within
+ * PACKET_UPLOAD_URL_SECONDS. The token starts with the environment id, so the unauthenticated
+ * upload finds its row through the primary key. Presigning the same path again replaces the token
+ * (the old upload URL stops working); bytes already uploaded stay until the new upload.
  */
-export async function presignPacketUpload(db: Queryable, environmentId: string, path: string): Promise<string> {
+export async function presignPacketUpload(db: Queryable, environmentId: string, path: string, now: Date): Promise<string> {
   const token = `${environmentId}.${randomId(40)}`;
+  const expiresAt = new Date(now.getTime() + PACKET_UPLOAD_URL_SECONDS * 1000);
   const { rows } = await db.query<{ upload_token: string }>(
-    `INSERT INTO packets (environment_id, path, content_type, data, upload_token)
-     VALUES ($1, $2, 'application/octet-stream', NULL, $3)
-     ON CONFLICT (environment_id, path) DO UPDATE SET upload_token = EXCLUDED.upload_token
+    `INSERT INTO packets (environment_id, path, content_type, data, upload_token, upload_expires_at)
+     VALUES ($1, $2, 'application/octet-stream', NULL, $3, $4)
+     ON CONFLICT (environment_id, path) DO UPDATE
+       SET upload_token = EXCLUDED.upload_token, upload_expires_at = EXCLUDED.upload_expires_at, uploaded_at = NULL
      RETURNING upload_token`,
-    [environmentId, path, token],
+    [environmentId, path, token, expiresAt],
   );
   return rows[0]!.upload_token;
 }
@@ -51,18 +60,45 @@ function environmentOfToken(token: string): string | null {
   return dot > 0 ? token.slice(0, dot) : null;
 }
 
-/** Stores the uploaded bytes for an upload token; NotFoundError when the token is unknown. */
-export async function storePacketUpload(db: Queryable, token: string, contentType: string, data: Buffer): Promise<{ environmentId: string; path: string }> {
+/**
+ * Throws unless the upload token may be used now: NotFoundError when unknown, replaced or expired,
+ * ConflictError when already used. Cheap (primary key), so the upload URL checks it before reading
+ * a byte of the body.
+ */
+export async function assertUploadTokenUsable(db: Queryable, token: string, now: Date): Promise<void> {
   const environmentId = environmentOfToken(token);
   const { rows } = environmentId
-    ? await db.query<{ environment_id: string; path: string }>(
-        `UPDATE packets SET data = $3, content_type = $4
-         WHERE environment_id = $1 AND upload_token = $2 RETURNING environment_id, path`,
-        [environmentId, token, data, contentType],
+    ? await db.query<{ expired: boolean; used: boolean }>(
+        `SELECT upload_expires_at <= $3 AS expired, uploaded_at IS NOT NULL AS used
+         FROM packets WHERE environment_id = $1 AND upload_token = $2`,
+        [environmentId, token, now],
       )
     : { rows: [] };
   const row = rows[0];
   if (!row) throw new NotFoundError("Upload URL not found or replaced by a newer one");
+  if (row.used) throw new ConflictError("Upload URL already used: upload URLs are single-use, presign the path again");
+  if (row.expired) throw new NotFoundError(`Upload URL expired (upload URLs are valid for ${PACKET_UPLOAD_URL_SECONDS} s): presign the path again`);
+}
+
+/**
+ * Stores the uploaded bytes for an upload token and uses the token up; the errors of
+ * assertUploadTokenUsable when it may not be used (a concurrent upload with the same URL included).
+ */
+export async function storePacketUpload(db: Queryable, token: string, contentType: string, data: Buffer, now: Date): Promise<{ environmentId: string; path: string }> {
+  const environmentId = environmentOfToken(token);
+  const { rows } = environmentId
+    ? await db.query<{ environment_id: string; path: string }>(
+        `UPDATE packets SET data = $3, content_type = $4, uploaded_at = $5
+         WHERE environment_id = $1 AND upload_token = $2 AND uploaded_at IS NULL AND upload_expires_at > $5
+         RETURNING environment_id, path`,
+        [environmentId, token, data, contentType, now],
+      )
+    : { rows: [] };
+  const row = rows[0];
+  if (!row) {
+    await assertUploadTokenUsable(db, token, now);
+    throw new ConflictError("Upload URL already used: upload URLs are single-use, presign the path again");
+  }
   return { environmentId: row.environment_id, path: row.path };
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/queryable.ts";
 import { ValidationError } from "../../errors.ts";
+import { jsonNestingExceeds, tooDeepError } from "../json-text.ts";
 import { parseSuperjson, stringifySuperjson } from "./superjson-text.ts";
 
 export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
@@ -20,7 +21,8 @@ function storedAsSent(data: string, type: string): Packet {
 
 /**
  * Normalises a trigger's payload into stored text. The published SDK sends super+json as a string;
- * curl users send plain JSON values.
+ * curl users send plain JSON values. Values arrived in a body the parser depth-checked; text
+ * payloads are checked here, as they are parsed, since everything that reads them back walks them.
  */
 export function encodePayload(payload: unknown, type: string): Packet {
   switch (type) {
@@ -32,11 +34,13 @@ export function encodePayload(payload: unknown, type: string): Packet {
         } catch {
           return { data: JSON.stringify(payload), type };
         }
+        if (jsonNestingExceeds(payload)) throw tooDeepError("payload");
         return storedAsSent(payload, type);
       }
       return { data: JSON.stringify(payload), type };
     case "application/super+json":
       if (typeof payload !== "string") return { data: stringifySuperjson(payload), type };
+      if (jsonNestingExceeds(payload)) throw tooDeepError("payload");
       try {
         parseSuperjson(payload);
       } catch {

@@ -34,7 +34,7 @@ export interface RetrievedRun extends RelatedRunObject {
 }
 
 /** Loads and presents one run of the environment; NotFoundError("Run not found") otherwise. */
-export async function retrieveRun(deps: Pick<EngineDeps, "db" | "apiUrl">, environmentId: string, runId: string): Promise<RetrievedRun> {
+export async function retrieveRun(deps: Pick<EngineDeps, "db" | "apiUrl" | "clock">, environmentId: string, runId: string): Promise<RetrievedRun> {
   const run = await getRun(deps.db, runId, environmentId);
   if (!run) throw new NotFoundError("Run not found");
   const result: RetrievedRun = {
@@ -61,14 +61,14 @@ export async function retrieveRun(deps: Pick<EngineDeps, "db" | "apiUrl">, envir
 }
 
 /** Inline JSON value, or a download URL for a large stored packet. */
-async function presentPacket(deps: Pick<EngineDeps, "db" | "apiUrl">, environmentId: string, packet: Packet): Promise<{ value?: unknown; url?: string }> {
+async function presentPacket(deps: Pick<EngineDeps, "db" | "apiUrl" | "clock">, environmentId: string, packet: Packet): Promise<{ value?: unknown; url?: string }> {
   if (packet.data === null) return {};
   if (packet.type === "application/store") {
     const size = await packetSize(deps.db, environmentId, packet.data);
     if (size === null) return {}; // never uploaded: nothing to show
     if (size > INLINE_PACKET_LIMIT) {
       const stored = await getPacket(deps.db, environmentId, packet.data);
-      return stored ? { url: packetDownloadUrl(deps.apiUrl, stored) } : {};
+      return stored ? { url: packetDownloadUrl(deps.apiUrl, stored, deps.clock.now()) } : {};
     }
     return { value: packetAsJson(await loadStoredPacket(deps.db, environmentId, packet)) };
   }

@@ -1,0 +1,46 @@
+import type { FastifyInstance } from "fastify";
+import type { Clock } from "@svc/runtime/engine";
+import { ByteBudget } from "./byte-budget.ts";
+import { AddressRateLimiter, type RateLimit } from "./rate-limit.ts";
+
+/** Limits the API enforces beyond body size; main.ts takes them from the configuration. */
+export interface ApiLimits {
+  /** Per client address, on routes without credentials (callback URLs, packet URLs); null = off. */
+  publicRateLimit: RateLimit | null;
+  /** Bytes of packet uploads held in memory at once, across all uploads. */
+  packetUploadBufferBytes: number;
+  /**
+   * How long a request may take to arrive whole (Node's own default, which Fastify turns off): a
+   * client trickling a body byte by byte cannot hold a connection, or an upload's share of the
+   * packet buffer, for ever.
+   */
+  requestTimeoutMs: number;
+}
+
+/** What tests get unless they ask: no rate limit (it would get in the way of fast test traffic). */
+export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
+
+/** The per-app state behind the limits (per app, not per process: tests run several apps). */
+export interface LimitState {
+  publicRate: AddressRateLimiter | null;
+  packetUploads: ByteBudget;
+}
+
+const LIMITS = Symbol("svc limits");
+type WithLimits = FastifyInstance & { [LIMITS]?: LimitState };
+
+export function installLimits(app: FastifyInstance, limits: ApiLimits, clock: Clock): LimitState {
+  const state: LimitState = {
+    publicRate: limits.publicRateLimit ? new AddressRateLimiter(limits.publicRateLimit, clock) : null,
+    packetUploads: new ByteBudget(limits.packetUploadBufferBytes),
+  };
+  (app as WithLimits)[LIMITS] = state;
+  return state;
+}
+
+/** The limit state of this app (plugin scopes see their parent's). */
+export function limitsOf(app: FastifyInstance): LimitState {
+  const state = (app as WithLimits)[LIMITS];
+  if (!state) throw new Error("limits not installed: createApp installs them before registering routes");
+  return state;
+}

@@ -1,0 +1,475 @@
+-- The net schema of a freshly migrated svc database: generated from its catalog by
+-- `pnpm schema:dump` (packages/runtime/src/db/schema-dump.ts). Do not edit; regenerate and commit it
+-- with every migration or function file change. packages/runtime/test/schema-dump.test.ts fails
+-- when it is out of date. For reading and review diffs only: not a restorable dump.
+
+CREATE TABLE batch_members (
+    batch_id text NOT NULL,
+    batch_index integer NOT NULL,
+    run_id text NOT NULL,
+    CONSTRAINT batch_members_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES batches(id) ON DELETE CASCADE,
+    CONSTRAINT batch_members_pkey PRIMARY KEY (batch_id, batch_index)
+);
+CREATE INDEX batch_members_run ON public.batch_members USING btree (run_id);
+
+CREATE TABLE batches (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    run_count integer NOT NULL,
+    idempotency_key text,
+    idempotency_key_user text,
+    parent_run_id text,
+    resume_parent_on_completion boolean DEFAULT false NOT NULL,
+    sealed_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    one_time_use_token text,
+    CONSTRAINT batches_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT batches_pkey PRIMARY KEY (id)
+);
+CREATE UNIQUE INDEX batches_idempotency ON public.batches USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE UNIQUE INDEX batches_one_time_use_token ON public.batches USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
+
+CREATE TABLE environment_variables (
+    environment_id text NOT NULL,
+    name text NOT NULL,
+    value_encrypted text NOT NULL,
+    is_secret boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT environment_variables_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT environment_variables_pkey PRIMARY KEY (environment_id, name)
+);
+
+CREATE TABLE environments (
+    id text NOT NULL,
+    project_id text NOT NULL,
+    slug text NOT NULL,
+    type text NOT NULL,
+    parent_environment_id text,
+    branch_name text,
+    archived_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT environments_check CHECK (((parent_environment_id IS NULL) = (branch_name IS NULL))),
+    CONSTRAINT environments_parent_environment_id_fkey FOREIGN KEY (parent_environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT environments_pkey PRIMARY KEY (id),
+    CONSTRAINT environments_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
+    CONSTRAINT environments_slug_check CHECK ((slug = ANY (ARRAY['dev'::text, 'staging'::text, 'prod'::text, 'preview'::text]))),
+    CONSTRAINT environments_type_check CHECK ((type = ANY (ARRAY['DEVELOPMENT'::text, 'STAGING'::text, 'PRODUCTION'::text, 'PREVIEW'::text])))
+);
+CREATE UNIQUE INDEX environments_branch ON public.environments USING btree (parent_environment_id, branch_name) WHERE (archived_at IS NULL);
+CREATE UNIQUE INDEX environments_root ON public.environments USING btree (project_id, slug) WHERE (parent_environment_id IS NULL);
+CREATE TRIGGER environments_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.environments FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_credentials_changed();
+
+CREATE TABLE organization_members (
+    organization_id text NOT NULL,
+    user_id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT organization_members_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
+    CONSTRAINT organization_members_pkey PRIMARY KEY (organization_id, user_id),
+    CONSTRAINT organization_members_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+CREATE INDEX organization_members_user ON public.organization_members USING btree (user_id);
+
+CREATE TABLE organizations (
+    id text NOT NULL,
+    slug text NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT organizations_pkey PRIMARY KEY (id),
+    CONSTRAINT organizations_slug_key UNIQUE (slug)
+);
+
+CREATE TABLE packets (
+    environment_id text NOT NULL,
+    path text NOT NULL,
+    content_type text NOT NULL,
+    data bytea,
+    upload_token text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    upload_expires_at timestamp with time zone NOT NULL,
+    uploaded_at timestamp with time zone,
+    CONSTRAINT packets_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT packets_pkey PRIMARY KEY (environment_id, path)
+);
+
+CREATE TABLE personal_access_tokens (
+    id bigint DEFAULT nextval('personal_access_tokens_id_seq'::regclass) NOT NULL,
+    user_id text NOT NULL,
+    name text NOT NULL,
+    token_hash text NOT NULL,
+    token_preview text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT personal_access_tokens_pkey PRIMARY KEY (id),
+    CONSTRAINT personal_access_tokens_token_hash_key UNIQUE (token_hash),
+    CONSTRAINT personal_access_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+CREATE INDEX personal_access_tokens_user ON public.personal_access_tokens USING btree (user_id);
+
+CREATE TABLE project_members (
+    project_id text NOT NULL,
+    user_id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT project_members_pkey PRIMARY KEY (project_id, user_id),
+    CONSTRAINT project_members_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
+    CONSTRAINT project_members_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+CREATE INDEX project_members_user ON public.project_members USING btree (user_id);
+
+CREATE TABLE projects (
+    id text NOT NULL,
+    ref text NOT NULL,
+    organization_id text NOT NULL,
+    name text NOT NULL,
+    slug text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT projects_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
+    CONSTRAINT projects_organization_id_slug_key UNIQUE (organization_id, slug),
+    CONSTRAINT projects_pkey PRIMARY KEY (id),
+    CONSTRAINT projects_ref_key UNIQUE (ref)
+);
+
+CREATE TABLE run_attempts (
+    run_id text NOT NULL,
+    number integer NOT NULL,
+    status text NOT NULL,
+    worker_id text,
+    worker_version text,
+    error jsonb,
+    retry_at timestamp with time zone,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT run_attempts_pkey PRIMARY KEY (run_id, number),
+    CONSTRAINT run_attempts_status_check CHECK ((status = ANY (ARRAY['EXECUTING'::text, 'COMPLETED'::text, 'FAILED'::text, 'CRASHED'::text, 'CANCELED'::text, 'TIMED_OUT'::text])))
+);
+
+CREATE TABLE run_ledger (
+    run_id text NOT NULL,
+    epoch integer NOT NULL,
+    step_key text NOT NULL,
+    kind text NOT NULL,
+    target text,
+    waitpoint_id text,
+    resolved boolean DEFAULT false NOT NULL,
+    outcome jsonb,
+    expires_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    resolved_at timestamp with time zone,
+    used_epoch integer,
+    CONSTRAINT run_ledger_kind_check CHECK ((kind = ANY (ARRAY['token'::text, 'datetime'::text, 'child'::text, 'batch'::text, 'step'::text]))),
+    CONSTRAINT run_ledger_pkey PRIMARY KEY (run_id, epoch, step_key),
+    CONSTRAINT run_ledger_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE,
+    CONSTRAINT run_ledger_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE SET NULL
+);
+CREATE INDEX run_ledger_waiting ON public.run_ledger USING btree (waitpoint_id) WHERE (NOT resolved);
+
+CREATE TABLE runs (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    project_id text NOT NULL,
+    task_identifier text NOT NULL,
+    status text NOT NULL,
+    queue_name text NOT NULL,
+    concurrency_key text,
+    payload text,
+    payload_type text DEFAULT 'application/json'::text NOT NULL,
+    output text,
+    output_type text,
+    error jsonb,
+    idempotency_key text,
+    idempotency_key_user text,
+    idempotency_key_expires_at timestamp with time zone,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    metadata jsonb,
+    max_attempts integer,
+    max_duration_s integer,
+    ttl text,
+    expire_at timestamp with time zone,
+    delay_until timestamp with time zone,
+    available_at timestamp with time zone,
+    attempt_number integer DEFAULT 0 NOT NULL,
+    ledger_epoch integer DEFAULT 0 NOT NULL,
+    claim_token text,
+    job_id text,
+    worker_id text,
+    worker_version text,
+    parent_run_id text,
+    root_run_id text,
+    depth integer DEFAULT 0 NOT NULL,
+    trigger_function text DEFAULT 'trigger'::text NOT NULL,
+    batch_id text,
+    batch_index integer,
+    schedule_id text,
+    is_test boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    expired_at timestamp with time zone,
+    lease_expires_at timestamp with time zone,
+    resume_due_at timestamp with time zone,
+    one_time_use_token text,
+    awaited boolean DEFAULT false NOT NULL,
+    offered_at timestamp with time zone,
+    CONSTRAINT runs_pkey PRIMARY KEY (id),
+    CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
+) WITH (fillfactor=50);
+CREATE INDEX runs_batch ON public.runs USING btree (batch_id, batch_index) WHERE (batch_id IS NOT NULL);
+CREATE INDEX runs_delayed ON public.runs USING btree (delay_until) WHERE (delay_until IS NOT NULL);
+CREATE INDEX runs_expiring ON public.runs USING btree (expire_at) WHERE (expire_at IS NOT NULL);
+CREATE UNIQUE INDEX runs_idempotency ON public.runs USING btree (environment_id, task_identifier, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lease_expires_at IS NOT NULL);
+CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
+CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
+CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
+CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
+CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
+CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
+
+CREATE TABLE schedule_ticks (
+    schedule_id text NOT NULL,
+    tick_at timestamp with time zone NOT NULL,
+    run_id text,
+    fired_at timestamp with time zone NOT NULL,
+    CONSTRAINT schedule_ticks_pkey PRIMARY KEY (schedule_id, tick_at),
+    CONSTRAINT schedule_ticks_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES schedules(id) ON DELETE CASCADE
+);
+
+CREATE TABLE schedules (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    type text NOT NULL,
+    task_identifier text NOT NULL,
+    cron text NOT NULL,
+    timezone text DEFAULT 'UTC'::text NOT NULL,
+    deduplication_key text,
+    external_id text,
+    active boolean DEFAULT true NOT NULL,
+    next_run_at timestamp with time zone NOT NULL,
+    last_tick_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT schedules_check CHECK (((type = 'IMPERATIVE'::text) OR (deduplication_key IS NULL))),
+    CONSTRAINT schedules_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT schedules_pkey PRIMARY KEY (id),
+    CONSTRAINT schedules_type_check CHECK ((type = ANY (ARRAY['IMPERATIVE'::text, 'DECLARATIVE'::text])))
+);
+CREATE UNIQUE INDEX schedules_declarative ON public.schedules USING btree (environment_id, task_identifier) WHERE (type = 'DECLARATIVE'::text);
+CREATE UNIQUE INDEX schedules_deduplication ON public.schedules USING btree (environment_id, deduplication_key) WHERE (deduplication_key IS NOT NULL);
+CREATE INDEX schedules_due ON public.schedules USING btree (next_run_at) WHERE active;
+CREATE INDEX schedules_list ON public.schedules USING btree (environment_id, created_at DESC, id DESC);
+
+CREATE TABLE secret_keys (
+    id bigint DEFAULT nextval('secret_keys_id_seq'::regclass) NOT NULL,
+    environment_id text NOT NULL,
+    key_hash text NOT NULL,
+    key_encrypted text NOT NULL,
+    key_preview text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT secret_keys_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT secret_keys_key_hash_key UNIQUE (key_hash),
+    CONSTRAINT secret_keys_pkey PRIMARY KEY (id)
+);
+CREATE INDEX secret_keys_environment ON public.secret_keys USING btree (environment_id);
+CREATE TRIGGER secret_keys_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.secret_keys FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_credentials_changed();
+
+CREATE TABLE svc_functions (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT svc_functions_pkey PRIMARY KEY (name)
+);
+
+CREATE TABLE svc_migrations (
+    id integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    checksum text,
+    CONSTRAINT svc_migrations_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE users (
+    id text NOT NULL,
+    email text NOT NULL,
+    name text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT users_email_key UNIQUE (email),
+    CONSTRAINT users_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE waitpoints (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    type text NOT NULL,
+    status text NOT NULL,
+    idempotency_key text,
+    idempotency_key_user_provided boolean DEFAULT false NOT NULL,
+    idempotency_key_expires_at timestamp with time zone,
+    inactive_idempotency_key text,
+    timeout_at timestamp with time zone,
+    completed_at timestamp with time zone,
+    output text,
+    output_type text,
+    output_is_error boolean DEFAULT false NOT NULL,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    completed_by_run_id text,
+    completed_by_batch_id text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT waitpoints_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT waitpoints_pkey PRIMARY KEY (id),
+    CONSTRAINT waitpoints_status_check CHECK ((status = ANY (ARRAY['WAITING'::text, 'COMPLETED'::text, 'TIMED_OUT'::text]))),
+    CONSTRAINT waitpoints_type_check CHECK ((type = ANY (ARRAY['MANUAL'::text, 'DATETIME'::text, 'RUN'::text, 'BATCH'::text])))
+);
+CREATE INDEX waitpoints_batch ON public.waitpoints USING btree (completed_by_batch_id) WHERE (completed_by_batch_id IS NOT NULL);
+CREATE INDEX waitpoints_child_run ON public.waitpoints USING btree (completed_by_run_id) WHERE (completed_by_run_id IS NOT NULL);
+CREATE INDEX waitpoints_due ON public.waitpoints USING btree (timeout_at) WHERE ((status = 'WAITING'::text) AND (timeout_at IS NOT NULL));
+CREATE UNIQUE INDEX waitpoints_idempotency ON public.waitpoints USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX waitpoints_list ON public.waitpoints USING btree (environment_id, created_at DESC, id DESC) WHERE (type = 'MANUAL'::text);
+CREATE INDEX waitpoints_tags ON public.waitpoints USING gin (tags) WHERE (tags <> '{}'::text[]);
+
+CREATE TABLE wal_flush_marks (
+    slot integer NOT NULL,
+    flushes bigint DEFAULT 1 NOT NULL,
+    CONSTRAINT wal_flush_marks_pkey PRIMARY KEY (slot)
+);
+
+CREATE TABLE worker_tasks (
+    environment_id text NOT NULL,
+    task_identifier text NOT NULL,
+    queue_name text NOT NULL,
+    concurrency_limit integer,
+    retry jsonb,
+    max_duration_s integer,
+    kind text DEFAULT 'STANDARD'::text NOT NULL,
+    worker_version text NOT NULL,
+    registered_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT worker_tasks_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier)
+);
+
+CREATE TABLE workers (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    tasks text[] NOT NULL,
+    version text NOT NULL,
+    listener_lock bigint NOT NULL,
+    alive_until timestamp with time zone NOT NULL,
+    CONSTRAINT workers_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT workers_pkey PRIMARY KEY (id)
+);
+CREATE INDEX workers_environment ON public.workers USING btree (environment_id);
+
+CREATE SEQUENCE personal_access_tokens_id_seq AS bigint START 1 INCREMENT 1 OWNED BY personal_access_tokens.id;
+
+CREATE SEQUENCE secret_keys_id_seq AS bigint START 1 INCREMENT 1 OWNED BY secret_keys.id;
+
+CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text)
+ RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  w waitpoints;
+  resumed text[];
+  limited_count int;
+BEGIN
+  UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
+         output_type = p_output_type, output_is_error = p_output_is_error
+   WHERE id = p_id AND status = 'WAITING'
+     AND (p_environment_id IS NULL OR environment_id = p_environment_id)
+     AND (p_type IS NULL OR type = p_type)
+  RETURNING * INTO w;
+  IF NOT FOUND THEN
+    SELECT * INTO w FROM waitpoints WHERE id = p_id AND (p_environment_id IS NULL OR environment_id = p_environment_id);
+    RETURN QUERY SELECT false, '{}'::text[], w;
+    RETURN;
+  END IF;
+
+  WITH resolved AS (
+    UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
+    WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
+  waiting AS (
+    SELECT r.id, r.environment_id, r.task_identifier, EXISTS (
+      SELECT 1 FROM worker_tasks wt
+      WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL) AS limited
+    FROM runs r WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
+  chosen AS (
+    -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
+    SELECT waiting.id, pick.id AS worker_id, pick.version
+    FROM waiting CROSS JOIN LATERAL (
+      SELECT wk.id, wk.version FROM workers wk
+      WHERE wk.environment_id = waiting.environment_id AND waiting.task_identifier = ANY (wk.tasks) AND wk.alive_until > p_now
+        -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
+        -- shared, until it ends; harmless.)
+        AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
+      ORDER BY random() LIMIT 1) pick
+    -- A completion that wakes many runs at once (one token many runs wait on) announces them to
+    -- all instead: each worker claims as many as it has slots for, in one statement, where offers
+    -- would each cost a payload here and most would be given back by a worker already full.
+    WHERE NOT waiting.limited AND (SELECT count(*) FROM waiting) <= 16),
+  marked AS (
+    UPDATE runs r SET
+      status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,
+      resume_due_at = CASE WHEN chosen.id IS NOT NULL THEN NULL
+                           WHEN waiting.limited THEN p_now
+                           ELSE p_now + make_interval(secs => p_grace_seconds) END,
+      claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
+      worker_id = coalesce(chosen.worker_id, r.worker_id),
+      worker_version = coalesce(chosen.version, r.worker_version),
+      job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
+      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + interval '5 seconds' END,
+      offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE now() END
+    FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
+    WHERE r.id = waiting.id AND r.status = 'WAITING'
+    RETURNING r.*, waiting.limited, chosen.id IS NOT NULL AS offered),
+  notified AS (
+    -- ≤ 100 run ids per payload: `<environmentId> <waitpointId> <runId>,<runId>,…`
+    SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
+      SELECT id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY id) - 1) / 100 AS chunk
+      FROM marked WHERE NOT limited AND NOT offered) c
+    GROUP BY environment_id, chunk),
+  offers AS (
+    -- What the worker's claim would have returned: the run (as this statement left it) and its
+    -- ledger, whose entries resolved here are only visible as this statement's own output. NOTIFY
+    -- payloads must stay under 8000 bytes: a large payload is not even serialised.
+    SELECT pg_notify('svc_offers_' || o.worker_id,
+      CASE WHEN octet_length(o.offer) <= 7900 THEN o.offer
+           ELSE json_build_object('claimToken', o.claim_token, 'runId', o.id)::text END)
+    FROM (
+      SELECT m.id, m.worker_id, m.claim_token, CASE WHEN coalesce(octet_length(m.payload), 0) <= 7900 THEN json_build_object(
+        'run', json_build_object(
+          'id', m.id, 'environment_id', m.environment_id, 'task_identifier', m.task_identifier, 'queue_name', m.queue_name,
+          'payload', m.payload, 'payload_type', m.payload_type, 'attempt_number', m.attempt_number, 'ledger_epoch', m.ledger_epoch,
+          'max_attempts', m.max_attempts, 'max_duration_s', m.max_duration_s, 'tags', m.tags, 'is_test', m.is_test,
+          'idempotency_key_user', m.idempotency_key_user, 'batch_id', m.batch_id, 'trigger_function', m.trigger_function,
+          'created_at', m.created_at, 'updated_at', m.updated_at, 'claim_token', m.claim_token),
+        'ledger', (SELECT json_agg(x) FROM (
+          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, -1)
+            AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
+          UNION ALL
+          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, -1)) x)
+      )::text END AS offer
+      FROM marked m WHERE m.offered) o)
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited)
+  INTO resumed, limited_count
+  FROM marked
+  WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT count(*) FROM offers) >= 0;
+
+  -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
+  IF limited_count > 0 THEN
+    PERFORM pg_notify(p_timers_channel, 'resume');
+  END IF;
+  RETURN QUERY SELECT true, resumed, w;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_notify_credentials_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('svc_credentials', TG_TABLE_NAME);
+  RETURN NULL;
+END;
+$function$;

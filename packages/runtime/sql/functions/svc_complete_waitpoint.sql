@@ -1,0 +1,127 @@
+-- Completes (or times out) a waitpoint, first writer wins, in one round trip.
+--
+-- Two statements on purpose: the guarded UPDATE of the waitpoint waits behind a waiter that holds
+-- it FOR SHARE while it records its wait; the ledger UPDATE then runs with a fresh snapshot (a
+-- VOLATILE function takes one per statement under READ COMMITTED) and sees the row that waiter
+-- committed. The NOTIFYs are delivered at COMMIT: runs resume if and only if the caller commits.
+--
+-- A run that a live worker of its task can take is offered to that worker (when the completion
+-- wakes at most 16 runs; almost every completion wakes one): claimed for it (EXECUTING, a fresh
+-- claim token, a lease of 5 s that the worker extends when it takes the run) and announced on the
+-- worker's own channel (`svc_offers_<workerId>`) with the run and its ledger, or with only its
+-- claim token when that would not fit in a NOTIFY. Runs no live worker has, and runs of queues
+-- with a concurrencyLimit (they resume through their queue), are marked due (resume_due_at) and
+-- announced on p_resume_channel.
+--
+-- Returns whether this call changed the waitpoint, the runs it resumes, and the waitpoint as it
+-- now is (all NULL when there is no such waitpoint).
+CREATE OR REPLACE FUNCTION svc_complete_waitpoint(
+  p_id text,
+  p_status text,
+  p_now timestamptz,
+  p_output text,
+  p_output_type text,
+  p_output_is_error boolean,
+  p_environment_id text,      -- NULL: any environment
+  p_type text,                -- NULL: any type
+  p_outcome jsonb,            -- what the ledger records for the waiting code
+  p_grace_seconds double precision,
+  p_resume_channel text,
+  p_timers_channel text
+) RETURNS TABLE (changed boolean, resumed_run_ids text[], waitpoint waitpoints)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  w waitpoints;
+  resumed text[];
+  limited_count int;
+BEGIN
+  UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
+         output_type = p_output_type, output_is_error = p_output_is_error
+   WHERE id = p_id AND status = 'WAITING'
+     AND (p_environment_id IS NULL OR environment_id = p_environment_id)
+     AND (p_type IS NULL OR type = p_type)
+  RETURNING * INTO w;
+  IF NOT FOUND THEN
+    SELECT * INTO w FROM waitpoints WHERE id = p_id AND (p_environment_id IS NULL OR environment_id = p_environment_id);
+    RETURN QUERY SELECT false, '{}'::text[], w;
+    RETURN;
+  END IF;
+
+  WITH resolved AS (
+    UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
+    WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
+  waiting AS (
+    SELECT r.id, r.environment_id, r.task_identifier, EXISTS (
+      SELECT 1 FROM worker_tasks wt
+      WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL) AS limited
+    FROM runs r WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
+  chosen AS (
+    -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
+    SELECT waiting.id, pick.id AS worker_id, pick.version
+    FROM waiting CROSS JOIN LATERAL (
+      SELECT wk.id, wk.version FROM workers wk
+      WHERE wk.environment_id = waiting.environment_id AND waiting.task_identifier = ANY (wk.tasks) AND wk.alive_until > p_now
+        -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
+        -- shared, until it ends; harmless.)
+        AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
+      ORDER BY random() LIMIT 1) pick
+    -- A completion that wakes many runs at once (one token many runs wait on) announces them to
+    -- all instead: each worker claims as many as it has slots for, in one statement, where offers
+    -- would each cost a payload here and most would be given back by a worker already full.
+    WHERE NOT waiting.limited AND (SELECT count(*) FROM waiting) <= 16),
+  marked AS (
+    UPDATE runs r SET
+      status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,
+      resume_due_at = CASE WHEN chosen.id IS NOT NULL THEN NULL
+                           WHEN waiting.limited THEN p_now
+                           ELSE p_now + make_interval(secs => p_grace_seconds) END,
+      claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
+      worker_id = coalesce(chosen.worker_id, r.worker_id),
+      worker_version = coalesce(chosen.version, r.worker_version),
+      job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
+      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + interval '5 seconds' END,
+      offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE now() END
+    FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
+    WHERE r.id = waiting.id AND r.status = 'WAITING'
+    RETURNING r.*, waiting.limited, chosen.id IS NOT NULL AS offered),
+  notified AS (
+    -- ≤ 100 run ids per payload: `<environmentId> <waitpointId> <runId>,<runId>,…`
+    SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
+      SELECT id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY id) - 1) / 100 AS chunk
+      FROM marked WHERE NOT limited AND NOT offered) c
+    GROUP BY environment_id, chunk),
+  offers AS (
+    -- What the worker's claim would have returned: the run (as this statement left it) and its
+    -- ledger, whose entries resolved here are only visible as this statement's own output. NOTIFY
+    -- payloads must stay under 8000 bytes: a large payload is not even serialised.
+    SELECT pg_notify('svc_offers_' || o.worker_id,
+      CASE WHEN octet_length(o.offer) <= 7900 THEN o.offer
+           ELSE json_build_object('claimToken', o.claim_token, 'runId', o.id)::text END)
+    FROM (
+      SELECT m.id, m.worker_id, m.claim_token, CASE WHEN coalesce(octet_length(m.payload), 0) <= 7900 THEN json_build_object(
+        'run', json_build_object(
+          'id', m.id, 'environment_id', m.environment_id, 'task_identifier', m.task_identifier, 'queue_name', m.queue_name,
+          'payload', m.payload, 'payload_type', m.payload_type, 'attempt_number', m.attempt_number, 'ledger_epoch', m.ledger_epoch,
+          'max_attempts', m.max_attempts, 'max_duration_s', m.max_duration_s, 'tags', m.tags, 'is_test', m.is_test,
+          'idempotency_key_user', m.idempotency_key_user, 'batch_id', m.batch_id, 'trigger_function', m.trigger_function,
+          'created_at', m.created_at, 'updated_at', m.updated_at, 'claim_token', m.claim_token),
+        'ledger', (SELECT json_agg(x) FROM (
+          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, -1)
+            AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
+          UNION ALL
+          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, -1)) x)
+      )::text END AS offer
+      FROM marked m WHERE m.offered) o)
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited)
+  INTO resumed, limited_count
+  FROM marked
+  WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT count(*) FROM offers) >= 0;
+
+  -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
+  IF limited_count > 0 THEN
+    PERFORM pg_notify(p_timers_channel, 'resume');
+  END IF;
+  RETURN QUERY SELECT true, resumed, w;
+END;
+$$;
