@@ -50,6 +50,20 @@ export class OpenApiChecker {
     return { value: at.split("/").slice(1).reduce((node: Json, part: string) => node[part.replace(/~1/g, "/").replace(/~0/g, "~")], this.#document), at };
   }
 
+  /** A request no route serves (an unknown path): 404, or what comes before routing, with the error body. */
+  checkUnrouted(response: Omit<CheckedResponse, "route">): string[] {
+    const where = `${response.method} (no route) → ${response.status}`;
+    if (![400, 404, 413, 414, 415].includes(response.status)) return [`${where}: not one of 400/404/413/414/415`];
+    const validate = this.#ajv.getSchema("openapi.json#/components/schemas/Error")!;
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body);
+    } catch {
+      return [`${where}: the body is not JSON: ${response.body.slice(0, 200)}`];
+    }
+    return validate(body) ? [] : [`${where}: body does not match the Error schema: ${response.body.slice(0, 200)}`];
+  }
+
   check(response: CheckedResponse): string[] {
     const where = `${response.method} ${response.route} → ${response.status}`;
     const found = this.#operation(response.method, response.route);
@@ -57,9 +71,8 @@ export class OpenApiChecker {
     let documented = found.operation.responses[String(response.status)] as Json | undefined;
     if (found.method !== response.method.toLowerCase()) {
       // A method the path does not have: 405, or what comes before a method is matched (a malformed
-      // URL 400, an overlong segment 414, a body refused by the parsers 413/415), or 404 "No route"
-      // until 405 is answered (hardening issue, 405 point): those against the error schema.
-      if (![400, 404, 405, 413, 414, 415].includes(response.status)) return [`${where}: the path has no ${response.method} operation, yet the answer is not one of 400/404/405/413/414/415`];
+      // URL 400, an overlong segment 414, a body refused by the parsers 413/415).
+      if (![400, 405, 413, 414, 415].includes(response.status)) return [`${where}: the path has no ${response.method} operation, yet the answer is not one of 400/405/413/414/415`];
       // Every error response has the same content (the Error schema); BadRequest has no required headers.
       documented ??= { $ref: "#/components/responses/BadRequest" };
     }

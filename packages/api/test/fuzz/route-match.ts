@@ -27,7 +27,7 @@ function decodedLength(segment: string): number {
   }
 }
 
-function matches(template: string, path: string): boolean {
+function matches(template: string, path: string, maxParamLength: number): boolean {
   const want = template.split("/");
   const got = path.split("/");
   for (let i = 0; i < want.length; i++) {
@@ -36,7 +36,7 @@ function matches(template: string, path: string): boolean {
     const segment = got[i];
     if (segment === undefined) return false;
     if (part.startsWith(":")) {
-      if (segment.length === 0 || decodedLength(segment) > MAX_PARAM_LENGTH) return false;
+      if (segment.length === 0 || decodedLength(segment) > maxParamLength) return false;
     } else if (part !== segment) {
       return false;
     }
@@ -44,10 +44,13 @@ function matches(template: string, path: string): boolean {
   return want.length === got.length;
 }
 
-/** The route template `method url` reaches among `routes`, or undefined (a 404/405/414 before any route). */
-export function routeReached(routes: readonly { method: string; url: string }[], method: string, url: string): string | undefined {
+/**
+ * The route template `method url` reaches among `routes`, or undefined (a 404/405/414 before any
+ * route). The 405 check (another method serves the path) knows no parameter length: pass Infinity.
+ */
+export function routeReached(routes: readonly { method: string; url: string }[], method: string, url: string, maxParamLength = MAX_PARAM_LENGTH): string | undefined {
   const path = withoutDotSegments(url.split("?")[0]!);
   // Parametric routes before wildcards, as the router orders them.
   const ordered = [...routes].sort((a, b) => Number(a.url.endsWith("*")) - Number(b.url.endsWith("*")));
-  return ordered.find((route) => route.method === method && matches(route.url, path))?.url;
+  return ordered.find((route) => route.method === method && matches(route.url, path, maxParamLength))?.url;
 }
