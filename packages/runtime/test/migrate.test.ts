@@ -48,7 +48,9 @@ describe("checksums", () => {
     const recorded = checksumOf(readFileSync(file, "utf8"));
     appendFileSync(file, "\nALTER TABLE workers ADD COLUMN changed_later text;\n");
     const now = checksumOf(readFileSync(file, "utf8"));
-    writeFileSync(join(files.migrationsDir, "0019_pending.sql"), "CREATE TABLE pending_meanwhile (id int);\n");
+    // A migration added since, which must not be applied past the changed one.
+    const next = String((await loadMigrations(files.migrationsDir)).at(-1)!.id + 1).padStart(4, "0");
+    writeFileSync(join(files.migrationsDir, `${next}_pending.sql`), "CREATE TABLE pending_meanwhile (id int);\n");
 
     const error = await migrate(db.pool, files).then(
       () => undefined,
