@@ -31,6 +31,7 @@ it("the served OpenAPI document passes `redocly lint` (recommended rules) with 0
     env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
     maxBuffer: 16 * 1024 * 1024,
   }).catch((error: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: error.stdout ?? "", stderr: error.stderr ?? "", code: error.code }));
+  if (!result.stdout.trim().startsWith("{")) throw new Error(`redocly gave no JSON report (exit ${"code" in result ? result.code : 0}): ${result.stderr.slice(0, 2000)}`);
   const report = JSON.parse(result.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
   const errors = report.problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
   expect(errors).toEqual([]);
