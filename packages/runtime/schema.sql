@@ -91,6 +91,7 @@ CREATE TABLE packets (
     CONSTRAINT packets_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT packets_pkey PRIMARY KEY (environment_id, path)
 );
+CREATE INDEX packets_unuploaded_expiry ON public.packets USING btree (upload_expires_at) WHERE (data IS NULL);
 
 CREATE TABLE personal_access_tokens (
     id bigint DEFAULT nextval('personal_access_tokens_id_seq'::regclass) NOT NULL,

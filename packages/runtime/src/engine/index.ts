@@ -44,6 +44,7 @@ export * from "./batches/trigger-batch.ts";
 export * from "./batches/retrieve-batch.ts";
 export * from "./packets/store.ts";
 export * from "./packets/urls.ts";
+export * from "./packets/expired-uploads.ts";
 export * from "./micro-batch.ts";
 export * from "./json-text.ts";
 export * from "./runs/trigger-group.ts";

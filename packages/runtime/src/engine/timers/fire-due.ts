@@ -4,6 +4,7 @@ import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "../runs/store.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { dueResumes } from "./due-resumes.ts";
+import { expiredUploads } from "../packets/expired-uploads.ts";
 
 /**
  * Time-driven transitions, evaluated against an injected `now` (tests move a fake clock and call
@@ -136,7 +137,7 @@ export const dueWaitpoints: DueWork = {
 
 // Due resumes come after due waitpoints, so a timeout's resume through a limited queue is handed
 // over in the same pass.
-export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints, dueResumes];
+export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints, dueResumes, expiredUploads];
 
 /** Fires everything due at `now` until nothing is left; returns the count per kind. */
 export async function fireAllDue(deps: EngineDeps, now: Date, work: DueWork[] = BUILT_IN_DUE_WORK, limit = 500): Promise<Record<string, number>> {
