@@ -4,6 +4,7 @@ RUN npm install -g pnpm@10.34.9
 WORKDIR /app
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json tsconfig.json ./
 COPY packages/runtime/package.json packages/runtime/
+COPY packages/queue/package.json packages/queue/
 COPY packages/worker/package.json packages/worker/
 COPY packages/api/package.json packages/api/
 COPY examples/hello/package.json examples/hello/

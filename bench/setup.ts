@@ -5,7 +5,7 @@ import { createPool, migrate, withTransaction } from "../packages/runtime/src/db
 import { ensureDefaultProject, getEnvironment, SecretBox, systemClock, type EngineDeps, type Environment, type ProjectCredentials } from "../packages/runtime/src/engine/index.ts";
 import type { Task } from "../packages/runtime/src/sdk/index.ts";
 import { tokenCreator } from "../packages/worker/src/execution/create-token.ts";
-import { PgBossDispatcher, startBoss } from "../packages/worker/src/queue/index.ts";
+import { PgBossDispatcher, startBoss } from "../packages/queue/src/index.ts";
 import { createWorker, type Worker } from "../packages/worker/src/worker.ts";
 import { freePort, startEmbeddedPostgres } from "../scripts/embedded-postgres.ts";
 

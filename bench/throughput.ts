@@ -1,5 +1,5 @@
 import { postJson } from "./http-client.ts";
-import { PgBoss } from "../packages/worker/src/queue/index.ts";
+import { PgBoss } from "../packages/queue/src/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { benchDatabase, benchStack, type BenchDatabase } from "./setup.ts";
 import { settle } from "./settle.ts";

@@ -5,7 +5,7 @@ import type { TestProject } from "vitest/node";
 import pg from "pg";
 import { migrate } from "../packages/runtime/src/db/migrate.ts";
 import { createPool } from "../packages/runtime/src/db/queryable.ts";
-import { installQueueSchema } from "../packages/worker/src/queue/install.ts";
+import { installQueueSchema } from "../packages/queue/src/install.ts";
 import { startEmbeddedPostgres } from "../scripts/embedded-postgres.ts";
 
 /**

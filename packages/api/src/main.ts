@@ -1,7 +1,7 @@
 import pino from "pino";
 import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
+import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { createApp } from "./app.ts";
 import { limitsFromConfig, parseApiConfig } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";

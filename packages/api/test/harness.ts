@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { withTransaction } from "@svc/runtime/db";
 import { ensureDefaultProject, FakeClock, SecretBox, systemClock, type Clock, type EngineDeps, type ProjectCredentials } from "@svc/runtime/engine";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
-import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
+import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { createApp } from "../src/app.ts";
 import type { ApiLimits } from "../src/http/limits.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";

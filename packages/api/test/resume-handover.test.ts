@@ -2,7 +2,7 @@
 // each exactly once, however many loops fire at the same time (time is an injected clock).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, dueResumes, RESUME_GRACE_SECONDS } from "@svc/runtime/engine";
-import { resumeQueueName } from "@svc/worker/queue";
+import { resumeQueueName } from "@svc/queue";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { waitingRunOn } from "./waitpoints-helpers.ts";
 

@@ -2,7 +2,7 @@ import { decodePacket } from "@svc/runtime/engine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool, withTransaction } from "@svc/runtime/db";
 import { dueSchedules, fireSchedule, SecretBox, type EngineDeps, type ScheduleRow } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/worker/queue";
+import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { FakeClock, startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
 import { registerTask, scheduleClient } from "./schedules-helpers.ts";
 

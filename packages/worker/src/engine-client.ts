@@ -1,6 +1,6 @@
 import { createPool } from "@svc/runtime/db";
 import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "./queue/index.ts";
+import { PgBossDispatcher, startBoss } from "@svc/queue";
 
 export interface ConnectEngineOptions {
   /** The Postgres database svc runs on (already migrated by the API or worker). */

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { PgBoss } from "pg-boss";
 import {
   BUILT_IN_DUE_WORK,
   CHANNELS,
@@ -22,10 +21,7 @@ import { retryWrite } from "./execution/retry-write.ts";
 import { ActiveExecutions, executeRun, type Dispatch } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
-import { bossNotifyChannel } from "./queue/boss.ts";
-import { JobConsumer, type ConsumedJob } from "./queue/consumer.ts";
-import { PgBossDispatcher } from "./queue/dispatcher.ts";
-import { resumeQueueName, startQueueName } from "./queue/names.ts";
+import { bossNotifyChannel, JobConsumer, resumeQueueName, startQueueName, type ConsumedJob, type PgBoss, type PgBossDispatcher } from "@svc/queue";
 import { queueOf, registerTasks } from "./tasks/register-tasks.ts";
 import { TimerLoop } from "./timers/timer-loop.ts";
 

@@ -13,10 +13,9 @@ import {
 } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
-import type { PgBoss } from "pg-boss";
 import { tokenCreator } from "../src/execution/create-token.ts";
 import { workerIntegrations } from "../src/integrations.ts";
-import { PgBossDispatcher, startBoss } from "../src/queue/index.ts";
+import { PgBossDispatcher, startBoss, type PgBoss } from "@svc/queue";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
 
 export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";

@@ -3,7 +3,7 @@ import { ensureDefaultProject, SecretBox, systemClock } from "@svc/runtime/engin
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import { OwnPostgres } from "../../../test/own-postgres.ts";
 import { TEST_ENCRYPTION_KEY } from "./harness.ts";
-import { installQueueSchema } from "../src/queue/install.ts";
+import { installQueueSchema } from "@svc/queue";
 import { OUTAGE_FIXTURE, spawnApi, spawnWorker, type ServiceProcess } from "./processes.ts";
 
 /**

@@ -3,7 +3,7 @@
 // that relied on polling would time out.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, triggerRun, withTransaction } from "@svc/runtime/engine";
-import { PgBossDispatcher, resumeQueueName } from "../src/queue/index.ts";
+import { PgBossDispatcher, resumeQueueName } from "@svc/queue";
 import { forToken, task } from "@svc/runtime/sdk";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 

@@ -2,7 +2,7 @@ import type { Queryable } from "../db/queryable.ts";
 
 /**
  * One unit of work for a worker: start (or restart) a run's attempt, or resume a waiting run.
- * The engine only knows this interface; the pg-boss implementation lives in packages/worker/src/queue.
+ * The engine only knows this interface; the pg-boss implementation lives in packages/queue (@svc/queue).
  */
 export interface RunJob {
   kind: "start" | "resume";

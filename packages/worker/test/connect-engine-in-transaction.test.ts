@@ -1,9 +1,11 @@
+// connectEngine is the worker package's client for backends; the tokens and waiting runs it completes are
+// made through the API, so this test borrows the API's test harness (a test-only import, not a dependency).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import { completeToken, NotFoundError } from "@svc/runtime/engine";
-import { connectEngine, type EngineConnection } from "@svc/worker";
-import { startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
-import { createTokenOk, ledgerRow, resumeDue, listenForResumes, tokenRow, waitingRunOn } from "./waitpoints-helpers.ts";
+import { connectEngine, type EngineConnection } from "../src/index.ts";
+import { startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "../../api/test/harness.ts";
+import { createTokenOk, ledgerRow, resumeDue, listenForResumes, tokenRow, waitingRunOn } from "../../api/test/waitpoints-helpers.ts";
 
 let api: TestApi;
 let engine: EngineConnection;

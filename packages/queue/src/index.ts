@@ -1,0 +1,7 @@
+// The one place svc uses pg-boss: API and worker reach it only through this package.
+export { startBoss, bossNotifyChannel, BOSS_SCHEMA, type BossOptions } from "./boss.ts";
+export { PgBossDispatcher, HEARTBEAT_SECONDS } from "./dispatcher.ts";
+export { JobConsumer, type ConsumedJob, type ConsumerOptions, type QueueDb, type QueueSubscription } from "./consumer.ts";
+export { installQueueSchema } from "./install.ts";
+export { startQueueName, resumeQueueName } from "./names.ts";
+export { PgBoss } from "pg-boss"; // the instance type svc passes around; also the raw pg-boss baseline in bench/
