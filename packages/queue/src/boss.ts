@@ -1,5 +1,5 @@
+import { createHash } from "node:crypto";
 import { PgBoss } from "pg-boss";
-import { notifyChannelSql } from "pg-boss/dist/plans.js";
 
 export const BOSS_SCHEMA = "pgboss";
 
@@ -35,8 +35,10 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
   return boss;
 }
 
-/** The channel pg-boss NOTIFYs (payload: queue name) when a job becomes ready on a notify queue. */
-export async function bossNotifyChannel(query: (sql: string) => Promise<{ rows: any[] }>): Promise<string> {
-  const { rows } = await query(`SELECT ${notifyChannelSql(BOSS_SCHEMA)} AS channel`);
-  return rows[0].channel as string;
-}
+/**
+ * The channel pg-boss NOTIFYs (payload: queue name) when a job becomes ready on a notify queue.
+ * pg-boss 12 derives it in SQL as 'pgboss_' || left(encode(sha224(schema), 'hex'), 24) (its
+ * notifyChannelSql, not part of its public API); computed here the same way so svc imports no
+ * pg-boss internals. test/notify-channel.test.ts fails if a pg-boss upgrade changes the derivation.
+ */
+export const BOSS_NOTIFY_CHANNEL = `pgboss_${createHash("sha224").update(BOSS_SCHEMA).digest("hex").slice(0, 24)}`;

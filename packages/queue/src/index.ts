@@ -1,5 +1,5 @@
 // The one place svc uses pg-boss: API and worker reach it only through this package.
-export { startBoss, bossNotifyChannel, BOSS_SCHEMA, type BossOptions } from "./boss.ts";
+export { startBoss, BOSS_NOTIFY_CHANNEL, BOSS_SCHEMA, type BossOptions } from "./boss.ts";
 export { PgBossDispatcher, HEARTBEAT_SECONDS } from "./dispatcher.ts";
 export { JobConsumer, type ConsumedJob, type ConsumerOptions, type QueueDb, type QueueSubscription } from "./consumer.ts";
 export { installQueueSchema } from "./install.ts";

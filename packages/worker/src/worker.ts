@@ -21,7 +21,7 @@ import { retryWrite } from "./execution/retry-write.ts";
 import { ActiveExecutions, executeRun, type Dispatch } from "./execution/execute-run.ts";
 import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
-import { bossNotifyChannel, JobConsumer, resumeQueueName, startQueueName, type ConsumedJob, type PgBoss, type PgBossDispatcher } from "@svc/queue";
+import { BOSS_NOTIFY_CHANNEL, JobConsumer, resumeQueueName, startQueueName, type ConsumedJob, type PgBoss, type PgBossDispatcher } from "@svc/queue";
 import { queueOf, registerTasks } from "./tasks/register-tasks.ts";
 import { TimerLoop } from "./timers/timer-loop.ts";
 
@@ -210,12 +210,11 @@ export function createWorker(options: WorkerOptions): Worker {
     consumer.subscribe({ name: resumeQueue });
     await options.onRegistered?.(options.tasks);
 
-    const bossChannel = await bossNotifyChannel((sql) => options.engine.db.query(sql));
     listener = new NotificationListener({
       url: options.databaseUrl,
-      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, bossChannel, offersChannel(id)],
+      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, BOSS_NOTIFY_CHANNEL, offersChannel(id)],
       onNotification(channel, payload) {
-        if (channel === bossChannel) return consumer.notify(payload);
+        if (channel === BOSS_NOTIFY_CHANNEL) return consumer.notify(payload);
         if (channel === CHANNELS.timers) return timers.wake();
         if (channel === CHANNELS.runCanceled) return active.abortRun(payload, new Error("run canceled"));
         if (channel === offersChannel(id)) return takeOffer(payload);

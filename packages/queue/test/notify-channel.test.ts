@@ -1,0 +1,61 @@
+// Contract with pg-boss: svc computes the channel pg-boss NOTIFYs on (BOSS_NOTIFY_CHANNEL) instead
+// of importing pg-boss internals, so this pins it against a real pg-boss instance. If an upgrade
+// changes how pg-boss names the channel, workers would silently fall back to polling; this fails.
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "@svc/runtime/db";
+import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { BOSS_NOTIFY_CHANNEL, PgBossDispatcher, startBoss, startQueueName, type PgBoss } from "../src/index.ts";
+
+/** Notified after the job's transaction commits: Postgres delivers notifications in commit order. */
+const SENTINEL = "svc_test_sentinel";
+
+let db: TestDatabase;
+let boss: PgBoss;
+let listener: pg.PoolClient;
+const heard: { channel: string; payload: string | undefined }[] = [];
+let sentinelHeard: () => void = () => {};
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  boss = await startBoss({ connectionString: db.url, supervise: false, max: 2 });
+  listener = await db.pool.connect();
+  listener.on("notification", (n) => {
+    if (n.channel === SENTINEL) return sentinelHeard();
+    heard.push({ channel: n.channel, payload: n.payload });
+  });
+  await listener.query(`LISTEN "${BOSS_NOTIFY_CHANNEL}"`);
+  await listener.query(`LISTEN ${SENTINEL}`);
+});
+afterAll(async () => {
+  listener?.release();
+  await boss?.stop({ graceful: false, close: true });
+  await db?.drop();
+});
+
+/** Runs `send`, then a sentinel NOTIFY, and returns what was heard on the other channels in between. */
+async function heardDuring(send: () => Promise<unknown>): Promise<typeof heard> {
+  heard.length = 0;
+  const sentinel = new Promise<void>((resolve) => (sentinelHeard = resolve));
+  await send();
+  await db.pool.query(`NOTIFY ${SENTINEL}`);
+  await sentinel;
+  return [...heard];
+}
+
+describe("the pg-boss notify channel", () => {
+  it("carries the queue name when svc's dispatcher inserts a job on a notify queue in a transaction", async () => {
+    const dispatcher = new PgBossDispatcher(boss);
+    const job = { kind: "start" as const, runId: "run_contract", environmentId: "env_contract", queueName: "task/contract" };
+    const name = startQueueName(job.environmentId, job.queueName);
+    await dispatcher.ensureQueue(name);
+    const heard = await heardDuring(() => withTransaction(db.pool, (tx) => dispatcher.dispatch(tx, [job])));
+    expect(heard).toEqual([{ channel: BOSS_NOTIFY_CHANNEL, payload: name }]);
+  });
+
+  it("carries the queue name when pg-boss's own send puts a job on a notify queue", async () => {
+    await boss.createQueue("contract-send", { notify: true });
+    const heard = await heardDuring(() => boss.send("contract-send", {}));
+    expect(heard).toEqual([{ channel: BOSS_NOTIFY_CHANNEL, payload: "contract-send" }]);
+  });
+});
