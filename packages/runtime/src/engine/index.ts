@@ -1,50 +1,108 @@
 // Server-side engine shared by the worker and the API. Not for task code.
-export * from "../errors.ts";
-export * from "../clock.ts";
-export * from "../log-throttle.ts";
-export * from "../durations.ts";
-export * from "../ids.ts";
-export * from "./deps.ts";
-export * from "./dispatch.ts";
-export * from "./tenancy/index.ts";
-export * from "./runs/statuses.ts";
-export * from "./runs/store.ts";
-export * from "./runs/trigger.ts";
-export * from "./runs/payloads.ts";
+// Exactly what code outside the engine imports (API, worker, queue, runtime tests, bench, scripts);
+// a module's other exports stay internal to the engine.
+
+// Errors, time, ids and parsing helpers
+export {
+  AuthenticationError, ConflictError, IllegalTransitionError, MigrationError, NotFoundError, PermissionError, SvcError, UnprocessableError, ValidationError,
+} from "../errors.ts";
+export { FakeClock, systemClock, type Clock } from "../clock.ts";
+export { newId } from "../ids.ts";
+export { isStorableDate, parseDuration, parseTtl } from "../durations.ts";
+export { LogThrottle } from "../log-throttle.ts";
+export { MAX_JSON_DEPTH, jsonNestingExceeds, parseJsonText, tooDeepError } from "./json-text.ts";
+export { MicroBatcher } from "./micro-batch.ts";
+export { flushWal, prepared, withTransaction, type Pool, type Queryable } from "../db/queryable.ts";
+
+// What the engine needs from its host: dependencies, the job dispatcher (implemented by @svc/queue), NOTIFY channels
+export type { EngineDeps } from "./deps.ts";
+export type { Dispatcher, RunJob } from "./dispatch.ts";
+export { CHANNELS } from "./channels.ts";
+
+// Tenancy: organizations, projects, environments and branches, users, members, credentials
+export { createOrganization, getOrganizationBySlug, slugify, validateSlug } from "./tenancy/organizations.ts";
+export { createProject, ensureDefaultProject, ensureOrganization, type ProjectCredentials } from "./tenancy/projects.ts";
+export {
+  getBranchEnvironment, getEnvironment, getLiveEnvironment, getRootEnvironment, parseEnvironmentSlug, sanitizeBranchName,
+  type Environment, type EnvironmentSlug,
+} from "./tenancy/environments.ts";
+export { archiveBranch, createBranch, listBranches } from "./tenancy/branches.ts";
+export { createUser, getUserByEmail } from "./tenancy/users.ts";
+export {
+  addOrganizationMember, addProjectMember, findProjectByRef, findProjectForUser, getProjectByRef, type ProjectSummary,
+} from "./tenancy/members.ts";
+export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
+export {
+  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
+} from "./tenancy/secret-keys.ts";
+export {
+  createPersonalAccessToken, findUserIdByPersonalAccessToken, listPersonalAccessTokens, revokePersonalAccessToken,
+} from "./tenancy/personal-access-tokens.ts";
+export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, signEnvironmentToken } from "./tenancy/public-tokens.ts";
+
+// Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads
+export { RUN_STATUSES, canTransition, sourcesOf, type RunStatus } from "./runs/statuses.ts";
+export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
+export { triggerRun, triggerRunInTransaction, triggerRunsInTransaction } from "./runs/trigger.ts";
+export { TriggerGroupCommitter } from "./runs/trigger-group.ts";
+export { decodePacket, encodeOutput, loadStoredPacket, type Packet } from "./runs/payloads.ts";
 export { parseSuperjson, stringifySuperjson } from "./runs/superjson-text.ts";
-export * from "./runs/retry-policy.ts";
-export * from "./runs/notify-waiters.ts";
-export * from "./channels.ts";
-export * from "./waitpoints/statuses.ts";
-export * from "./waitpoints/store.ts";
-export * from "./waitpoints/complete-waitpoint.ts";
-export * from "./timers/fire-due.ts";
-export * from "./schedules/index.ts";
-export * from "../ledger/index.ts";
-export * from "./waitpoints/callback-url.ts";
-export * from "./waitpoints/create-token.ts";
-export * from "./waitpoints/complete-token.ts";
-export * from "./waitpoints/list-tokens.ts";
-export * from "./waitpoints/present-token.ts";
-export * from "./envvars/index.ts";
-export { flushWal, isLockConflict, prepared, preparedText, retryOnConflict, withTransaction, type Queryable, type Pool, type PoolClient } from "../db/queryable.ts";
-export * from "./timers/lapsed-leases.ts";
-export * from "./timers/due-resumes.ts";
-export * from "./runs/run-object.ts";
-export * from "./runs/retrieve-run.ts";
-export * from "./runs/list-filters.ts";
-export * from "./runs/list.ts";
-export * from "./runs/cancel.ts";
-export * from "./runs/replay.ts";
-export * from "./batches/store.ts";
-export * from "./batches/create-batch.ts";
-export * from "./batches/batch-items.ts";
-export * from "./batches/ndjson.ts";
-export * from "./batches/trigger-batch.ts";
-export * from "./batches/retrieve-batch.ts";
-export * from "./packets/store.ts";
-export * from "./packets/urls.ts";
-export * from "./packets/expired-uploads.ts";
-export * from "./micro-batch.ts";
-export * from "./json-text.ts";
-export * from "./runs/trigger-group.ts";
+export { decideAfterFailure, maxAttemptsOf } from "./runs/retry-policy.ts";
+export { attachWaiter, childOutcome, completeBatchIfDone, notifyWaitersOfRun } from "./runs/notify-waiters.ts";
+export { INLINE_PACKET_LIMIT, retrieveRun } from "./runs/retrieve-run.ts";
+export { presentRunListItem, type RunListItem } from "./runs/run-object.ts";
+export { resolveRunListFilters } from "./runs/list-filters.ts";
+export { listRuns, type RunListRow } from "./runs/list.ts";
+export { cancelRun } from "./runs/cancel.ts";
+export { replayRun } from "./runs/replay.ts";
+
+// Waitpoints: the state machine's completion, tokens and their callback URLs
+export { getWaitpoint, insertWaitpoint } from "./waitpoints/store.ts";
+export { RESUME_GRACE_SECONDS, completeWaitpoint, parseResumePayload } from "./waitpoints/complete-waitpoint.ts";
+export { callbackHashMatches, callbackUrl } from "./waitpoints/callback-url.ts";
+export { createToken, createTokenInTransaction } from "./waitpoints/create-token.ts";
+export { completeToken } from "./waitpoints/complete-token.ts";
+export { listTokenRows, parseTokenListFilter } from "./waitpoints/list-tokens.ts";
+export { presentTokenDetail, presentTokenItem } from "./waitpoints/present-token.ts";
+
+// The idempotent-wait ledger
+export { KEYED_EPOCH, NondeterminismError, type LedgerEntry, type LedgerKind } from "../ledger/entries.ts";
+export {
+  holdClaim, ledgerEntryFromRow, markKeyedEntryUsed, recordStep, registerWait, type LedgerRow, type WaitRegistration,
+} from "../ledger/ledger-store.ts";
+export { LedgerSession } from "../ledger/replay.ts";
+
+// Timers: time-driven transitions, due resumes, lapsed leases
+export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./timers/fire-due.ts";
+export { LIMITED_QUEUE_SQL, dueResumes } from "./timers/due-resumes.ts";
+export { lapsedLeases } from "./timers/lapsed-leases.ts";
+
+// Schedules
+export { listTimezones } from "./schedules/cron.ts";
+export type { ScheduleRow } from "./schedules/store.ts";
+export {
+  createSchedule, deleteSchedule, getSchedule, listSchedules, setScheduleActivation, updateSchedule,
+} from "./schedules/manage-schedules.ts";
+export { syncDeclarativeSchedules } from "./schedules/sync-declarative.ts";
+export { dueSchedules, fireSchedule } from "./schedules/fire-due-schedules.ts";
+export { presentSchedule } from "./schedules/present.ts";
+
+// Environment variables
+export {
+  createEnvironmentVariable, deleteEnvironmentVariable, listEnvironmentVariables, loadEnvironmentVariables, retrieveEnvironmentVariable,
+  updateEnvironmentVariable, uploadEnvironmentVariables,
+} from "./envvars/variables.ts";
+
+// Batches
+export { createBatch } from "./batches/create-batch.ts";
+export { addBatchItems } from "./batches/batch-items.ts";
+export { parseBatchItemLines } from "./batches/ndjson.ts";
+export { triggerBatch } from "./batches/trigger-batch.ts";
+export { retrieveBatch } from "./batches/retrieve-batch.ts";
+
+// Packets: large payloads and outputs stored beside the run, and their signed URLs
+export {
+  PACKET_UPLOAD_URL_SECONDS, assertUploadTokenUsable, getPacket, presignPacketUpload, storePacketUpload, validatePacketPath,
+} from "./packets/store.ts";
+export { PACKET_DOWNLOAD_URL_SECONDS, packetDownloadUrl, packetForDownloadToken, packetUploadUrl } from "./packets/urls.ts";
+export { expiredUploads } from "./packets/expired-uploads.ts";
