@@ -2,7 +2,7 @@
 // preview branches and public tokens, checked against what the real server recorded.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createBranch } from "@svc/runtime/engine";
-import { ApiClient, AuthenticationError, auth, configure, runs, tasksClient, UnprocessableEntityError } from "../src/index.ts";
+import { ApiClient, AuthenticationError, auth, configure, runs, tasksClient, UnprocessableEntityError } from "@svc/runtime";
 import { clearServiceEnvironment, environmentOfRun, NO_RETRY, startListeningApi, type ListeningApi } from "./client-server.ts";
 
 let api: ListeningApi;

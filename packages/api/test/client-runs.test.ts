@@ -9,7 +9,7 @@ import {
   runs,
   tasksClient,
   UnprocessableEntityError,
-} from "../src/index.ts";
+} from "@svc/runtime";
 import { clearServiceEnvironment, environmentOfRun, NO_RETRY, startListeningApi, type ListeningApi } from "./client-server.ts";
 
 let api: ListeningApi;

@@ -1,6 +1,6 @@
 // Shared set-up for the client tests: the real API on a loopback port, plus a few lookups.
 import type { AddressInfo } from "node:net";
-import { startTestApi, type TestApi } from "../../api/test/harness.ts";
+import { startTestApi, type TestApi } from "./harness.ts";
 
 export interface ListeningApi extends TestApi {
   baseURL: string;

@@ -10,7 +10,7 @@ import {
   schedulesClient,
   UnprocessableEntityError,
   waitClient,
-} from "../src/index.ts";
+} from "@svc/runtime";
 import { clearServiceEnvironment, NO_RETRY, startListeningApi, type ListeningApi } from "./client-server.ts";
 
 let api: ListeningApi;
