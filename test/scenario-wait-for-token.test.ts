@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configure, wait as sdkWait } from "@trigger.dev/sdk";
-import { getEnvironment, triggerRun } from "@svc/runtime/engine";
-import { forToken, task } from "@svc/runtime/sdk";
-import { startTestWorker, type TestEngine, type TestWorker } from "../../worker/test/harness.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
-import { createTokenOk } from "./waitpoints-helpers.ts";
+import { getEnvironment, triggerRun } from "../packages/runtime/src/engine/index.ts";
+import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
+import { startTestWorker, type TestEngine, type TestWorker } from "../packages/worker/test/harness.ts";
+import { startTestApi, type TestApi } from "../packages/api/test/harness.ts";
+import { createTokenOk } from "../packages/api/test/waitpoints-helpers.ts";
 
-// End to end: a real worker runs a task that waits in wait.forToken; the token is completed each
+// End to end across packages (the API and a real worker together, so it lives here, in neither
+// package): a real worker runs a task that waits in wait.forToken; the token is completed each
 // way a user can (published SDK, /complete with the secret key, /complete with the token's public
 // access token, a POST to its callback URL); the run resumes and finishes with the output.
 let api: TestApi;
