@@ -27,7 +27,7 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
     schedule: false,
     migrate: true,
     useListenNotify: false,
-  } as ConstructorParameters<typeof PgBoss>[0]);
+  });
   // Without a listener, an `error` event (a lost connection in pg-boss's own pool) is thrown.
   boss.on("error", options.onError ?? (() => {}));
   boss.on("warning", () => {});
