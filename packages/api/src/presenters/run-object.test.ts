@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { packetAsJson, presentRunError } from "./run-object.ts";
+import { packetAsJson } from "./packet-json.ts";
+import { presentRunError } from "./run-object.ts";
 
 describe("presentRunError", () => {
   it("maps stored user and internal errors to Trigger.dev's SerializedError", () => {
