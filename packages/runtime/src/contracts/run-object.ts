@@ -5,6 +5,15 @@
 import { z } from "zod";
 import { RUN_STATUSES } from "../engine/runs/statuses.ts";
 
+/**
+ * A date-time: the server sends `Date#toISOString()`, the client revives it as a Date, so what is
+ * checked is that it parses as one (zod's iso.datetime would add a long regex to the OpenAPI document).
+ */
+const DateTime = z
+  .string()
+  .refine((text) => !Number.isNaN(Date.parse(text)), "Invalid date-time")
+  .meta({ format: "date-time" });
+
 /** Fields every run object has (list items, related runs and retrieve). */
 export const RunObject = z.object({
   id: z.string(),
@@ -21,12 +30,12 @@ export const RunObject = z.object({
   isFailed: z.boolean(),
   isCancelled: z.boolean(),
   isTest: z.boolean(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  startedAt: z.string().optional(),
-  finishedAt: z.string().optional(),
-  delayedUntil: z.string().optional(),
-  expiredAt: z.string().optional(),
+  createdAt: DateTime,
+  updatedAt: DateTime,
+  startedAt: DateTime.optional(),
+  finishedAt: DateTime.optional(),
+  delayedUntil: DateTime.optional(),
+  expiredAt: DateTime.optional(),
   ttl: z.string().optional(),
   tags: z.array(z.string()),
   costInCents: z.number(),
