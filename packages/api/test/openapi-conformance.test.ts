@@ -197,6 +197,22 @@ describe("every route's responses match the OpenAPI document", () => {
     expect(statuses).toContain(503);
   });
 
+  it("liveness, readiness (up and down), the document itself, and a wrong method on them, answer as documented", async () => {
+    const problems: string[] = [];
+    for (const [app, method, url, expected] of [
+      [api.app, "GET", "/healthz", 200],
+      [api.app, "GET", "/readyz", 200],
+      [down, "GET", "/readyz", 503],
+      [api.app, "GET", "/api/openapi.json", 200],
+      [api.app, "POST", "/healthz", 405],
+    ] as const) {
+      const res = await app.inject({ method, url });
+      if (res.statusCode !== expected) problems.push(`${method} ${url}: ${res.statusCode}, expected ${expected}`);
+      problems.push(...checker.check({ method, route: url, status: res.statusCode, headers: res.headers, body: res.body }));
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("a method a path does not have answers 405 with Allow and the error body", async () => {
     const res = await api.app.inject({ method: "PATCH", url: "/api/v1/runs", headers: sk() });
     expect(res.statusCode).toBe(405);

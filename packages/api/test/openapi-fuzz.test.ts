@@ -111,7 +111,7 @@ function describeRequest(request: FuzzRequest): string {
 
 it(`${RUNS} generated requests over every operation: no 5xx, every answer as documented (seed ${SEED})`, { timeout: 600_000 }, async () => {
   const routes = routesOf(api.app);
-  const routeOf = (method: string, path: string) => routes.find((r) => r.method === method && openApiPath(r.url) === path)!.url;
+  const routeOf = (method: string, path: string) => routes.find((r) => r.method === method && openApiPath(r.url) === path)?.url;
   const operations = operationsOf(context.document, routeOf);
   expect(operations.length).toBe(routes.length);
   const request = fc.oneof(...operations.map((operation) => requestFor(context, operation)));

@@ -185,3 +185,35 @@ describe("responses", () => {
     expect(JSON.parse(recorded[0]!.body)).toEqual({ data: { ok: 1 } });
   });
 });
+
+describe("validating run objects", () => {
+  const at = new Date(0).toISOString();
+  const run = {
+    id: "run_1", status: "COMPLETED", taskIdentifier: "t", isQueued: false, isExecuting: false, isWaiting: false, isCompleted: true,
+    isSuccess: true, isFailed: false, isCancelled: false, isTest: false, createdAt: at, updatedAt: at, tags: [], costInCents: 0,
+    baseCostInCents: 0, durationMs: 0,
+  };
+  const retrieved = { ...run, depth: 0, triggerFunction: "trigger", relatedRuns: {}, attemptCount: 1, attempts: [], output: { a: 1 } };
+
+  it("names the field of a run object that does not match the contract", async () => {
+    const client = new ApiClient({ baseURL, secretKey: "svc_dev_x" });
+    replies.push(json(200, { ...retrieved, status: "SOMETHING_NEW" }));
+    const error = await client.runs.retrieve("run_1").catch((e) => e);
+    expect(error).toBeInstanceOf(ApiResponseError);
+    expect(error.message).toMatch(/^GET \/api\/v3\/runs\/run_1: unexpected response: status: /);
+    replies.push(json(200, { data: [{ ...run, env: { id: "env_1", name: "dev" }, createdAt: null }], pagination: {} }));
+    await expect(client.runs.list()).rejects.toThrow(/data\[0\]\.createdAt: /);
+    replies.push(json(200, { ...retrieved, relatedRuns: { parent: { ...retrieved, startedAt: "yesterday" } } }));
+    await expect(client.runs.retrieve("run_1")).rejects.toThrow(/relatedRuns\.parent\.startedAt: Invalid date-time/);
+  });
+
+  it("accepts and drops fields a newer server adds, and revives dates", async () => {
+    const client = new ApiClient({ baseURL, secretKey: "svc_dev_x" });
+    replies.push(json(200, { ...retrieved, newField: 1, relatedRuns: { children: [{ ...retrieved, newField: 2 }] } }));
+    const got = await client.runs.retrieve("run_1");
+    expect(got).not.toHaveProperty("newField");
+    expect(got.relatedRuns.children![0]).not.toHaveProperty("newField");
+    expect(got.createdAt).toEqual(new Date(0));
+    expect(got.output).toEqual({ a: 1 });
+  });
+});

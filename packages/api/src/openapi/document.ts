@@ -21,6 +21,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   auth: "Public access tokens",
   batches: "Batches of runs",
   envvars: "Environment variables of a project's environments",
+  health: "Liveness, readiness and this document",
   packets: "Large payloads and outputs, stored out of band",
   runs: "Runs: list, retrieve, cancel, replay",
   schedules: "Cron schedules",
@@ -81,12 +82,36 @@ function operationOf(route: Route, defs: Record<string, JsonSchema>) {
   };
 }
 
+const OK_SCHEMA = { type: "object", properties: { ok: { const: true } }, required: ["ok"] };
+
+/**
+ * The routes outside `defineRoute`: liveness, readiness and this document. They take no credential
+ * and no rate limit (a load balancer's health checks must never be refused for their number).
+ */
+function serviceOperations() {
+  const plain = (operationId: string, summary: string, responses: Record<string, unknown>) => ({
+    get: { operationId, summary, tags: ["health"], security: [], responses: { ...responses, "400": errorRef(400), "405": errorRef(405) } },
+  });
+  return {
+    "/healthz": plain("health_live", "Liveness: the process is up", { "200": { description: "OK", content: { "application/json": { schema: OK_SCHEMA } } } }),
+    "/readyz": plain("health_ready", "Readiness: the database is reachable and every migration applied", {
+      "200": { description: "Ready", content: { "application/json": { schema: OK_SCHEMA } } },
+      "503": {
+        description: "Not ready: the database is unreachable or migrations are missing",
+        content: { "application/json": { schema: { type: "object", properties: { ok: { const: false }, error: { type: "string" } }, required: ["ok", "error"] } } },
+      },
+    }),
+    "/api/openapi.json": plain("openapi_document", "This OpenAPI document", { "200": { description: "OK", content: { "application/json": { schema: { type: "object" } } } } }),
+  };
+}
+
 /** Builds the OpenAPI 3.1 document from the same zod schemas the routes validate with. */
 export function buildOpenApiDocument(routes: readonly Route[], serverUrl: string) {
   const defs: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) (paths[openApiPath(route.url)] ??= {})[route.method.toLowerCase()] = operationOf(route, defs);
-  const used = new Set(routes.flatMap(errorStatusesOf));
+  Object.assign(paths, serviceOperations());
+  const used = new Set([...routes.flatMap(errorStatusesOf), 400, 405]);
   const responses = Object.fromEntries(
     Object.entries(ERROR_STATUSES)
       .filter(([status]) => used.has(Number(status)))
@@ -95,7 +120,7 @@ export function buildOpenApiDocument(routes: readonly Route[], serverUrl: string
         { description, ...(headers ? { headers } : {}), ...(noBody ? {} : { content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }) },
       ]),
   );
-  const tags = [...new Set(routes.flatMap((route) => route.tags ?? []))].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
+  const tags = [...new Set([...routes.flatMap((route) => route.tags ?? []), "health"])].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return {
     openapi: "3.1.0",
     info: {

@@ -5,15 +5,20 @@ import {
   getRun,
   listRuns,
   PermissionError,
-  presentRunListItem,
   replayRun,
-  resolveRunListFilters,
   retrieveRun,
-  type RunListItem,
   type RunListRow,
   ValidationError,
 } from "@svc/runtime/engine";
-import { ReplayRunBody, RetrieveRunResponse, RunIdParams, RunIdResponse, RunListFilterQuery, RunListResponse } from "@svc/runtime/contracts";
+import {
+  ReplayRunBody,
+  RetrieveRunResponse,
+  RunIdParams,
+  RunIdResponse,
+  RunListFilterQuery,
+  RunListResponse,
+  type RunListItem,
+} from "@svc/runtime/contracts";
 import { requireScope } from "../auth/scopes.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
@@ -21,6 +26,9 @@ import { formatZodError, sendError } from "../http/errors.ts";
 import { CursorPageQuery, keysetPage, type Page } from "../http/pagination.ts";
 import { environmentOf } from "../http/principal-guards.ts";
 import { defineRoute, nonJsonMediaType, notAnObjectError } from "../http/route.ts";
+import { presentRetrievedRun } from "../presenters/retrieved-run.ts";
+import { presentRunListItem } from "../presenters/run-object.ts";
+import { resolveRunListFilters } from "./run-list-filters.ts";
 
 /** Default and maximum page sizes of run lists (Trigger.dev's: 25 and 100). */
 export const RUN_LIST_PAGE_SIZE = 25;
@@ -95,7 +103,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
     response: RetrieveRunResponse,
     async handler({ principal, params }) {
       const env = environmentOf(principal);
-      const run = await retrieveRun(deps.engine, env.id, params.runId);
+      const run = presentRetrievedRun(await retrieveRun(deps.engine, env.id, params.runId));
       requireScope(principal, [
         `read:runs:${run.id}`,
         `read:tasks:${run.taskIdentifier}`,

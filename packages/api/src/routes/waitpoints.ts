@@ -12,8 +12,6 @@ import {
   NotFoundError,
   parseJsonText,
   parseTokenListFilter,
-  presentTokenDetail,
-  presentTokenItem,
   type Environment,
 } from "@svc/runtime/engine";
 import {
@@ -34,6 +32,7 @@ import { attachPublicToken } from "../http/jwt-headers.ts";
 import { CursorPageQuery, keysetPage } from "../http/pagination.ts";
 import { environmentOf } from "../http/principal-guards.ts";
 import { defineRoute } from "../http/route.ts";
+import { presentTokenDetail, presentTokenItem } from "../presenters/waitpoint-token.ts";
 
 /** A token's public access token may complete it for a day (Trigger.dev's lifetime). */
 const TOKEN_JWT_SECONDS = 24 * 3600;

@@ -36,17 +36,20 @@ export interface FuzzContext {
 }
 
 /** The operations of the served document, with the route templates they were built from. */
-export function operationsOf(document: Json, routeOf: (method: string, path: string) => string): FuzzOperation[] {
+/** The document's operations served by `defineRoute` routes (`routeOf` finds none for /healthz and the like, which are not fuzzed). */
+export function operationsOf(document: Json, routeOf: (method: string, path: string) => string | undefined): FuzzOperation[] {
   const operations: FuzzOperation[] = [];
   for (const [path, item] of Object.entries(document.paths as Json)) {
     const methods = Object.keys(item).map((m) => m.toUpperCase() as Method);
     for (const method of methods) {
       const op = item[method.toLowerCase()];
+      const route = routeOf(method, path);
+      if (!route) continue;
       const content = op.requestBody?.content as Json | undefined;
       const [mediaType] = Object.keys(content ?? {});
       operations.push({
         method,
-        route: routeOf(method, path),
+        route,
         path,
         parameters: op.parameters ?? [],
         ...(mediaType ? { body: { mediaType, schema: content![mediaType].schema } } : {}),

@@ -1,56 +1,34 @@
 // Runs: list (GET /api/v1/runs, or /api/v1/projects/{ref}/runs with a PAT), retrieve, cancel, replay.
 import superjson from "superjson";
-import { absoluteUrl, listParam, segment, timeParam, type HttpTransport } from "./http.ts";
-import { CursorPage, pagePromise, reviveDates, type CursorPagination, type PagePromise } from "./pagination.ts";
-
+import { RUN_DATE_FIELDS, RetrieveRunResponse, RunListResponse, type RelatedRun, type RunListItem, type RunObject } from "../contracts/run-object.ts";
 import { RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
+import { absoluteUrl, listParam, segment, timeParam, type HttpTransport } from "./http.ts";
+import { CursorPage, pagePromise, reviveDates, type PagePromise } from "./pagination.ts";
+import { validateResponse } from "./validate-response.ts";
 
 export { RUN_STATUSES, type RunStatus };
 
+/** A run object (contracts/run-object.ts) with its ISO date strings as Dates. */
+type WithDates<T> = { [K in keyof T]: K extends (typeof RUN_DATE_FIELDS)[number] ? Date : T[K] };
+
 /** Fields of a run in lists and on retrieve. */
-export interface RunSummary {
-  id: string;
-  status: RunStatus;
-  taskIdentifier: string;
-  /** The idempotency key as you gave it. */
-  idempotencyKey?: string;
-  version?: string;
-  isQueued: boolean;
-  isExecuting: boolean;
-  isWaiting: boolean;
-  isCompleted: boolean;
-  isSuccess: boolean;
-  isFailed: boolean;
-  isCancelled: boolean;
-  isTest: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-  startedAt?: Date;
-  finishedAt?: Date;
-  delayedUntil?: Date;
-  expiredAt?: Date;
-  ttl?: string;
-  tags: string[];
-  metadata?: Record<string, unknown>;
-  costInCents: number;
-  baseCostInCents: number;
-  durationMs: number;
+export type RunSummary = WithDates<RunObject> & {
   /** List items only: the environment the run belongs to. */
-  env?: { id: string; name: string; user?: string };
-}
+  env?: RunListItem["env"];
+};
+
+/** A parent, root or child run in `relatedRuns`. */
+export type RelatedRunSummary = WithDates<RelatedRun>;
 
 /** A run with its payload, output or error and lineage (GET /api/v3/runs/{id}). */
-export interface RetrievedRun<TPayload = any, TOutput = any> extends RunSummary {
-  depth: number;
-  triggerFunction: "trigger" | "triggerAndWait" | "batchTrigger" | "batchTriggerAndWait";
-  batchId?: string;
+export type RetrievedRun<TPayload = any, TOutput = any> = Omit<
+  WithDates<RetrieveRunResponse>,
+  "payload" | "output" | "payloadPresignedUrl" | "outputPresignedUrl" | "relatedRuns"
+> & {
   payload?: TPayload;
   output?: TOutput;
-  error?: { message: string; name?: string; stackTrace?: string };
-  schedule?: { id: string; externalId?: string; deduplicationKey?: string; generator: { type: "CRON"; expression: string; description: string } };
-  relatedRuns: { root?: RunSummary; parent?: RunSummary; children?: RunSummary[] };
-  attemptCount: number;
-}
+  relatedRuns: { root?: RelatedRunSummary; parent?: RelatedRunSummary; children?: RelatedRunSummary[] };
+};
 
 export interface ListRunsQuery {
   status?: RunStatus | RunStatus[];
@@ -79,19 +57,8 @@ export interface ListProjectRunsQuery extends ListRunsQuery {
   env?: string | string[];
 }
 
-const RUN_DATES = ["createdAt", "updatedAt", "startedAt", "finishedAt", "delayedUntil", "expiredAt"] as const;
-
-function reviveRun<T extends RunSummary>(run: T): T {
-  const revived = reviveDates(run, RUN_DATES);
-  const related = (revived as Partial<RetrievedRun>).relatedRuns;
-  if (related) {
-    (revived as Partial<RetrievedRun>).relatedRuns = {
-      ...(related.root ? { root: reviveDates(related.root, RUN_DATES) } : {}),
-      ...(related.parent ? { parent: reviveDates(related.parent, RUN_DATES) } : {}),
-      ...(related.children ? { children: related.children.map((c) => reviveDates(c, RUN_DATES)) } : {}),
-    };
-  }
-  return revived;
+function reviveRun<T extends RunObject>(run: T): WithDates<T> {
+  return reviveDates(run, RUN_DATE_FIELDS) as unknown as WithDates<T>;
 }
 
 function runQuery(query: ListProjectRunsQuery): Record<string, string | number | undefined> {
@@ -137,12 +104,9 @@ export class RunsResource {
     const http = this.connect();
     const fetchPage = async (cursor: { after?: string; before?: string }): Promise<CursorPage<RunSummary>> => {
       const { after: _a, before: _b, ...rest } = query;
-      const { data } = await http.request<{ data: RunSummary[]; pagination?: CursorPagination }>({
-        method: "GET",
-        path,
-        query: runQuery({ ...rest, ...cursor }),
-      });
-      return new CursorPage((data.data ?? []).map(reviveRun), data.pagination ?? {}, fetchPage);
+      const response = await http.request<unknown>({ method: "GET", path, query: runQuery({ ...rest, ...cursor }) });
+      const page = validateResponse(RunListResponse, response, `GET ${path}`);
+      return new CursorPage<RunSummary>(page.data.map(reviveRun), page.pagination, fetchPage);
     };
     return pagePromise(fetchPage({ after: query.after, before: query.before }));
   }
@@ -156,15 +120,15 @@ export class RunsResource {
    */
   async retrieve<TPayload = any, TOutput = any>(runId: string): Promise<RetrievedRun<TPayload, TOutput>> {
     const http = this.connect();
-    const { data } = await http.request<RetrievedRun & { payloadPresignedUrl?: string; outputPresignedUrl?: string }>({
-      method: "GET",
-      path: `/api/v3/runs/${segment(runId)}`,
-    });
-    const { payloadPresignedUrl, outputPresignedUrl, ...run } = data;
+    const path = `/api/v3/runs/${segment(runId)}`;
+    const { payloadPresignedUrl, outputPresignedUrl, relatedRuns, ...run } = validateResponse(RetrieveRunResponse, await http.request<unknown>({ method: "GET", path }), `GET ${path}`);
     if (run.payload === undefined && payloadPresignedUrl) run.payload = await fetchPresigned(http, payloadPresignedUrl);
     if (run.output === undefined && outputPresignedUrl) run.output = await fetchPresigned(http, outputPresignedUrl);
-    const withDefaults = { ...run, relatedRuns: run.relatedRuns ?? {}, attemptCount: run.attemptCount ?? 0 };
-    return reviveRun(withDefaults as RetrievedRun<TPayload, TOutput>);
+    const related: RetrievedRun["relatedRuns"] = {};
+    if (relatedRuns.root) related.root = reviveRun(relatedRuns.root);
+    if (relatedRuns.parent) related.parent = reviveRun(relatedRuns.parent);
+    if (relatedRuns.children) related.children = relatedRuns.children.map(reviveRun);
+    return { ...reviveRun(run), relatedRuns: related } as RetrievedRun<TPayload, TOutput>;
   }
 
   /**

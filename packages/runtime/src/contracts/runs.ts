@@ -1,4 +1,3 @@
-import { RUN_STATUSES } from "../engine/runs/statuses.ts";
 import { z } from "zod";
 import { IdempotencyKey, NUL_FREE, storedText } from "./text.ts";
 import { MAX_DURATION_SECONDS } from "./trigger.ts";
@@ -30,69 +29,6 @@ export const RunListFilterQuery = z.object({
 export type RunListFilterQuery = z.infer<typeof RunListFilterQuery>;
 
 export const RunIdParams = z.object({ runId: z.string().min(1).max(256).refine(...NUL_FREE) });
-
-const RunStatusSchema = z.enum(RUN_STATUSES);
-
-/** Fields every run object has (list items and retrieve). Optional fields are omitted, never null. */
-export const RunObject = z.object({
-  id: z.string(),
-  status: RunStatusSchema,
-  taskIdentifier: z.string(),
-  idempotencyKey: z.string().optional(),
-  version: z.string().optional(),
-  isQueued: z.boolean(),
-  isExecuting: z.boolean(),
-  isWaiting: z.boolean(),
-  isCompleted: z.boolean(),
-  isSuccess: z.boolean(),
-  isFailed: z.boolean(),
-  isCancelled: z.boolean(),
-  isTest: z.boolean(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  startedAt: z.string().optional(),
-  finishedAt: z.string().optional(),
-  delayedUntil: z.string().optional(),
-  expiredAt: z.string().optional(),
-  ttl: z.string().optional(),
-  tags: z.array(z.string()),
-  costInCents: z.number(),
-  baseCostInCents: z.number(),
-  durationMs: z.number(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-});
-
-export const RunListItem = RunObject.extend({ env: z.object({ id: z.string(), name: z.string() }) });
-
-export const RunListResponse = z.object({
-  data: z.array(RunListItem),
-  pagination: z.object({ next: z.string().optional(), previous: z.string().optional() }),
-});
-
-const RelatedRun = RunObject.extend({
-  depth: z.number(),
-  triggerFunction: z.string(),
-  batchId: z.string().optional(),
-});
-
-export const RetrieveRunResponse = RelatedRun.extend({
-  payload: z.unknown().optional(),
-  payloadPresignedUrl: z.string().optional(),
-  output: z.unknown().optional(),
-  outputPresignedUrl: z.string().optional(),
-  error: z.object({ message: z.string(), name: z.string().optional(), stackTrace: z.string().optional() }).optional(),
-  schedule: z
-    .object({
-      id: z.string(),
-      externalId: z.string().optional(),
-      deduplicationKey: z.string().optional(),
-      generator: z.object({ type: z.literal("CRON"), expression: z.string(), description: z.string() }),
-    })
-    .optional(),
-  relatedRuns: z.object({ root: RelatedRun.optional(), parent: RelatedRun.optional(), children: z.array(RelatedRun).optional() }),
-  attemptCount: z.number(),
-  attempts: z.array(z.unknown()),
-});
 
 /** Cancel answers the canceled run's id; replay answers the new run's id. */
 export const RunIdResponse = z.object({ id: z.string() });

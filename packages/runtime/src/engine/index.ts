@@ -8,7 +8,7 @@ export {
 } from "../errors.ts";
 export { FakeClock, systemClock, type Clock } from "../clock.ts";
 export { newId } from "../ids.ts";
-export { isStorableDate, parseDuration, parseTtl } from "../durations.ts";
+export { MAX_DURATION_MS, isRealCalendarDate, isStorableDate, parseDuration, parseTtl, storableDate } from "../durations.ts";
 export { LogThrottle } from "../log-throttle.ts";
 export { MAX_JSON_DEPTH, jsonNestingExceeds, parseJsonText, tooDeepError } from "./json-text.ts";
 export { MicroBatcher } from "./micro-batch.ts";
@@ -41,7 +41,7 @@ export {
 export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, signEnvironmentToken } from "./tenancy/public-tokens.ts";
 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads
-export { RUN_STATUSES, canTransition, sourcesOf, type RunStatus } from "./runs/statuses.ts";
+export { RUN_STATUSES, canTransition, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { triggerRun, triggerRunInTransaction, triggerRunsInTransaction } from "./runs/trigger.ts";
 export { TriggerGroupCommitter } from "./runs/trigger-group.ts";
@@ -49,21 +49,18 @@ export { decodePacket, encodeOutput, loadStoredPacket, type Packet } from "./run
 export { parseSuperjson, stringifySuperjson } from "./runs/superjson-text.ts";
 export { decideAfterFailure, maxAttemptsOf } from "./runs/retry-policy.ts";
 export { attachWaiter, childOutcome, completeBatchIfDone, notifyWaitersOfRun } from "./runs/notify-waiters.ts";
-export { INLINE_PACKET_LIMIT, retrieveRun } from "./runs/retrieve-run.ts";
-export { presentRunListItem, type RunListItem } from "./runs/run-object.ts";
-export { resolveRunListFilters } from "./runs/list-filters.ts";
-export { listRuns, type RunListRow } from "./runs/list.ts";
+export { INLINE_PACKET_LIMIT, retrieveRun, type RunDetail, type RunScheduleRef } from "./runs/retrieve-run.ts";
+export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
 
 // Waitpoints: the state machine's completion, tokens and their callback URLs
-export { getWaitpoint, insertWaitpoint } from "./waitpoints/store.ts";
+export { getWaitpoint, insertWaitpoint, type WaitpointRow } from "./waitpoints/store.ts";
 export { RESUME_GRACE_SECONDS, completeWaitpoint, parseResumePayload } from "./waitpoints/complete-waitpoint.ts";
 export { callbackHashMatches, callbackUrl } from "./waitpoints/callback-url.ts";
 export { createToken, createTokenInTransaction } from "./waitpoints/create-token.ts";
 export { completeToken } from "./waitpoints/complete-token.ts";
 export { listTokenRows, parseTokenListFilter } from "./waitpoints/list-tokens.ts";
-export { presentTokenDetail, presentTokenItem } from "./waitpoints/present-token.ts";
 
 // The idempotent-wait ledger
 export { KEYED_EPOCH, NondeterminismError, type LedgerEntry, type LedgerKind } from "../ledger/entries.ts";

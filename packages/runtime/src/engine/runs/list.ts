@@ -1,10 +1,25 @@
 import type { Queryable } from "../../db/queryable.ts";
 import { ValidationError } from "../../errors.ts";
-import type { RunListFilters } from "./list-filters.ts";
+import type { RunStatus } from "./statuses.ts";
 import type { RunRow } from "./store.ts";
 
 /** A run row plus the slug of its environment (list items carry `env: {id, name}`). */
 export type RunListRow = RunRow & { environment_slug: string };
+
+/** Filters the run list query applies; every field is optional and they combine with AND. */
+export interface RunListFilters {
+  statuses?: RunStatus[];
+  taskIdentifiers?: string[];
+  versions?: string[];
+  /** Any-match: a run with at least one of these tags. */
+  tags?: string[];
+  batchIds?: string[];
+  scheduleIds?: string[];
+  queues?: string[];
+  isTest?: boolean;
+  createdFrom?: Date;
+  createdTo?: Date;
+}
 
 /** One page request in (created_at DESC, id DESC) order, as the API's keyset paginator asks for it. */
 export interface RunListPage {

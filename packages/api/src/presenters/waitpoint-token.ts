@@ -1,5 +1,5 @@
-import type { WaitpointTokenDetail, WaitpointTokenItem } from "../../contracts/waitpoints.ts";
-import type { WaitpointRow } from "./store.ts";
+import type { WaitpointTokenDetail, WaitpointTokenItem } from "@svc/runtime/contracts";
+import type { WaitpointRow } from "@svc/runtime/engine";
 
 /**
  * A token as list items show it (spec §2.1). Optional fields are left out rather than null (the

@@ -1,6 +1,4 @@
-import { isRealCalendarDate, MAX_DURATION_MS, parseDuration, storableDate } from "../../durations.ts";
-import { ValidationError } from "../../errors.ts";
-import { RUN_STATUSES, isRunStatus, type RunStatus } from "./statuses.ts";
+import { isRealCalendarDate, isRunStatus, MAX_DURATION_MS, parseDuration, RUN_STATUSES, storableDate, ValidationError, type RunListFilters, type RunStatus } from "@svc/runtime/engine";
 
 /** Without a period or from/to, run lists cover the last 7 days (as Trigger.dev's do). */
 export const DEFAULT_RUN_LIST_WINDOW_MS = 7 * 86_400_000;
@@ -26,21 +24,6 @@ export interface RunListQueryFilters {
   period?: string;
   from?: string;
   to?: string;
-}
-
-/** Filters the run list query applies; every field is optional and they combine with AND. */
-export interface RunListFilters {
-  statuses?: RunStatus[];
-  taskIdentifiers?: string[];
-  versions?: string[];
-  /** Any-match: a run with at least one of these tags. */
-  tags?: string[];
-  batchIds?: string[];
-  scheduleIds?: string[];
-  queues?: string[];
-  isTest?: boolean;
-  createdFrom?: Date;
-  createdTo?: Date;
 }
 
 function parseInstant(value: string, param: string): Date {

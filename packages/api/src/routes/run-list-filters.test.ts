@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../../errors.ts";
-import { DEFAULT_RUN_LIST_WINDOW_MS, resolveRunListFilters } from "./list-filters.ts";
+import { ValidationError } from "@svc/runtime/engine";
+import { DEFAULT_RUN_LIST_WINDOW_MS, resolveRunListFilters } from "./run-list-filters.ts";
 
 const now = new Date("2026-03-10T12:00:00.000Z");
 

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { RetrieveRunResponse } from "@svc/runtime/contracts";
+import type { RunRow } from "@svc/runtime/engine";
+import { presentRetrievedRun } from "./retrieved-run.ts";
+
+const AT = new Date("2026-01-01T00:00:00.000Z");
+
+function row(overrides: Partial<RunRow>): RunRow {
+  return {
+    id: "run_1", environment_id: "env_1", project_id: "proj_1", task_identifier: "t", status: "QUEUED", queue_name: "task/t", concurrency_key: null,
+    payload: null, payload_type: "application/json", output: null, output_type: null, error: null, idempotency_key: null, idempotency_key_user: null,
+    idempotency_key_expires_at: null, tags: [], metadata: null, max_attempts: null, max_duration_s: null, ttl: null, expire_at: null, delay_until: null,
+    available_at: null, attempt_number: 0, ledger_epoch: 0, claim_token: null, lease_expires_at: null, offered_at: null, job_id: null, worker_id: null,
+    worker_version: null, parent_run_id: null, root_run_id: null, depth: 0, trigger_function: "trigger", awaited: false, batch_id: null, batch_index: null,
+    schedule_id: null, is_test: false, created_at: AT, updated_at: AT, started_at: null, finished_at: null, expired_at: null, ...overrides,
+  };
+}
+
+describe("presentRetrievedRun", () => {
+  it("leaves absent fields out (never null) and answers what the contract schema accepts unchanged", () => {
+    const bare = presentRetrievedRun({ run: row({}), children: [], payload: {}, output: {} });
+    expect(Object.values(bare)).not.toContain(null);
+    expect(bare).not.toHaveProperty("startedAt");
+    expect(RetrieveRunResponse.parse(bare)).toEqual(bare);
+
+    const finished = row({ status: "COMPLETED", started_at: AT, finished_at: new Date(AT.getTime() + 1500), batch_id: "batch_1", metadata: { k: 1 } });
+    const full = presentRetrievedRun({
+      run: finished,
+      parent: row({ id: "run_0" }),
+      children: [row({ id: "run_2", depth: 1 })],
+      payload: { inline: { data: '{"a":1}', type: "application/json" } },
+      output: { url: "https://x/packets/p" },
+      schedule: { id: "sched_1", expression: "0 * * * *", description: "hourly" },
+    });
+    expect(full).toMatchObject({ durationMs: 1500, batchId: "batch_1", payload: { a: 1 }, outputPresignedUrl: "https://x/packets/p" });
+    expect(full.schedule).toEqual({ id: "sched_1", generator: { type: "CRON", expression: "0 * * * *", description: "hourly" } });
+    expect(RetrieveRunResponse.parse(full)).toEqual(full);
+  });
+});
