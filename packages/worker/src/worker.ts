@@ -193,7 +193,7 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function start() {
-    await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion);
+    await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion, options.engine.clock.now());
     const queues = new Map<string, number | null>();
     for (const task of options.tasks) {
       // Tasks naming one queue share it: its limit is the strictest any of them declares (as

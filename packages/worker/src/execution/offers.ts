@@ -70,7 +70,7 @@ export async function declineOffers(db: Pool, environmentId: string, offers: { r
   return withTransaction(db, async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
       `UPDATE runs r SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, offered_at = NULL,
-         resume_due_at = $3, updated_at = now()
+         resume_due_at = $3, updated_at = $3
        FROM unnest($1::text[], $2::text[]) AS o(run_id, claim_token)
        WHERE r.id = o.run_id AND r.claim_token = o.claim_token AND r.status = 'EXECUTING'
        RETURNING r.id`,
