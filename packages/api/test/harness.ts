@@ -39,7 +39,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   const secretKeys = new SecretKeyCache();
   await secretKeys.start(db.url);
   const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys };
-  const app = await createApp(deps, { logger: false, ...(options.limits ? { limits: options.limits } : {}) });
+  const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
     app,
