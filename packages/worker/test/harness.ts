@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import type { PgBoss } from "pg-boss";
 import { tokenCreator } from "../src/execution/create-token.ts";
 import { workerIntegrations } from "../src/integrations.ts";
+import { TaskEnv } from "../src/task-env.ts";
 import { PgBossDispatcher, startBoss } from "../src/queue/index.ts";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
 
@@ -84,7 +85,7 @@ export async function startTestWorker(te: TestEngine, tasks: Task[], options: Pa
     concurrency: 8,
     createToken: tokenCreator(engine),
     pollIntervalMs: 200,
-    ...workerIntegrations(engine, te.env),
+    ...workerIntegrations(engine, te.env, new TaskEnv(process.env)),
     ...options,
   });
   await worker.start();
