@@ -70,7 +70,7 @@ export interface TestWorker {
  * main.ts (env vars into process.env, declarative schedules); `options` override any of it.
  */
 export async function startTestWorker(te: TestEngine, tasks: Task[], options: Partial<WorkerOptions> = {}): Promise<TestWorker> {
-  const pool = createPool(te.db.url, { max: 8, applicationName: "svc-test-worker" });
+  const pool = createPool(te.db.url, { max: 8, applicationName: "svc-test-worker", onError: () => {} });
   const boss = await startBoss({ connectionString: te.db.url, supervise: true, max: 6 });
   const dispatcher = new PgBossDispatcher(boss);
   const engine: EngineDeps = { ...te.engine, db: pool, dispatcher };
