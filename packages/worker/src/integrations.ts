@@ -32,11 +32,11 @@ export function workerIntegrations(
       throw new Error(`Could not load the environment variables of ${environment.slug}: ${(error as Error).message}`, { cause: error });
     }
     taskEnv.applyVariables(vars);
-    loadedAt = Date.now();
+    loadedAt = engine.clock.now().getTime();
   }
   return {
     prepareEnvironment: async () => {
-      if (Date.now() - loadedAt < ttlMs) return;
+      if (engine.clock.now().getTime() - loadedAt < ttlMs) return;
       loading ??= refresh().finally(() => (loading = null));
       await loading;
     },
