@@ -57,7 +57,7 @@ export interface BenchStack {
 
 /** Engine deps + default project; optionally an API child process and an in-process worker. */
 export async function benchStack(url: string, options: { tasks?: Task[]; api?: boolean; concurrency?: number; poolMax?: number }): Promise<BenchStack> {
-  const pool = createPool(url, { max: options.poolMax ?? 30, applicationName: "svc-bench" });
+  const pool = createPool(url, { max: options.poolMax ?? 30, applicationName: "svc-bench", onError: (error) => console.error("bench pool:", error.message) });
   await migrate(pool);
   const boss = await startBoss({ connectionString: url, supervise: true, max: 10 });
   const dispatcher = new PgBossDispatcher(boss);

@@ -42,7 +42,7 @@ if (!databaseUrl) {
 // The operator CLI (`pnpm svc …`) finds the database and key here when DATABASE_URL is not set.
 writeFileSync(`${STATE}/runtime.json`, JSON.stringify({ databaseUrl, encryptionKey }, null, 2) + "\n", { mode: 0o600 });
 
-const pool = createPool(databaseUrl, { max: 2 });
+const pool = createPool(databaseUrl, { max: 2, onError: (error) => console.error(`database connection: ${error.message}`) });
 await migrate(pool);
 const project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, new SecretBox(encryptionKey), systemClock.now()));
 await pool.end();

@@ -28,7 +28,7 @@ export default async function setup(project: TestProject) {
   await admin.query(`DROP DATABASE IF EXISTS ${template}`);
   await admin.query(`CREATE DATABASE ${template}`);
   const templateUrl = withDatabase(adminUrl, template);
-  const pool = createPool(templateUrl, { max: 2 });
+  const pool = createPool(templateUrl, { max: 2, onError: () => {} });
   await migrate(pool);
   await pool.end();
   await installQueueSchema(templateUrl);

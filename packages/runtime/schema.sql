@@ -420,7 +420,7 @@ BEGIN
       job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
       lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + interval '5 seconds' END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
-      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE now() END
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
     WHERE r.id = waiting.id AND r.status = 'WAITING'
     RETURNING r.*, waiting.limited, chosen.id IS NOT NULL AS offered),

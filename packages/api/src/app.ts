@@ -31,6 +31,8 @@ export interface AppOptions {
   limits?: Partial<ApiLimits>;
   /** Take the client address from X-Forwarded-For (behind a proxy you trust); default false. */
   trustProxy?: boolean;
+  /** Print unhandled errors (500s) whole on stderr besides logging them (SVC_DEBUG_ERRORS); default false. */
+  printUnhandledErrors?: boolean;
 }
 
 /** Builds the HTTP app from its dependencies; `main.ts` listens, tests use `app.inject`. */
@@ -60,7 +62,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
     },
   });
   installLimits(app, limits, deps.engine.clock);
-  app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock)));
+  app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock), { printUnhandled: options.printUnhandledErrors ?? false }));
   app.setNotFoundHandler(notFoundOrNotAllowed(app));
   registerLingeringClose(app);
   registerBodyParsers(app);

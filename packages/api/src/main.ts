@@ -22,7 +22,7 @@ const engine = {
 const secretKeys = new SecretKeyCache();
 await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
 const deps = { engine, ...credentialVerifiers(engine), secretKeys };
-const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY });
+const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS });
 await app.listen({ port: config.PORT, host: config.HOST });
 logger.info({ port: config.PORT }, "svc api listening");
 

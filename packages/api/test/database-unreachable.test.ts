@@ -14,7 +14,7 @@ let deadPool: Pool;
 
 beforeAll(async () => {
   api = await startTestApi();
-  deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000 });
+  deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000, onError: () => {} });
   const engine = { ...api.engine, db: deadPool };
   down = await createApp({ engine, ...credentialVerifiers(engine) }, { logger: false });
 });

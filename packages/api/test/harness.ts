@@ -37,9 +37,9 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
   const secretKeys = new SecretKeyCache();
-  await secretKeys.start(db.url);
+  await secretKeys.start(db.url, () => {});
   const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys };
-  const app = await createApp(deps, { logger: false, ...(options.limits ? { limits: options.limits } : {}) });
+  const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
     app,

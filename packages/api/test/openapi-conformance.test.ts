@@ -147,7 +147,7 @@ beforeAll(async () => {
   pat = (await createUserWithPat(api, "conformance@example.com", { memberOf: [api.project.projectRef] })).pat;
   fx = makeMatrixFixtures(api, api.project, { task: TASK, marker: "conformance-marker" });
   checker = new OpenApiChecker((await api.app.inject({ method: "GET", url: "/api/openapi.json" })).json());
-  deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000 });
+  deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000, onError: () => {} });
   const engine = { ...api.engine, db: deadPool };
   down = await createApp({ engine, ...credentialVerifiers(engine) }, { logger: false });
 });

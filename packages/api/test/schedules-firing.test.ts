@@ -20,7 +20,7 @@ beforeAll(async () => {
   await registerTask(api, api.project.environments.dev.id, "tick-task");
   otherBoss = await startBoss({ connectionString: api.db.url, supervise: false, max: 3 });
   other = {
-    db: createPool(api.db.url, { max: 5 }),
+    db: createPool(api.db.url, { max: 5, onError: () => {} }),
     clock,
     dispatcher: new PgBossDispatcher(otherBoss),
     secrets: new SecretBox(TEST_ENCRYPTION_KEY),

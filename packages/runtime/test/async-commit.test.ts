@@ -10,7 +10,7 @@ let pool: Pool;
 beforeAll(async () => {
   db = await createTestDatabase();
   // One connection: every statement below runs on the connection the transaction used.
-  pool = createPool(db.url, { max: 1 });
+  pool = createPool(db.url, { max: 1, onError: () => {} });
   await pool.query(`CREATE TABLE notes (body text)`);
 });
 afterAll(async () => {

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { AmbientConfig, asyncLocalScopeStore, findAsyncLocalStorage, globalSwapScopeStore } from "../src/client/auth-scope.ts";
 import { applyLayer, configFromEnvironment, DEFAULT_BASE_URL, resolveConfig } from "../src/client/config.ts";
-import { backoffDelay, decideRetry, DEFAULT_RETRY } from "../src/client/retry.ts";
+import { backoffDelayMs } from "../src/backoff.ts";
+import { decideRetry, DEFAULT_RETRY } from "../src/client/retry.ts";
 import { expirationSeconds, flattenScopes } from "../src/client/public-tokens.ts";
 import { auth } from "../src/client/global.ts";
 import { currentExecution, runInExecution, type RunExecution } from "../src/sdk/run-context.ts";
@@ -149,9 +150,13 @@ describe("retry decisions", () => {
 
   it("backs off exponentially, capped, with jitter between 1x and 2x", () => {
     const policy = { ...DEFAULT_RETRY, randomize: false };
-    expect([1, 2, 3].map((a) => backoffDelay(a, policy))).toEqual([1000, 2000, 4000]);
-    expect(backoffDelay(10, policy)).toBe(30_000);
-    expect(backoffDelay(1, DEFAULT_RETRY, () => 0.5)).toBe(1500);
+    expect([1, 2, 3].map((a) => backoffDelayMs(a, policy, 0))).toEqual([1000, 2000, 4000]);
+    expect(backoffDelayMs(10, policy, 0)).toBe(30_000);
+    expect(backoffDelayMs(1, DEFAULT_RETRY, 0, () => 0.5)).toBe(1500);
+    // A request retry waits at most 30 s by default (a task retry: 60 s).
+    expect(decideRetry(10, { kind: "connectionError" }, { maxAttempts: 20, randomize: false })).toEqual({ retry: true, delayMs: 30_000 });
+    // ∞ × 0 is NaN: the default cap instead of an immediate retry.
+    expect(decideRetry(2, { kind: "connectionError" }, { minTimeoutInMs: Number.POSITIVE_INFINITY, factor: 0, maxTimeoutInMs: Number.POSITIVE_INFINITY })).toEqual({ retry: true, delayMs: 30_000 });
   });
 
   it("waits for retry-after or x-ratelimit-reset on a 429", () => {

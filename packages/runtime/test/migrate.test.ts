@@ -161,7 +161,7 @@ describe("failure and concurrency", () => {
 
   it("lets several processes start at once: each migration and function file is applied exactly once", async () => {
     const db = await emptyDatabase();
-    const pools = Array.from({ length: 4 }, () => createPool(db.url, { max: 1 }));
+    const pools = Array.from({ length: 4 }, () => createPool(db.url, { max: 1, onError: () => {} }));
     cleanups.push(() => Promise.all(pools.map((p) => p.end())).then(() => {}));
     const results = await Promise.all(pools.map((pool) => migrate(pool)));
     const applied = results.flatMap((r) => r.applied).sort();

@@ -46,6 +46,7 @@ describe("NotificationListener", () => {
       onNotification: (_channel, payload) => received.push(payload),
       onDisconnect: () => events.push("disconnected"),
       onReconnect: () => events.push("reconnected"),
+      onError: () => {},
     });
     await listener.start();
     try {
@@ -77,6 +78,7 @@ describe("NotificationListener", () => {
       channels: ["svc_test_channel"],
       onNotification: () => {},
       onReconnect: () => events.push("reconnected"),
+      onError: () => {},
       holdSessionLock: true,
     });
     // Whether another session could take the lock now (false: the listener's connection holds it).
@@ -100,7 +102,7 @@ describe("NotificationListener", () => {
 
   it("closes a connection that came up but could not LISTEN, instead of leaving it open", async () => {
     // LISTEN "" is refused by Postgres (a zero-length identifier) after the connection is up.
-    const listener = new NotificationListener({ url: db.url, channels: ["svc_ok", ""], onNotification: () => {} });
+    const listener = new NotificationListener({ url: db.url, channels: ["svc_ok", ""], onNotification: () => {}, onError: () => {} });
     await expect(listener.start()).rejects.toThrow(/zero-length/);
     expect(listener.connected).toBe(false);
     // The backend exits once the server reads the client's Terminate: poll until it has (5 s at most).

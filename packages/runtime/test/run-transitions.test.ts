@@ -54,13 +54,13 @@ describe("run status transitions on a real row", () => {
   it("performs every allowed transition, with an explicit from and with the default sources", async () => {
     for (const [from, to] of allowed) {
       await force(from);
-      const explicit = await transitionRun(db.pool, runId, to, { from: [from] });
+      const explicit = await transitionRun(db.pool, runId, to, systemClock.now(), { from: [from] });
       expect(explicit.changed, `${from} -> ${to} (explicit)`).toBe(true);
       if (explicit.changed) expect(explicit.run.status).toBe(to);
       expect(await statusNow()).toBe(to);
 
       await force(from);
-      const implicit = await transitionRun(db.pool, runId, to);
+      const implicit = await transitionRun(db.pool, runId, to, systemClock.now());
       expect(implicit.changed, `${from} -> ${to} (default from)`).toBe(true);
       expect(await statusNow()).toBe(to);
     }
@@ -69,9 +69,9 @@ describe("run status transitions on a real row", () => {
   it("refuses every disallowed pair asked for explicitly with IllegalTransitionError, leaving the row alone", async () => {
     for (const [from, to] of refused) {
       await force(from);
-      const attempt = transitionRun(db.pool, runId, to, { from: [from] });
+      const attempt = transitionRun(db.pool, runId, to, systemClock.now(), { from: [from] });
       await expect(attempt, `${from} -> ${to}`).rejects.toBeInstanceOf(IllegalTransitionError);
-      await expect(transitionRun(db.pool, runId, to, { from: [from] })).rejects.toThrow(`illegal run transition ${from} -> ${to}`);
+      await expect(transitionRun(db.pool, runId, to, systemClock.now(), { from: [from] })).rejects.toThrow(`illegal run transition ${from} -> ${to}`);
       expect(await statusNow()).toBe(from);
     }
   });
@@ -79,7 +79,7 @@ describe("run status transitions on a real row", () => {
   it("answers { changed: false } for a disallowed pair when the caller does not name the source", async () => {
     for (const [from, to] of refused) {
       await force(from);
-      const result = await transitionRun(db.pool, runId, to);
+      const result = await transitionRun(db.pool, runId, to, systemClock.now());
       expect(result, `${from} -> ${to}`).toEqual({ changed: false });
       expect(await statusNow()).toBe(from);
     }
@@ -89,7 +89,7 @@ describe("run status transitions on a real row", () => {
     for (const [from, to] of allowed) {
       const other = RUN_STATUSES.find((s) => s !== from)!;
       await force(other);
-      const result = await transitionRun(db.pool, runId, to, { from: [from] });
+      const result = await transitionRun(db.pool, runId, to, systemClock.now(), { from: [from] });
       expect(result, `${from} -> ${to} with the row ${other}`).toEqual({ changed: false });
       expect(await statusNow()).toBe(other);
     }
@@ -97,7 +97,7 @@ describe("run status transitions on a real row", () => {
 
   it("refuses a from list that mixes allowed and disallowed sources before touching the row", async () => {
     await force("QUEUED");
-    await expect(transitionRun(db.pool, runId, "EXECUTING", { from: ["QUEUED", "COMPLETED"] })).rejects.toBeInstanceOf(IllegalTransitionError);
+    await expect(transitionRun(db.pool, runId, "EXECUTING", systemClock.now(), { from: ["QUEUED", "COMPLETED"] })).rejects.toBeInstanceOf(IllegalTransitionError);
     expect(await statusNow()).toBe("QUEUED");
   });
 
@@ -110,10 +110,10 @@ describe("run status transitions on a real row", () => {
   it("applies the extra fence: a transition whose claim token does not match changes nothing", async () => {
     await force("EXECUTING");
     await db.pool.query(`UPDATE runs SET claim_token = 'mine' WHERE id = $1`, [runId]);
-    const stale = await transitionRun(db.pool, runId, "COMPLETED", { from: ["EXECUTING"], extraWhere: { sql: "claim_token = $1", values: ["theirs"] } });
+    const stale = await transitionRun(db.pool, runId, "COMPLETED", systemClock.now(), { from: ["EXECUTING"], extraWhere: { sql: "claim_token = $1", values: ["theirs"] } });
     expect(stale).toEqual({ changed: false });
     expect(await statusNow()).toBe("EXECUTING");
-    const current = await transitionRun(db.pool, runId, "COMPLETED", { from: ["EXECUTING"], extraWhere: { sql: "claim_token = $1", values: ["mine"] } });
+    const current = await transitionRun(db.pool, runId, "COMPLETED", systemClock.now(), { from: ["EXECUTING"], extraWhere: { sql: "claim_token = $1", values: ["mine"] } });
     expect(current.changed).toBe(true);
   });
 });

@@ -21,6 +21,12 @@ export interface ConnectEngineOptions {
    * @default 5
    */
   poolMax?: number;
+  /**
+   * Told of errors outside any call: a pooled connection that broke while idle, a pg-boss
+   * maintenance error. Calls in flight fail with their own errors as usual.
+   * @default writes them to stderr (console.error)
+   */
+  onError?: (error: Error, source: "pool" | "pg-boss") => void;
 }
 
 export interface EngineConnection {
@@ -61,10 +67,11 @@ class MissingSecretBox extends SecretBox {
  * await engine.close();
  */
 export async function connectEngine(options: ConnectEngineOptions): Promise<EngineConnection> {
-  const db = createPool(options.databaseUrl, { max: options.poolMax ?? 5, applicationName: "svc-engine-client" });
+  const onError = options.onError ?? ((error, source) => console.error(`svc engine client (${source}):`, error));
+  const db = createPool(options.databaseUrl, { max: options.poolMax ?? 5, applicationName: "svc-engine-client", onError: (error) => onError(error, "pool") });
   try {
     // Only inserts jobs (inside the caller's transaction); workers do the supervising.
-    const boss = await startBoss({ connectionString: options.databaseUrl, supervise: false, max: 2 });
+    const boss = await startBoss({ connectionString: options.databaseUrl, supervise: false, max: 2, onError: (error) => onError(error, "pg-boss") });
     const deps: EngineDeps = {
       db,
       clock: systemClock,

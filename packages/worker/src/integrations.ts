@@ -1,4 +1,5 @@
 import { dueSchedules, loadEnvironmentVariables, syncDeclarativeSchedules, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import type { TaskEnv } from "./task-env.ts";
 import type { WorkerOptions } from "./worker.ts";
 
 /** How long loaded env vars are reused before the next run re-reads them. */
@@ -10,17 +11,18 @@ export interface IntegrationOptions {
 }
 
 /**
- * What the worker takes from other engine modules: the environment's variables in process.env
- * (refreshed before runs, so a change applies to the next run) and declarative schedules.
+ * What the worker takes from other engine modules: the environment's variables for task code
+ * (`taskEnv`: process.env; refreshed before runs, so a change applies to the next run) and
+ * declarative schedules.
  */
 export function workerIntegrations(
   engine: EngineDeps,
   environment: Environment,
+  taskEnv: TaskEnv,
   options: IntegrationOptions = {},
 ): Pick<WorkerOptions, "prepareEnvironment" | "onRegistered" | "dueWork"> {
   const ttlMs = options.envVarsTtlMs ?? ENV_VARS_TTL_MS;
   let loadedAt = 0;
-  let applied = new Set<string>();
   let loading: Promise<void> | null = null;
   async function refresh() {
     let vars: Record<string, string>;
@@ -29,15 +31,12 @@ export function workerIntegrations(
     } catch (error) {
       throw new Error(`Could not load the environment variables of ${environment.slug}: ${(error as Error).message}`, { cause: error });
     }
-    // One worker serves one environment, so process.env is that environment's for every run.
-    for (const name of applied) if (!(name in vars)) delete process.env[name];
-    for (const [name, value] of Object.entries(vars)) process.env[name] = value;
-    applied = new Set(Object.keys(vars));
-    loadedAt = Date.now();
+    taskEnv.applyVariables(vars);
+    loadedAt = engine.clock.now().getTime();
   }
   return {
     prepareEnvironment: async () => {
-      if (Date.now() - loadedAt < ttlMs) return;
+      if (engine.clock.now().getTime() - loadedAt < ttlMs) return;
       loading ??= refresh().finally(() => (loading = null));
       await loading;
     },

@@ -8,6 +8,7 @@ import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { installShutdown } from "./shutdown.ts";
 import { loadTasks } from "./tasks/load-tasks.ts";
 import { workerIntegrations } from "./integrations.ts";
+import { TaskEnv } from "./task-env.ts";
 import { createWorker } from "./worker.ts";
 
 const config = parseWorkerConfig(process.env);
@@ -19,10 +20,10 @@ const dispatcher = new PgBossDispatcher(boss);
 const engine: EngineDeps = { db, clock: systemClock, dispatcher, secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SERVICE_API_URL };
 
 const { environment, secretKey } = await untilReachable(() => resolveWorkerEnvironment(engine, config.SERVICE_SECRET_KEY, config.SERVICE_PREVIEW_BRANCH));
-// Task code that calls the API (tasks.trigger, runs.list …) is configured from these, as users expect.
-process.env.SERVICE_SECRET_KEY ??= secretKey;
-process.env.SERVICE_API_URL ??= config.SERVICE_API_URL;
-if (environment.branchName) process.env.SERVICE_PREVIEW_BRANCH ??= environment.branchName;
+// Task code reads its environment's variables from process.env, and its API client (tasks.trigger,
+// runs.list …) is configured from SERVICE_*, as users expect.
+const taskEnv = new TaskEnv(process.env);
+taskEnv.setDefaults({ SERVICE_SECRET_KEY: secretKey, SERVICE_API_URL: config.SERVICE_API_URL, SERVICE_PREVIEW_BRANCH: environment.branchName });
 
 const loaded = await loadTasks(config.SVC_CONFIG);
 const workerVersion = config.WORKER_VERSION ?? loaded.version;
@@ -37,7 +38,7 @@ const worker = createWorker({
   concurrency: config.WORKER_CONCURRENCY,
   leaseMs: config.WORKER_LEASE_MS,
   createToken: tokenCreator(engine),
-  ...workerIntegrations(engine, environment),
+  ...workerIntegrations(engine, environment, taskEnv),
   onError: report,
 });
 worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));

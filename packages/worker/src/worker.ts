@@ -13,7 +13,7 @@ import type { Task } from "@svc/runtime/sdk";
 import { claimFastResumes, claimStarts, renewLeases } from "./execution/claim.ts";
 import { finishExecutions, type Finish } from "./execution/finish.ts";
 import { abortLostExecutions } from "./execution/lost-executions.ts";
-import { acceptOffers, declineOffers, loadOffer, parseOffer } from "./execution/offers.ts";
+import { acceptOffers, declineOffers, loadOffer, parseOffer, type Offer } from "./execution/offers.ts";
 import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
@@ -169,8 +169,13 @@ export function createWorker(options: WorkerOptions): Worker {
    * back at once (no free slot, stopping) so that another worker or pg-boss takes it.
    */
   function takeOffer(payload: string) {
-    const offer = parseOffer(payload);
-    if (!offer) return;
+    let offer: Offer;
+    try {
+      offer = parseOffer(payload);
+    } catch (error) {
+      onError(error, "offer");
+      return;
+    }
     const [runId, claimToken] = "claim" in offer ? [offer.claim.run.id, offer.claim.run.claim_token!] : [offer.runId, offer.claimToken];
     if (stopping || consumer.freeSlots() <= 0) {
       declines.add({ runId, claimToken }).catch((error) => onError(error, "offer"));
@@ -189,7 +194,7 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function start() {
-    await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion);
+    await registerTasks(options.engine.db, env.id, options.tasks, options.workerVersion, options.engine.clock.now());
     const queues = new Map<string, number | null>();
     for (const task of options.tasks) {
       // Tasks naming one queue share it: its limit is the strictest any of them declares (as

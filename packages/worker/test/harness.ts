@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { tokenCreator } from "../src/execution/create-token.ts";
 import { workerIntegrations } from "../src/integrations.ts";
 import { PgBossDispatcher, startBoss, type PgBoss } from "@svc/queue";
+import { TaskEnv } from "../src/task-env.ts";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
 
 export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";
@@ -68,7 +69,7 @@ export interface TestWorker {
  * main.ts (env vars into process.env, declarative schedules); `options` override any of it.
  */
 export async function startTestWorker(te: TestEngine, tasks: Task[], options: Partial<WorkerOptions> = {}): Promise<TestWorker> {
-  const pool = createPool(te.db.url, { max: 8, applicationName: "svc-test-worker" });
+  const pool = createPool(te.db.url, { max: 8, applicationName: "svc-test-worker", onError: () => {} });
   const boss = await startBoss({ connectionString: te.db.url, supervise: true, max: 6 });
   const dispatcher = new PgBossDispatcher(boss);
   const engine: EngineDeps = { ...te.engine, db: pool, dispatcher };
@@ -83,7 +84,7 @@ export async function startTestWorker(te: TestEngine, tasks: Task[], options: Pa
     concurrency: 8,
     createToken: tokenCreator(engine),
     pollIntervalMs: 200,
-    ...workerIntegrations(engine, te.env),
+    ...workerIntegrations(engine, te.env, new TaskEnv(process.env)),
     ...options,
   });
   await worker.start();

@@ -27,7 +27,7 @@ export interface OwnCluster {
 
 export async function startOwnCluster(options: { workers: number; workerEnv?: Record<string, string> }): Promise<OwnCluster> {
   const pg = await OwnPostgres.create();
-  const pool = createPool(pg.url, { max: 2 });
+  const pool = createPool(pg.url, { max: 2, onError: () => {} });
   await migrate(pool);
   const project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, new SecretBox(TEST_ENCRYPTION_KEY), systemClock.now()));
   await pool.end();

@@ -221,7 +221,7 @@ describe("choosing a worker", () => {
     await first.stop();
     // A worker that is live to the registry but takes nothing (a stalled process): its row names
     // a lock that a connection listening to nothing holds.
-    const stalled = createPool(te.db.url, { max: 1 });
+    const stalled = createPool(te.db.url, { max: 1, onError: () => {} });
     const client = await stalled.connect();
     await client.query(`SELECT pg_advisory_lock(4242)`);
     await client.query(

@@ -205,7 +205,7 @@ describe("durable waits", () => {
     const tokenId = await newToken();
     const { id } = await triggerRun(te.engine, te.env, "approval", { tokenId, key: "c1" });
     await tw.worker.events.next("runSuspended", (e) => e.runId === id);
-    await transitionRun(te.db.pool, id, "CANCELED", { from: ["WAITING"] });
+    await transitionRun(te.db.pool, id, "CANCELED", te.engine.clock.now(), { from: ["WAITING"] });
     const result = await complete(tokenId, { approved: true });
     expect(result.changed).toBe(true);
     expect((await getRunRow(te, id)).status).toBe("CANCELED");

@@ -30,7 +30,8 @@ export class SecretKeyCache {
   }
 
   /** Starts listening for credential changes; until then (and whenever the connection is down) nothing is cached. */
-  async start(databaseUrl: string, onError: (error: unknown) => void = () => {}): Promise<void> {
+  /** `onError`: told of connection errors of the LISTEN connection (it reconnects by itself). */
+  async start(databaseUrl: string, onError: (error: unknown) => void): Promise<void> {
     this.#listener = new NotificationListener({
       url: databaseUrl,
       channels: [CHANNELS.credentials],

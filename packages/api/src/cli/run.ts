@@ -95,7 +95,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
     if (error instanceof ConfigError) return fail(EXIT.failed, error.message);
     throw error;
   }
-  const pool = createPool(config.databaseUrl, { max: 2, applicationName: "svc-cli" });
+  const pool = createPool(config.databaseUrl, { max: 2, applicationName: "svc-cli", onError: (error) => io.stderr(`database connection: ${error.message}`) });
   try {
     await migrate(pool);
     const box = new SecretBox(config.encryptionKey);

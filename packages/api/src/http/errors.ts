@@ -35,11 +35,12 @@ export function sendError(reply: FastifyReply, status: number, message: string, 
  * The Fastify error handler: every error becomes `{ error }`, with a 4xx where the input was at
  * fault and a 503 while the database is unreachable (logged at most once per `throttle` interval).
  */
-export function createErrorHandler(throttle: LogThrottle) {
-  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(error, request, reply, throttle);
+export function createErrorHandler(throttle: LogThrottle, options: { printUnhandled?: boolean } = {}) {
+  const printUnhandled = options.printUnhandled ?? false;
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(error, request, reply, throttle, printUnhandled);
 }
 
-function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, throttle: LogThrottle) {
+function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, throttle: LogThrottle, printUnhandled: boolean) {
   if (error instanceof ZodError) return sendError(reply, 400, formatZodError(error));
   if (error instanceof SvcError) {
     const status = STATUS_BY_CODE[error.code] ?? 400;
@@ -69,6 +70,7 @@ function handleError(error: FastifyError | Error, request: FastifyRequest, reply
     return sendError(reply, fastifyError.statusCode, error.message);
   }
   request.log.error({ err: error }, "unhandled error");
-  if (process.env.SVC_DEBUG_ERRORS) console.error(error);
+  // Also on stderr, whole, when asked (SVC_DEBUG_ERRORS): the app's logger may be off, as in tests.
+  if (printUnhandled) console.error(error);
   return sendError(reply, 500, "Internal Server Error");
 }

@@ -1,6 +1,8 @@
 // Whether and when to retry a request: a pure decision, so it is tested with plain values.
+import { backoffDelayMs } from "../backoff.ts";
 import type { RetryOptions } from "./config.ts";
 
+/** Request retries: a caller waits through them, so the cap is lower than a task's (60 s). */
 export const DEFAULT_RETRY: Required<RetryOptions> = {
   maxAttempts: 3,
   minTimeoutInMs: 1000,
@@ -44,14 +46,7 @@ export function decideRetry(
       if (wait !== undefined) return { retry: true, delayMs: Math.min(wait, policy.maxTimeoutInMs) };
     }
   }
-  return { retry: true, delayMs: backoffDelay(attempt, policy, random) };
-}
-
-/** Exponential backoff for the retry after attempt `attempt`: min × factor^(attempt−1), capped. */
-export function backoffDelay(attempt: number, policy: Required<RetryOptions>, random: () => number = Math.random): number {
-  const jitter = policy.randomize ? 1 + random() : 1;
-  const raw = policy.minTimeoutInMs * Math.pow(policy.factor, Math.max(0, attempt - 1)) * jitter;
-  return Math.round(Math.min(raw, policy.maxTimeoutInMs));
+  return { retry: true, delayMs: backoffDelayMs(attempt, policy, DEFAULT_RETRY.maxTimeoutInMs, random) };
 }
 
 function rateLimitWait(headers: Headers, now: number): number | undefined {

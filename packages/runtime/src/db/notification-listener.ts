@@ -27,7 +27,8 @@ export class NotificationListener {
     onNotification: NotificationHandler;
     onReconnect?: () => void;
     onDisconnect?: () => void;
-    onError?: (error: unknown) => void;
+    /** Told of each connection error (the listener reconnects by itself); required, so none goes unreported. */
+    onError: (error: unknown) => void;
     /** Hold a session advisory lock on each connection (see `sessionLock`). */
     holdSessionLock?: boolean;
   }) {
@@ -36,7 +37,7 @@ export class NotificationListener {
     this.#onNotification = options.onNotification;
     this.#onReconnect = options.onReconnect ?? (() => {});
     this.#onDisconnect = options.onDisconnect ?? (() => {});
-    this.#onError = options.onError ?? (() => {});
+    this.#onError = options.onError;
     this.#holdSessionLock = options.holdSessionLock ?? false;
   }
 

@@ -71,8 +71,11 @@ export interface PoolOptions {
   settings?: Record<string, string>;
   /** How long to wait for a connection (a new one, or a free one of a full pool) before failing: a host that drops packets must not hold requests for minutes. @default 10000 */
   connectTimeoutMs?: number;
-  /** Told of every error a connection emits outside a statement (the server went away, the network dropped). */
-  onError?: (error: Error) => void;
+  /**
+   * Told of every error a connection emits outside a statement (the server went away, the network
+   * dropped). Required: each pool's owner decides where such errors are reported.
+   */
+  onError: (error: Error) => void;
 }
 
 /**
@@ -83,7 +86,7 @@ export interface PoolOptions {
  * life: the statement in flight fails with the error anyway, and the pool discards the broken
  * client when it is released.
  */
-export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
+export function createPool(connectionString: string, options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
@@ -92,7 +95,7 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     application_name: options.applicationName ?? "svc",
     ...(options.settings ? { options: Object.entries(options.settings).map(([k, v]) => `-c ${k}=${v}`).join(" ") } : {}),
   });
-  const onError = options.onError ?? (() => {});
+  const onError = options.onError;
   pool.on("connect", (client) => client.on("error", onError));
   // An idle client's error reaches the pool too (the client's own listener has reported it).
   pool.on("error", () => {});

@@ -68,6 +68,7 @@ export {
   holdClaim, ledgerEntryFromRow, markKeyedEntryUsed, recordStep, registerWait, type LedgerRow, type WaitRegistration,
 } from "../ledger/ledger-store.ts";
 export { LedgerSession } from "../ledger/replay.ts";
+export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";
 
 // Timers: time-driven transitions, due resumes, lapsed leases
 export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./timers/fire-due.ts";

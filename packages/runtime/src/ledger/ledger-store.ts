@@ -131,7 +131,7 @@ export async function registerWait(
                used_epoch = EXCLUDED.used_epoch
          RETURNING 1),
        suspended AS (
-         UPDATE runs SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
+         UPDATE runs SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $10
          WHERE id = (SELECT id FROM run) AND (SELECT status FROM wp) = 'WAITING'
          RETURNING 1)
        SELECT EXISTS (SELECT 1 FROM wp) AS found, NOT EXISTS (SELECT 1 FROM run) AS fenced,

@@ -17,7 +17,7 @@ export async function dumpFreshSchema(adminUrl: string): Promise<string> {
     await admin.query(`CREATE DATABASE ${name} TEMPLATE template0`);
     const u = new URL(adminUrl);
     u.pathname = `/${name}`;
-    const pool = createPool(u.toString(), { max: 2, applicationName: "svc-schema-dump" });
+    const pool = createPool(u.toString(), { max: 2, applicationName: "svc-schema-dump", onError: (error) => console.error(`schema dump connection: ${error.message}`) });
     try {
       await migrate(pool);
       return await dumpSchema(pool);

@@ -53,7 +53,7 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
          worker_version = $3, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
          -- A started run can no longer expire; clearing it also keeps it out of runs_expiring.
          expire_at = NULL,
-         started_at = coalesce(r.started_at, $4), updated_at = now()
+         started_at = coalesce(r.started_at, $4), updated_at = $4
        FROM prev JOIN input i ON i.run_id = prev.id
        WHERE r.id = prev.id
          -- A QUEUED run in a retry backoff (available_at ahead) is not started by a stale job (one
@@ -102,7 +102,7 @@ export async function claimResume(db: Queryable, input: ClaimInput & { jobId: st
      claimed AS (
        UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
          attempt_number = CASE WHEN prev.status = 'EXECUTING' THEN r.attempt_number + 1 ELSE r.attempt_number END,
-         lease_expires_at = NULL, resume_due_at = NULL, offered_at = NULL, updated_at = now()
+         lease_expires_at = NULL, resume_due_at = NULL, offered_at = NULL, updated_at = $6
        FROM prev
        -- A WAITING run with a wait still open is waiting for it, not for this job: a stale resume
        -- job (redelivered after the run resumed another way and suspended again) does nothing.
@@ -147,7 +147,7 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
  */
 export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string; tasks: string[] }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
   const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL, offered_at = NULL,
-    lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = now()`;
+    lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = $5`;
   const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs, worker.tasks];
   const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
     inputs.length === 1

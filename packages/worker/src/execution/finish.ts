@@ -78,7 +78,7 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
        SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, status text, output text, output_type text,
          error jsonb, retry boolean, retry_at timestamptz, attempt_status text, started_at timestamptz)),
      finished AS (
-       UPDATE runs r SET status = i.status, updated_at = now(), claim_token = NULL, lease_expires_at = NULL,
+       UPDATE runs r SET status = i.status, updated_at = $2, claim_token = NULL, lease_expires_at = NULL,
          output = i.output, output_type = i.output_type, error = i.error,
          finished_at = CASE WHEN i.retry THEN NULL ELSE $2::timestamptz END,
          available_at = CASE WHEN i.retry THEN i.retry_at ELSE r.available_at END,

@@ -19,11 +19,12 @@ export const HAND_BACK_DELAY_MS = 5000;
  */
 export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Claim, claimToken: string, kind: "start" | "resume"): Promise<boolean> {
   const { run } = claim;
-  const later = new Date(deps.clock.now().getTime() + HAND_BACK_DELAY_MS);
+  const now = deps.clock.now();
+  const later = new Date(now.getTime() + HAND_BACK_DELAY_MS);
   const fence = { sql: "claim_token = $1", values: [claimToken] };
   const cleared = { claim_token: null, job_id: null, lease_expires_at: null, offered_at: null };
   if (kind === "start") {
-    const { changed } = await transitionRun(deps.db, run.id, "QUEUED", {
+    const { changed } = await transitionRun(deps.db, run.id, "QUEUED", now, {
       from: ["EXECUTING"],
       set: {
         ...cleared,
@@ -37,7 +38,7 @@ export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Cl
     return changed;
   }
   return withTransaction(deps.db, async (tx) => {
-    const { changed } = await transitionRun(tx, run.id, "WAITING", { from: ["EXECUTING"], set: { ...cleared, resume_due_at: later }, extraWhere: fence });
+    const { changed } = await transitionRun(tx, run.id, "WAITING", now, { from: ["EXECUTING"], set: { ...cleared, resume_due_at: later }, extraWhere: fence });
     // The payload's middle field names a waitpoint for completions; a hand-back has none.
     if (changed) {
       await tx.query(`SELECT pg_notify($1, $2) FROM runs r WHERE r.id = $3 AND NOT EXISTS (${LIMITED_QUEUE_SQL})`, [

@@ -1,25 +1,40 @@
 import { describe, expect, it } from "vitest";
+import { StoredDataError } from "@svc/runtime/engine";
 import { parseOffer } from "./offers.ts";
+
+const RUN = {
+  id: "run_1", environment_id: "env_1", task_identifier: "t", queue_name: "task/t", payload: null, payload_type: "application/json",
+  attempt_number: 2, ledger_epoch: 0, max_attempts: null, max_duration_s: null, tags: ["a"], is_test: false, idempotency_key_user: null,
+  batch_id: null, trigger_function: "trigger", created_at: "2026-11-24T07:00:00.123456+00:00", updated_at: "2026-11-24T07:00:01+00:00", claim_token: "c1",
+};
+const LEDGER_ROW = {
+  run_id: "run_1", epoch: 0, step_key: "step:a#1", kind: "step", target: "a", waitpoint_id: null, resolved: true,
+  outcome: { ok: true, value: "{}" }, expires_at: null, created_at: "2026-11-24T07:00:00+00:00", resolved_at: null, used_epoch: null,
+};
 
 describe("parseOffer", () => {
   it("reads a full offer: the run's columns, its timestamps as Dates, its ledger", () => {
-    const offer = parseOffer(JSON.stringify({
-      run: { id: "run_1", claim_token: "c1", created_at: "2026-11-24T07:00:00.123456+00:00", updated_at: "2026-11-24T07:00:01+00:00", attempt_number: 2, tags: ["a"] },
-      ledger: null,
-    }));
+    const offer = parseOffer(JSON.stringify({ run: RUN, ledger: null }));
     expect(offer).toMatchObject({ claim: { previousStatus: "WAITING", ledger: [], run: { id: "run_1", claim_token: "c1", attempt_number: 2, tags: ["a"] } } });
     const run = (offer as { claim: { run: { created_at: Date; updated_at: Date } } }).claim.run;
     expect(run.created_at.toISOString()).toBe("2026-11-24T07:00:00.123Z");
     expect(run.updated_at.toISOString()).toBe("2026-11-24T07:00:01.000Z");
+    const withLedger = parseOffer(JSON.stringify({ run: RUN, ledger: [LEDGER_ROW] }));
+    expect(withLedger).toMatchObject({ claim: { ledger: [{ stepKey: "step:a#1", epoch: 0, kind: "step", resolved: true, outcome: { ok: true, value: "{}" }, expiresAt: null }] } });
   });
 
   it("reads an offer that names only its claim token", () => {
     expect(parseOffer('{"claimToken":"c1","runId":"run_1"}')).toEqual({ claimToken: "c1", runId: "run_1" });
   });
 
-  it("ignores whatever else arrives on the channel", () => {
-    for (const junk of ["", "not json", "null", "42", '"run"', "{}", '{"run":null}', '{"run":{"id":"run_1"}}', '{"run":{"id":"r","claim_token":"c"},"ledger":{}}', '{"claimToken":1,"runId":"r"}']) {
-      expect(parseOffer(junk)).toBeNull();
+  it("refuses any other payload with an error that names the mismatch", () => {
+    expect(() => parseOffer("not json")).toThrow(/an offer NOTIFY is not JSON/);
+    for (const junk of ["null", "42", '"run"', "{}", '{"run":null}', '{"run":{"id":"run_1"}}', '{"claimToken":1,"runId":"r"}']) {
+      expect(() => parseOffer(junk)).toThrow(StoredDataError);
     }
+    expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: {} }))).toThrow(/an offer NOTIFY does not have the shape svc stores/);
+    expect(() => parseOffer(JSON.stringify({ run: { ...RUN, attempt_number: "2" }, ledger: null }))).toThrow(StoredDataError);
+    expect(() => parseOffer(JSON.stringify({ run: { ...RUN, updated_at: "yesterday" }, ledger: null }))).toThrow(/not a timestamp: yesterday/);
+    expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: [{ ...LEDGER_ROW, kind: "nap" }] }))).toThrow(StoredDataError);
   });
 });

@@ -1,5 +1,6 @@
-import { CHANNELS, ledgerEntryFromRow, prepared, withTransaction, type LedgerRow, type Pool, type Queryable } from "@svc/runtime/engine";
-import { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
+import { z } from "zod";
+import { CHANNELS, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerRow, type Pool, type Queryable } from "@svc/runtime/engine";
+import { LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
 
 /**
  * A resume a completion offered to this worker (svc_complete_waitpoint, migration 0018): the run
@@ -8,24 +9,53 @@ import { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type Cl
  */
 export type Offer = { claim: Claim } | { claimToken: string; runId: string };
 
-const TIMESTAMPS = new Set<string>(["created_at", "updated_at"]);
+const timestamp = z.string().transform((text, ctx) => {
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) ctx.addIssue({ code: "custom", message: `not a timestamp: ${text}` });
+  return date;
+});
 
-/** Parses an offer NOTIFY; null for a payload that is not one. */
-export function parseOffer(payload: string): Offer | null {
-  let parsed: { run?: Record<string, unknown>; ledger?: unknown; claimToken?: unknown; runId?: unknown } | null;
+/** The run as svc_complete_waitpoint puts it in an offer: the columns of CLAIMED_COLUMNS, as JSON. */
+const OfferedRunSchema = z.object({
+  id: z.string(),
+  environment_id: z.string(),
+  task_identifier: z.string(),
+  queue_name: z.string(),
+  payload: z.string().nullable(),
+  payload_type: z.string(),
+  attempt_number: z.number().int(),
+  ledger_epoch: z.number().int(),
+  max_attempts: z.number().int().nullable(),
+  max_duration_s: z.number().nullable(),
+  tags: z.array(z.string()),
+  is_test: z.boolean(),
+  idempotency_key_user: z.string().nullable(),
+  batch_id: z.string().nullable(),
+  trigger_function: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  claim_token: z.string(),
+}) satisfies z.ZodType<ClaimedRun, unknown>;
+
+const FullOfferSchema = z.object({ run: OfferedRunSchema, ledger: z.array(LedgerRowSchema).nullable() });
+const TokenOfferSchema = z.object({ claimToken: z.string(), runId: z.string() });
+
+/**
+ * Parses an offer NOTIFY. Only svc_complete_waitpoint sends on a worker's offer channel: a payload
+ * of another shape is a bug, thrown as a StoredDataError that names the mismatch (the run stays
+ * claimed until its short offer lease lapses and the lapsed-lease timer resumes it).
+ */
+export function parseOffer(payload: string): Offer {
+  let json: unknown;
   try {
-    parsed = JSON.parse(payload);
-  } catch {
-    return null;
+    json = JSON.parse(payload);
+  } catch (error) {
+    throw new Error(`an offer NOTIFY is not JSON: ${(error as Error).message}`, { cause: error });
   }
-  if (typeof parsed !== "object" || parsed === null) return null;
-  if (typeof parsed.claimToken === "string" && typeof parsed.runId === "string") return { claimToken: parsed.claimToken, runId: parsed.runId };
-  const row = parsed.run;
-  if (typeof row !== "object" || row === null || typeof row.claim_token !== "string" || typeof row.id !== "string") return null;
-  if (parsed.ledger != null && !Array.isArray(parsed.ledger)) return null;
-  const run = {} as Record<string, unknown>;
-  for (const column of CLAIMED_COLUMNS) run[column] = TIMESTAMPS.has(column) ? new Date(row[column] as string) : row[column];
-  return { claim: { run: run as ClaimedRun, previousStatus: "WAITING", ledger: ((parsed.ledger ?? []) as LedgerRow[]).map(ledgerEntryFromRow) } };
+  // Told apart by their keys, so that a mismatch names the field at fault.
+  if (typeof json !== "object" || json === null || !("run" in json)) return parseStored(TokenOfferSchema, json, "an offer NOTIFY");
+  const offer = parseStored(FullOfferSchema, json, "an offer NOTIFY");
+  return { claim: { run: offer.run, previousStatus: "WAITING", ledger: ((offer.ledger ?? []) as LedgerRow[]).map(ledgerEntryFromRow) } };
 }
 
 /** Loads an offer that came with only its claim token; null when it was withdrawn meanwhile. */
@@ -70,7 +100,7 @@ export async function declineOffers(db: Pool, environmentId: string, offers: { r
   return withTransaction(db, async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
       `UPDATE runs r SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, offered_at = NULL,
-         resume_due_at = $3, updated_at = now()
+         resume_due_at = $3, updated_at = $3
        FROM unnest($1::text[], $2::text[]) AS o(run_id, claim_token)
        WHERE r.id = o.run_id AND r.claim_token = o.claim_token AND r.status = 'EXECUTING'
        RETURNING r.id`,

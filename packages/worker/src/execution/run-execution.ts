@@ -12,7 +12,11 @@ import {
   KEYED_EPOCH,
   LedgerSession,
   markKeyedEntryUsed,
+  BatchItemOutcomeSchema,
   newId,
+  parseStored,
+  StepOutcomeSchema,
+  WaitOutcomeSchema,
   parseTtl,
   recordStep,
   registerWait,
@@ -145,7 +149,7 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
-    if (entry?.resolved) return parseSuperjson((entry.outcome as { value: string }).value) as T;
+    if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey}`).value) as T;
     // A step's side effects are as much a write as its record: not under a withdrawn offer.
     if (this.#taken && !(await this.#mayWrite())) return never();
     const value = await fn();
@@ -156,7 +160,7 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "step", "wait.createToken", this.#deps.clock.now());
-    if (entry?.resolved) return parseSuperjson((entry.outcome as { value: string }).value) as CreatedToken;
+    if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey}`).value) as CreatedToken;
     // Created and recorded in one transaction, once the claim is known to be ours: a crash before
     // the commit leaves no token behind (the replay creates it then), and an execution that lost
     // its run creates none.
@@ -328,26 +332,39 @@ export class DurableExecution implements RunExecution {
     return recorded.value;
   }
 
+  // Outcomes come from the ledger (or the statement that just recorded them): validated once here,
+  // where they become task code's values; outputs stay opaque text until decoded.
   #waitResult(outcome: unknown): RawWaitResult {
-    const o = outcome as { ok: boolean; output?: string | null; outputType?: string | null; error?: { name?: string; message: string; code?: string } };
+    const o = parseStored(WaitOutcomeSchema, outcome, "a wait's ledger outcome");
     if (o.ok) return { ok: true, output: o.output == null ? undefined : decodePacket({ data: o.output, type: o.outputType ?? "application/json" }) };
-    return { ok: false, error: o.error ?? { message: "wait failed" } };
+    return { ok: false, error: withMessage(o.error, "wait failed") };
   }
 
   #childResult(outcome: unknown, taskId: string): ChildRunResult {
-    const o = outcome as { ok: boolean; output?: string | null; outputType?: string | null; error?: { name?: string; message: string }; runId?: string };
+    const o = parseStored(WaitOutcomeSchema, outcome, `the ledger outcome of a child run of ${taskId}`);
     return o.ok
       ? { ok: true, id: o.runId ?? "", taskIdentifier: taskId, output: o.output == null ? undefined : decodePacket({ data: o.output, type: o.outputType ?? "application/json" }) }
-      : { ok: false, id: o.runId ?? "", taskIdentifier: taskId, error: o.error ?? { message: "child run failed" } };
+      : { ok: false, id: o.runId ?? "", taskIdentifier: taskId, error: withMessage(o.error, "child run failed") };
   }
 
   #batchResults(outcome: unknown): ChildRunResult[] {
-    const o = outcome as { ok: boolean; output?: string | null };
-    const items = JSON.parse(o.output ?? "[]") as { id: string; taskIdentifier: string; ok: boolean; output?: string | null; outputType?: string | null; error?: { name?: string; message: string } }[];
+    const o = parseStored(WaitOutcomeSchema, outcome, "a batch wait's ledger outcome");
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(o.output ?? "[]");
+    } catch (error) {
+      throw new Error(`a batch wait's ledger outcome is not JSON: ${(error as Error).message}`, { cause: error });
+    }
+    const items = parseStored(BatchItemOutcomeSchema.array(), parsed, "a batch wait's results");
     return items.map((i) =>
       i.ok
         ? { ok: true, id: i.id, taskIdentifier: i.taskIdentifier, output: i.output == null ? undefined : decodePacket({ data: i.output, type: i.outputType ?? "application/json" }) }
-        : { ok: false, id: i.id, taskIdentifier: i.taskIdentifier, error: i.error ?? { message: "child run failed" } },
+        : { ok: false, id: i.id, taskIdentifier: i.taskIdentifier, error: withMessage(i.error, "child run failed") },
     );
   }
+}
+
+/** A stored error as task code gets it: always with a message (one stored as `{}` gets `fallback`). */
+function withMessage<E extends { message?: string | undefined }>(error: E | undefined, fallback: string): E & { message: string } {
+  return { ...error, message: error?.message ?? fallback } as E & { message: string };
 }

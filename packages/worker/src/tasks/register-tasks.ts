@@ -6,15 +6,15 @@ export function queueOf(task: Task): string {
 }
 
 /** Records the tasks this worker serves for its environment (what `worker_tasks` shows the API). */
-export async function registerTasks(db: Queryable, environmentId: string, tasks: Task[], workerVersion: string): Promise<void> {
+export async function registerTasks(db: Queryable, environmentId: string, tasks: Task[], workerVersion: string, now: Date): Promise<void> {
   for (const task of tasks) {
     await db.query(
       `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, concurrency_limit, retry, max_duration_s, kind, worker_version, registered_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (environment_id, task_identifier) DO UPDATE SET queue_name = EXCLUDED.queue_name,
          concurrency_limit = EXCLUDED.concurrency_limit, retry = EXCLUDED.retry, max_duration_s = EXCLUDED.max_duration_s,
-         kind = EXCLUDED.kind, worker_version = EXCLUDED.worker_version, registered_at = now()`,
-      [environmentId, task.id, queueOf(task), task.queue?.concurrencyLimit ?? null, task.retry ? JSON.stringify(task.retry) : null, task.maxDuration ?? null, task.kind, workerVersion],
+         kind = EXCLUDED.kind, worker_version = EXCLUDED.worker_version, registered_at = EXCLUDED.registered_at`,
+      [environmentId, task.id, queueOf(task), task.queue?.concurrencyLimit ?? null, task.retry ? JSON.stringify(task.retry) : null, task.maxDuration ?? null, task.kind, workerVersion, now],
     );
   }
 }

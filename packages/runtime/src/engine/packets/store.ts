@@ -45,12 +45,12 @@ export async function presignPacketUpload(db: Queryable, environmentId: string, 
   const token = `${environmentId}.${randomId(40)}`;
   const expiresAt = new Date(now.getTime() + PACKET_UPLOAD_URL_SECONDS * 1000);
   const { rows } = await db.query<{ upload_token: string }>(
-    `INSERT INTO packets (environment_id, path, content_type, data, upload_token, upload_expires_at)
-     VALUES ($1, $2, 'application/octet-stream', NULL, $3, $4)
+    `INSERT INTO packets (environment_id, path, content_type, data, upload_token, upload_expires_at, created_at)
+     VALUES ($1, $2, 'application/octet-stream', NULL, $3, $4, $5)
      ON CONFLICT (environment_id, path) DO UPDATE
        SET upload_token = EXCLUDED.upload_token, upload_expires_at = EXCLUDED.upload_expires_at, uploaded_at = NULL
      RETURNING upload_token`,
-    [environmentId, path, token, expiresAt],
+    [environmentId, path, token, expiresAt, now],
   );
   return rows[0]!.upload_token;
 }

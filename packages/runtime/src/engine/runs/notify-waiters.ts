@@ -3,6 +3,7 @@ import type { EngineDeps } from "../deps.ts";
 import { completeWaitpoint, type WaitOutcome } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "./store.ts";
 import { FINAL_STATUSES, isFinal } from "./statuses.ts";
+import { parseStored, StoredRunErrorSchema } from "../../ledger/outcomes.ts";
 
 /** A child run finished: complete the waitpoint its parent waits on (and the batch's, when it was the last). */
 /** Call in the transaction that moved the run to a final status (completed, failed, canceled …). */
@@ -19,7 +20,7 @@ export async function notifyWaitersOfRun(deps: Pick<EngineDeps, "clock">, tx: Qu
 
 export function childOutcome(run: Pick<RunRow, "id" | "status" | "output" | "output_type" | "error">): WaitOutcome {
   if (run.status === "COMPLETED") return { ok: true, output: run.output, outputType: run.output_type, runId: run.id };
-  const error = (run.error as { message?: string; name?: string } | null) ?? {};
+  const error = parseStored(StoredRunErrorSchema.nullable(), run.error, `the error of run ${run.id}`) ?? {};
   return { ok: false, error: { name: error.name ?? "Error", message: error.message ?? `child run ended ${run.status}`, code: run.status }, runId: run.id };
 }
 

@@ -11,6 +11,14 @@ describe("decideAfterFailure", () => {
     expect(delays.map((d) => (d.kind === "retry" ? d.delayMs : null))).toEqual([1000, 2000, 4000, 5000]);
   });
 
+  it("caps at 60 s by default (the README's task retry default), and never yields NaN", () => {
+    const d = decideAfterFailure(20, { maxAttempts: 30, randomize: false }, null, now);
+    expect(d).toMatchObject({ kind: "retry", delayMs: 60_000 });
+    // ∞ × 0 is NaN: the default cap instead.
+    const odd = decideAfterFailure(2, { minTimeoutInMs: Number.POSITIVE_INFINITY, factor: 0, maxTimeoutInMs: Number.POSITIVE_INFINITY, randomize: false }, null, now);
+    expect(odd).toMatchObject({ kind: "retry", delayMs: 60_000 });
+  });
+
   it("jitters into [delay, 2 × delay) when randomized", () => {
     const d = decideAfterFailure(1, { minTimeoutInMs: 1000, randomize: true }, null, now, () => 0.5);
     expect(d).toMatchObject({ kind: "retry", delayMs: 1500 });

@@ -1,3 +1,5 @@
+import { backoffDelayMs, MAX_BACKOFF_MS } from "../../backoff.ts";
+
 /** A task's retry settings (Trigger.dev's names and defaults). */
 export interface RetryPolicy {
   /** @default 3 */
@@ -21,13 +23,13 @@ export const DEFAULT_RETRY: Required<RetryPolicy> = {
 };
 
 /** The longest backoff: far beyond any real policy, and always a date both JS and Postgres hold. */
-export const MAX_RETRY_DELAY_MS = 365 * 86_400_000;
+export const MAX_RETRY_DELAY_MS = MAX_BACKOFF_MS;
 
 export type FailureDecision = { kind: "retry"; at: Date; delayMs: number } | { kind: "fail" };
 
 /**
  * What to do after attempt `attempt` (1-based) failed. Pure: `random` is injected.
- * Delay = min(maxTimeout, minTimeout * factor^(attempt-1)), times a factor in [1, 2) when randomized.
+ * Delay: backoffDelayMs (min(maxTimeout, minTimeout * factor^(attempt-1)), times [1, 2) when randomized).
  */
 export function decideAfterFailure(
   attempt: number,
@@ -39,11 +41,7 @@ export function decideAfterFailure(
 ): FailureDecision {
   const p = withDefaults(policy);
   if (!retryable || attempt >= maxAttemptsOf(policy, maxAttemptsOverride)) return { kind: "fail" };
-  const base = p.minTimeoutInMs * Math.pow(p.factor, attempt - 1);
-  const jittered = p.randomize ? base * (1 + random()) : base;
-  const capped = Math.min(p.maxTimeoutInMs, jittered, MAX_RETRY_DELAY_MS);
-  // A NaN delay would be an invalid date, stored as no retry time at all: a run queued for good.
-  const delayMs = Number.isNaN(capped) ? DEFAULT_RETRY.maxTimeoutInMs : Math.max(0, Math.round(capped));
+  const delayMs = backoffDelayMs(attempt, p, DEFAULT_RETRY.maxTimeoutInMs, random);
   return { kind: "retry", at: new Date(now.getTime() + delayMs), delayMs };
 }
 

@@ -73,12 +73,13 @@ export async function transitionRun(
   db: Queryable,
   id: string,
   to: RunStatus,
+  now: Date,
   options: { from?: RunStatus[]; set?: Record<string, unknown>; extraWhere?: { sql: string; values: unknown[] } } = {},
 ): Promise<TransitionResult> {
   const from = options.from ?? sourcesOf(to);
   for (const status of from) if (!canTransition(status, to)) throw new IllegalTransitionError(status, to);
-  const values: unknown[] = [id, to, from];
-  const sets = ["status = $2", "updated_at = now()"];
+  const values: unknown[] = [id, to, from, now];
+  const sets = ["status = $2", "updated_at = $4"];
   for (const [column, value] of Object.entries(options.set ?? {})) {
     if (!/^[a-z_]+$/.test(column)) throw new Error(`bad column ${column}`);
     values.push(value);

@@ -134,7 +134,7 @@ async function findLiveIdempotentRun(db: Queryable, environmentId: string, taskI
   if (!existing) return null;
   const expired = existing.idempotency_key_expires_at !== null && existing.idempotency_key_expires_at.getTime() <= now.getTime();
   if (expired || freesIdempotencyKey(existing.status)) {
-    await db.query(`UPDATE runs SET idempotency_key = NULL, updated_at = now() WHERE id = $1`, [existing.id]);
+    await db.query(`UPDATE runs SET idempotency_key = NULL, updated_at = $2 WHERE id = $1`, [existing.id, now]);
     return null;
   }
   return existing;

@@ -34,7 +34,7 @@ export const delayedRuns: DueWork = {
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
       const { rows } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'QUEUED', delay_until = NULL, updated_at = now()
+        `UPDATE runs SET status = 'QUEUED', delay_until = NULL, updated_at = $1
          WHERE id IN (SELECT id FROM runs WHERE delay_until <= $1 AND status = 'DELAYED'
                       ORDER BY delay_until LIMIT $2 FOR UPDATE SKIP LOCKED)
            AND status = 'DELAYED'
@@ -57,7 +57,7 @@ export const retryingRuns: DueWork = {
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
       const { rows } = await tx.query<RunRow>(
-        `UPDATE runs SET available_at = NULL, updated_at = now()
+        `UPDATE runs SET available_at = NULL, updated_at = $1
          WHERE id IN (SELECT id FROM runs WHERE status = 'QUEUED' AND available_at <= $1
                       ORDER BY available_at LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING *`,
@@ -87,7 +87,7 @@ export const expiringRuns: DueWork = {
         `WITH due AS (
            SELECT id, status FROM runs WHERE expire_at <= $1 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED),
          expired AS (
-           UPDATE runs r SET status = 'EXPIRED', expired_at = $1, finished_at = $1, expire_at = NULL, updated_at = now()
+           UPDATE runs r SET status = 'EXPIRED', expired_at = $1, finished_at = $1, expire_at = NULL, updated_at = $1
            FROM due WHERE r.id = due.id AND due.status IN ('QUEUED', 'DELAYED') RETURNING r.*),
          cleared AS (
            UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND due.status NOT IN ('QUEUED', 'DELAYED') RETURNING r.id)

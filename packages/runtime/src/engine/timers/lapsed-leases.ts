@@ -44,7 +44,7 @@ export const lapsedLeases: DueWork = {
       if (found.length === 0) return 0;
       await tx.query(
         `UPDATE runs SET status = 'WAITING', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, offered_at = NULL,
-           resume_due_at = $2, updated_at = now()
+           resume_due_at = $2, updated_at = $2
          WHERE id = ANY($1::text[])`,
         [found.filter((r) => r.offered).map((r) => r.id), now],
       );
@@ -57,13 +57,13 @@ export const lapsedLeases: DueWork = {
       );
       const lastAttempt = (r: (typeof lapsed)[number]) => r.attempt_number >= maxAttemptsOf(r.retry ?? undefined, r.max_attempts);
       const { rows: requeued } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'QUEUED', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = now()
+        `UPDATE runs SET status = 'QUEUED', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $2
          WHERE id = ANY($1::text[]) RETURNING *`,
-        [lapsed.filter((r) => !lastAttempt(r)).map((r) => r.id)],
+        [lapsed.filter((r) => !lastAttempt(r)).map((r) => r.id), now],
       );
       await dispatchStarts(deps, tx, requeued);
       const { rows: crashed } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'CRASHED', claim_token = NULL, lease_expires_at = NULL, finished_at = $2, error = $3, updated_at = now()
+        `UPDATE runs SET status = 'CRASHED', claim_token = NULL, lease_expires_at = NULL, finished_at = $2, error = $3, updated_at = $2
          WHERE id = ANY($1::text[]) RETURNING *`,
         [lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR],
       );
