@@ -26,7 +26,7 @@ export class PgBossDispatcher implements Dispatcher {
     if (existing && !existing.notify) await this.#boss.updateQueue(name, { notify: true });
     await this.#boss.createQueue(name, {
       // Both wake workers through pg-boss's NOTIFY. Resume jobs exist only for resumes the svc
-      // NOTIFY fast path missed, so the two never race for one resume (resume-spike pitfall 3).
+      // NOTIFY fast path missed, so the two never race for one resume.
       notify: true,
       heartbeatSeconds: HEARTBEAT_SECONDS,
       // Redeliveries after a dead worker; the engine bounds real attempts by maxAttempts.

@@ -1,4 +1,4 @@
-// A completion that races a run suspending on the same token (resume-spike pitfall 5): the waiter
+// A completion that races a run suspending on the same token: the waiter
 // holds the waitpoint FOR SHARE while it records its wait; the completion's guarded update waits
 // for it, and its ledger update (a later statement of svc_complete_waitpoint, with a fresh
 // snapshot) must see the entry the waiter committed meanwhile, or the wake-up would be lost.

@@ -143,7 +143,7 @@ export function createWorker(options: WorkerOptions): Worker {
   let listener: NotificationListener | null = null;
   let leaseTimer: NodeJS.Timeout | null = null;
 
-  /** The resume fast path: claim directly on NOTIFY, no pg-boss fetch (resume-spike §4). */
+  /** The resume fast path: claim directly on NOTIFY, no pg-boss fetch. */
   function resumeNow(runIds: string[]) {
     for (const runId of runIds) {
       // Left for later: the timer loop hands a resume nobody took to pg-boss when it is due.

@@ -2,7 +2,7 @@ import type { WaitpointTokenDetail, WaitpointTokenItem } from "@svc/runtime/cont
 import type { WaitpointRow } from "@svc/runtime/engine";
 
 /**
- * A token as list items show it (spec §2.1). Optional fields are left out rather than null (the
+ * A token as list items show it (the management API's waitpoint token item). Optional fields are left out rather than null (the
  * SDK's schema rejects null). The idempotency key appears only when the creator supplied one, and
  * still after it expired (then it lives in `inactive_idempotency_key`).
  */

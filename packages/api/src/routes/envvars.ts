@@ -29,7 +29,7 @@ import { sendError } from "../http/errors.ts";
 import { defineRoute } from "../http/route.ts";
 
 const BASE = "/api/v1/projects/:projectRef/envvars/:env";
-/** Env vars accept a secret key of that very environment, or a PAT of a project member (spec §5.4). */
+/** Env vars accept a secret key of that very environment, or a PAT of a project member (README "Who may do what"). */
 const auth: AuthRequirement = { allow: ["secretKey", "personalAccessToken"] };
 
 const EnvParams = z.object({ projectRef: ProjectRefParam, env: EnvVarEnvironmentParam });

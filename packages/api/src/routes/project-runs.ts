@@ -31,7 +31,7 @@ export function registerProjectRunRoutes(app: FastifyInstance, deps: AppDeps) {
     operation: "runs.listForProject",
     summary: "List runs of a project's environments with a personal access token (filter[env] required)",
     tags: ["runs"],
-    // runs.list with a PAT (spec §5.3/§5.4): the project comes from the path, the environments from filter[env].
+    // runs.list with a PAT (a project member, see README "Who may do what"): the project comes from the path, the environments from filter[env].
     auth: { allow: ["personalAccessToken"] },
     params: z.object({ projectRef: ProjectRefParam }),
     query: ProjectRunListQuery,

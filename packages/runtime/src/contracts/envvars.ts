@@ -40,7 +40,7 @@ export const CreateEnvironmentVariableRequestBody = z.object({
   isSecret: z.boolean().optional(),
 });
 
-/** `envvars.update(projectRef, env, name, { value })`, spec §4.1. */
+/** `envvars.update(projectRef, env, name, { value })`. */
 export const UpdateEnvironmentVariableRequestBody = z.object({ value: z.string() });
 
 /** Every env var write answers `{ success: true }`. */

@@ -86,8 +86,8 @@ export type WaitRegistration =
   | { kind: "waitpoint_missing" };
 
 /**
- * Registers a wait on a waitpoint in ONE statement (so one implicit transaction; resume-spike
- * pitfall 5): it takes the waitpoint FOR SHARE (a concurrent completion waits behind it and then,
+ * Registers a wait on a waitpoint in ONE statement (so one implicit transaction: a completion
+ * cannot slip between the ledger row and the run's WAITING): it takes the waitpoint FOR SHARE (a concurrent completion waits behind it and then,
  * in its next statement, sees our ledger row), fences the run by its claim token, records the
  * ledger entry, and — unless the waitpoint is already finished, in which case the entry is
  * recorded resolved and the code continues inline — moves the run to WAITING and releases its claim.

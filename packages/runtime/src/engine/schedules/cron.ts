@@ -5,7 +5,7 @@ import { UnprocessableError } from "../../errors.ts";
 /**
  * Cron expressions and the ticks they produce. Pure functions, no IO: `now` is always passed in.
  * Ticks are computed by cron-parser in the schedule's IANA timezone, so daylight-saving changes
- * behave as cron-parser defines them (see planFire and docs/readme/schedules.md).
+ * behave as cron-parser defines them (see planFire and the README's "Daylight saving time").
  */
 
 export const DEFAULT_TIMEZONE = "UTC";

@@ -10,7 +10,7 @@ export const ENVIRONMENT_TYPES: Record<EnvironmentSlug, string> = {
   preview: "PREVIEW",
 };
 
-/** Secret-key prefixes per environment (spec §2.6). */
+/** Secret-key prefixes per environment: the key says which environment it opens. */
 export const KEY_PREFIXES: Record<EnvironmentSlug, string> = {
   dev: "svc_dev_",
   staging: "svc_stg_",

@@ -6,9 +6,9 @@ import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { WaitpointRow } from "./store.ts";
 
-/** Spec §8: a token times out after 10 minutes unless told otherwise. */
+/** A token times out after 10 minutes unless told otherwise (the management API's default). */
 export const DEFAULT_TOKEN_TIMEOUT = "10m";
-/** Spec §8: an idempotency key is reusable for one hour unless told otherwise. */
+/** An idempotency key is reusable for one hour unless told otherwise (the management API's default). */
 export const DEFAULT_TOKEN_IDEMPOTENCY_TTL = "1h";
 export const MAX_TOKEN_TAGS = 10;
 export const MAX_TOKEN_TAG_LENGTH = 128;

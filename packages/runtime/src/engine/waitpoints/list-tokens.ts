@@ -5,7 +5,7 @@ import { ValidationError } from "../../errors.ts";
 import { isWaitpointStatus, type WaitpointStatus } from "./statuses.ts";
 import type { WaitpointRow } from "./store.ts";
 
-/** Spec §8: the only `period` values. */
+/** The only `period` values the management API accepts. */
 export const TOKEN_LIST_PERIODS: Record<string, number> = {
   "1h": 3_600_000,
   "1d": 86_400_000,

@@ -1,4 +1,4 @@
-/** Waitpoint statuses (spec §3): a token starts WAITING and ends COMPLETED or TIMED_OUT, once. */
+/** Waitpoint statuses: a token starts WAITING and ends COMPLETED or TIMED_OUT, once. */
 export const WAITPOINT_STATUSES = ["WAITING", "COMPLETED", "TIMED_OUT"] as const;
 export type WaitpointStatus = (typeof WAITPOINT_STATUSES)[number];
 
