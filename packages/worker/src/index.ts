@@ -1,5 +1,5 @@
 // What backends import from "@svc/worker".
-export { connectEngine, type ConnectEngineOptions, type EngineConnection } from "./engine-client.ts";
+export { connectEngine, type ConnectEngineOptions, type EngineConnection } from "./connect-engine.ts";
 export { createWorker, type Worker, type WorkerOptions } from "./worker.ts";
 export { WorkerEvents } from "./events.ts";
 export { tokenCreator } from "./execution/create-token.ts";

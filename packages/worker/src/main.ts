@@ -2,12 +2,12 @@ import pino from "pino";
 import { openDatabase } from "@svc/runtime/db";
 import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
 import { parseWorkerConfig } from "./config.ts";
-import { resolveWorkerEnvironment } from "./environment.ts";
+import { resolveWorkerEnvironment } from "./resolve-environment.ts";
 import { tokenCreator } from "./execution/create-token.ts";
 import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { installShutdown } from "./shutdown.ts";
 import { loadTasks } from "./tasks/load-tasks.ts";
-import { workerIntegrations } from "./integrations.ts";
+import { envVarsAndSchedules } from "./env-vars-and-schedules.ts";
 import { TaskEnv } from "./task-env.ts";
 import { createWorker } from "./worker.ts";
 
@@ -38,7 +38,7 @@ const worker = createWorker({
   concurrency: config.WORKER_CONCURRENCY,
   leaseMs: config.WORKER_LEASE_MS,
   createToken: tokenCreator(engine),
-  ...workerIntegrations(engine, environment, taskEnv),
+  ...envVarsAndSchedules(engine, environment, taskEnv),
   onError: report,
 });
 worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));

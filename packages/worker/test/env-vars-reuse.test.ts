@@ -2,7 +2,7 @@
 // time instead of waiting, and the values reach the TaskEnv it was given, not necessarily process.env.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEnvironmentVariable, FakeClock, updateEnvironmentVariable } from "@svc/runtime/engine";
-import { workerIntegrations } from "../src/integrations.ts";
+import { envVarsAndSchedules } from "../src/env-vars-and-schedules.ts";
 import { TaskEnv } from "../src/task-env.ts";
 import { startTestEngine, type TestEngine } from "./harness.ts";
 
@@ -19,7 +19,7 @@ afterAll(async () => {
 describe("reuse of loaded environment variables", () => {
   it("re-reads them once the engine clock passed the reuse time", async () => {
     const target: Record<string, string | undefined> = {};
-    const { prepareEnvironment } = workerIntegrations(te.engine, te.env, new TaskEnv(target), { envVarsTtlMs: 2000 });
+    const { prepareEnvironment } = envVarsAndSchedules(te.engine, te.env, new TaskEnv(target), { envVarsTtlMs: 2000 });
     await createEnvironmentVariable(te.db.pool, te.engine.secrets, te.env, { name: "SVC_REUSE_TEST", value: "one" }, clock.now());
     await prepareEnvironment!();
     expect(target.SVC_REUSE_TEST).toBe("one");

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEnvironmentVariable, deleteEnvironmentVariable, triggerRun, updateEnvironmentVariable } from "@svc/runtime/engine";
 import { task } from "@svc/runtime/sdk";
-import { workerIntegrations } from "../src/integrations.ts";
+import { envVarsAndSchedules } from "../src/env-vars-and-schedules.ts";
 import { TaskEnv } from "../src/task-env.ts";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
@@ -26,9 +26,9 @@ const finished = new Map<string, string>();
 beforeAll(async () => {
   te = await startTestEngine();
   for (const name of NAMES) delete process.env[name];
-  // The harness wires workerIntegrations already; here without its 2 s reuse of loaded values,
+  // The harness wires envVarsAndSchedules already; here without its 2 s reuse of loaded values,
   // so each run sees the variables as they are when it starts.
-  tw = await startTestWorker(te, [readsEnv, noRetry], workerIntegrations(te.engine, te.env, new TaskEnv(process.env), { envVarsTtlMs: 0 }));
+  tw = await startTestWorker(te, [readsEnv, noRetry], envVarsAndSchedules(te.engine, te.env, new TaskEnv(process.env), { envVarsTtlMs: 0 }));
   tw.worker.events.on("runFinished", (e) => finished.set(e.runId, e.status));
 });
 afterAll(async () => {

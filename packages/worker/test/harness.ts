@@ -14,7 +14,7 @@ import {
 import type { Task } from "@svc/runtime/sdk";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { tokenCreator } from "../src/execution/create-token.ts";
-import { workerIntegrations } from "../src/integrations.ts";
+import { envVarsAndSchedules } from "../src/env-vars-and-schedules.ts";
 import { PgBossDispatcher, startBoss, type PgBoss } from "@svc/queue";
 import { TaskEnv } from "../src/task-env.ts";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
@@ -84,7 +84,7 @@ export async function startTestWorker(te: TestEngine, tasks: Task[], options: Pa
     concurrency: 8,
     createToken: tokenCreator(engine),
     pollIntervalMs: 200,
-    ...workerIntegrations(engine, te.env, new TaskEnv(process.env)),
+    ...envVarsAndSchedules(engine, te.env, new TaskEnv(process.env)),
     ...options,
   });
   await worker.start();

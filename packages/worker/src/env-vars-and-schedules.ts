@@ -5,7 +5,7 @@ import type { WorkerOptions } from "./worker.ts";
 /** How long loaded env vars are reused before the next run re-reads them. */
 const ENV_VARS_TTL_MS = 2000;
 
-export interface IntegrationOptions {
+export interface EnvVarsAndSchedulesOptions {
   /** How long loaded env vars are reused before a run re-reads them (tests use 0). @default 2000 */
   envVarsTtlMs?: number;
 }
@@ -15,11 +15,11 @@ export interface IntegrationOptions {
  * (`taskEnv`: process.env; refreshed before runs, so a change applies to the next run) and
  * declarative schedules.
  */
-export function workerIntegrations(
+export function envVarsAndSchedules(
   engine: EngineDeps,
   environment: Environment,
   taskEnv: TaskEnv,
-  options: IntegrationOptions = {},
+  options: EnvVarsAndSchedulesOptions = {},
 ): Pick<WorkerOptions, "prepareEnvironment" | "onRegistered" | "dueWork"> {
   const ttlMs = options.envVarsTtlMs ?? ENV_VARS_TTL_MS;
   let loadedAt = 0;
