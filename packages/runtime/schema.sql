@@ -365,7 +365,7 @@ CREATE SEQUENCE personal_access_tokens_id_seq AS bigint START 1 INCREMENT 1 OWNE
 
 CREATE SEQUENCE secret_keys_id_seq AS bigint START 1 INCREMENT 1 OWNED BY secret_keys.id;
 
-CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text)
+CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text, p_offers jsonb)
  RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints)
  LANGUAGE plpgsql
 AS $function$
@@ -373,6 +373,12 @@ DECLARE
   w waitpoints;
   resumed text[];
   limited_count int;
+  offer_prefix text := p_offers->>'channelPrefix';
+  offer_lease interval := make_interval(secs => (p_offers->>'leaseSeconds')::double precision);
+  offer_max_runs int := (p_offers->>'maxRuns')::int;
+  offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
+  keyed_epoch int := (p_offers->>'keyedEpoch')::int;
+  offer_columns text[] := ARRAY(SELECT jsonb_array_elements_text(p_offers->'columns'));
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
          output_type = p_output_type, output_is_error = p_output_is_error
@@ -390,9 +396,7 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, EXISTS (
-      SELECT 1 FROM worker_tasks wt
-      WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL) AS limited
+    SELECT r.id, r.environment_id, r.task_identifier, svc_queue_is_limited(r.environment_id, r.queue_name) AS limited
     FROM runs r WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
     -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
@@ -407,7 +411,7 @@ BEGIN
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.
-    WHERE NOT waiting.limited AND (SELECT count(*) FROM waiting) <= 16),
+    WHERE NOT waiting.limited AND (SELECT count(*) FROM waiting) <= offer_max_runs),
   marked AS (
     UPDATE runs r SET
       status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,
@@ -418,7 +422,7 @@ BEGIN
       worker_id = coalesce(chosen.worker_id, r.worker_id),
       worker_version = coalesce(chosen.version, r.worker_version),
       job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
-      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + interval '5 seconds' END,
+      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
@@ -434,22 +438,17 @@ BEGIN
     -- What the worker's claim would have returned: the run (as this statement left it) and its
     -- ledger, whose entries resolved here are only visible as this statement's own output. NOTIFY
     -- payloads must stay under 8000 bytes: a large payload is not even serialised.
-    SELECT pg_notify('svc_offers_' || o.worker_id,
-      CASE WHEN octet_length(o.offer) <= 7900 THEN o.offer
+    SELECT pg_notify(offer_prefix || o.worker_id,
+      CASE WHEN octet_length(o.offer) <= offer_max_bytes THEN o.offer
            ELSE json_build_object('claimToken', o.claim_token, 'runId', o.id)::text END)
     FROM (
-      SELECT m.id, m.worker_id, m.claim_token, CASE WHEN coalesce(octet_length(m.payload), 0) <= 7900 THEN json_build_object(
-        'run', json_build_object(
-          'id', m.id, 'environment_id', m.environment_id, 'task_identifier', m.task_identifier, 'queue_name', m.queue_name,
-          'payload', m.payload, 'payload_type', m.payload_type, 'attempt_number', m.attempt_number, 'ledger_epoch', m.ledger_epoch,
-          'max_attempts', m.max_attempts, 'max_duration_s', m.max_duration_s, 'tags', m.tags, 'is_test', m.is_test,
-          'idempotency_key_user', m.idempotency_key_user, 'batch_id', m.batch_id, 'trigger_function', m.trigger_function,
-          'created_at', m.created_at, 'updated_at', m.updated_at, 'claim_token', m.claim_token),
+      SELECT m.id, m.worker_id, m.claim_token, CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN json_build_object(
+        'run', (SELECT json_object_agg(c.key, c.value) FROM json_each(row_to_json(m)) c WHERE c.key = ANY (offer_columns)),
         'ledger', (SELECT json_agg(x) FROM (
-          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, -1)
+          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
             AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
           UNION ALL
-          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, -1)) x)
+          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)
       )::text END AS offer
       FROM marked m WHERE m.offered) o)
   SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited)
@@ -473,4 +472,14 @@ BEGIN
   PERFORM pg_notify('svc_credentials', TG_TABLE_NAME);
   RETURN NULL;
 END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_queue_is_limited(p_environment_id text, p_queue_name text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT EXISTS (
+    SELECT 1 FROM worker_tasks wt
+    WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name AND wt.concurrency_limit IS NOT NULL)
 $function$;

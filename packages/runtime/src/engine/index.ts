@@ -43,6 +43,7 @@ export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads
 export { RUN_STATUSES, canTransition, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
+export { CLAIMED_COLUMNS, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { triggerRun, triggerRunInTransaction, triggerRunsInTransaction } from "./runs/trigger.ts";
 export { TriggerGroupCommitter } from "./runs/trigger-group.ts";
 export { decodePacket, encodeOutput, loadStoredPacket, type Packet } from "./runs/payloads.ts";
@@ -72,7 +73,7 @@ export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema
 
 // Timers: time-driven transitions, due resumes, lapsed leases
 export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./timers/fire-due.ts";
-export { LIMITED_QUEUE_SQL, dueResumes } from "./timers/due-resumes.ts";
+export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
 // Schedules

@@ -1,12 +1,6 @@
-import { KEYED_EPOCH, prepared, ledgerEntryFromRow, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
+import { CLAIMED_COLUMNS, KEYED_EPOCH, prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
 
-/** The columns an execution uses: a claim returns only these (less to send, parse and collect). */
-export const CLAIMED_COLUMNS = [
-  "id", "environment_id", "task_identifier", "queue_name", "payload", "payload_type", "attempt_number", "ledger_epoch",
-  "max_attempts", "max_duration_s", "tags", "is_test", "idempotency_key_user", "batch_id", "trigger_function",
-  "created_at", "updated_at", "claim_token",
-] as const;
-export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;
+export { CLAIMED_COLUMNS, type ClaimedRun };
 export const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
 
 export interface Claim {

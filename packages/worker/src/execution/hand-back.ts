@@ -1,4 +1,4 @@
-import { CHANNELS, LIMITED_QUEUE_SQL, transitionRun, withTransaction, type EngineDeps } from "@svc/runtime/engine";
+import { CHANNELS, LIMITED_QUEUE_TEST, transitionRun, withTransaction, type EngineDeps } from "@svc/runtime/engine";
 import type { Claim } from "./claim.ts";
 
 /** How long a handed-back run waits before it is offered through pg-boss again. */
@@ -41,7 +41,7 @@ export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Cl
     const { changed } = await transitionRun(tx, run.id, "WAITING", now, { from: ["EXECUTING"], set: { ...cleared, resume_due_at: later }, extraWhere: fence });
     // The payload's middle field names a waitpoint for completions; a hand-back has none.
     if (changed) {
-      await tx.query(`SELECT pg_notify($1, $2) FROM runs r WHERE r.id = $3 AND NOT EXISTS (${LIMITED_QUEUE_SQL})`, [
+      await tx.query(`SELECT pg_notify($1, $2) FROM runs r WHERE r.id = $3 AND NOT ${LIMITED_QUEUE_TEST}`, [
         CHANNELS.resume,
         `${run.environment_id} - ${run.id}`,
         run.id,

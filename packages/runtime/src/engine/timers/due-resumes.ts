@@ -2,12 +2,11 @@ import { withTransaction } from "../../db/queryable.ts";
 import type { DueWork } from "./fire-due.ts";
 
 /**
- * True (inside EXISTS, for a run aliased `r`) when the run's queue has a concurrencyLimit, as its
- * workers registered it: such runs take a slot of their queue to resume, like a start.
- * (svc_complete_waitpoint makes the same test.)
+ * True, for a run aliased `r`, when the run's queue has a concurrencyLimit, as its workers
+ * registered it: such runs take a slot of their queue to resume, like a start. The one definition
+ * is the SQL function svc_queue_is_limited, which svc_complete_waitpoint uses too.
  */
-export const LIMITED_QUEUE_SQL = `SELECT 1 FROM worker_tasks wt
-  WHERE wt.environment_id = r.environment_id AND wt.queue_name = r.queue_name AND wt.concurrency_limit IS NOT NULL`;
+export const LIMITED_QUEUE_TEST = `svc_queue_is_limited(r.environment_id, r.queue_name)`;
 
 /**
  * Resumes that no worker took through the NOTIFY fast path by their `resume_due_at` (nobody was
@@ -24,7 +23,7 @@ export const dueResumes: DueWork = {
            SELECT id, status FROM runs WHERE resume_due_at <= $1 ORDER BY resume_due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
          UPDATE runs r SET resume_due_at = NULL FROM due WHERE r.id = due.id
          RETURNING r.id, due.status = 'WAITING' AS waiting, r.environment_id, r.queue_name, r.concurrency_key,
-           EXISTS (${LIMITED_QUEUE_SQL}) AS limited`,
+           ${LIMITED_QUEUE_TEST} AS limited`,
         [now, limit],
       );
       const waiting = rows.filter((r) => r.waiting);

@@ -1,5 +1,6 @@
 import { flushWal, isPool, prepared, retryOnConflict, type Queryable } from "../../db/queryable.ts";
 import { CHANNELS } from "../channels.ts";
+import { RESUME_OFFERS_PARAMETER } from "./resume-offers.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { WaitpointRow } from "./store.ts";
 
@@ -45,7 +46,7 @@ export async function completeWaitpoint(
     // On a pool the statement is its own transaction, committed without waiting for the WAL flush
     // (synchronous_commit off for this transaction only): see flushWal below.
     `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*${onPool ? ", set_config('synchronous_commit', 'off', true) AS async_commit" : ""}
-     FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS c`,
+     FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS c`,
     [
       waitpointId,
       status,
@@ -59,6 +60,7 @@ export async function completeWaitpoint(
       RESUME_GRACE_SECONDS,
       CHANNELS.resume,
       CHANNELS.timers,
+      RESUME_OFFERS_PARAMETER,
     ],
   ));
   // On a pool the call is its own transaction, run again if a deadlock aborted it (a cancel of a
