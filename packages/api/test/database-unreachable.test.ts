@@ -1,26 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
-import { createPool, type Pool } from "@svc/runtime/db";
-import { freePort } from "../../../scripts/embedded-postgres.ts";
-import { createApp } from "../src/app.ts";
-import { credentialVerifiers } from "../src/auth/verifiers.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
+import { startAppWithDatabaseDown, startTestApi, type TestApi } from "./harness.ts";
 
 // The API's routes, with their pool pointing at a port nothing listens on: Postgres is down.
 // (The whole restart, with real processes, is packages/worker/test/postgres-restart.test.ts.)
 let api: TestApi;
 let down: FastifyInstance;
-let deadPool: Pool;
+let closeDown: () => Promise<void>;
 
 beforeAll(async () => {
   api = await startTestApi();
-  deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000, onError: () => {} });
-  const engine = { ...api.engine, db: deadPool };
-  down = await createApp({ engine, ...credentialVerifiers(engine) }, { logger: false });
+  ({ app: down, close: closeDown } = await startAppWithDatabaseDown(api));
 });
 afterAll(async () => {
-  await down?.close();
-  await deadPool?.end();
+  await closeDown?.();
   await api?.close();
 });
 

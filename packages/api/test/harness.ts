@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import { withTransaction } from "@svc/runtime/db";
+import { createPool, withTransaction } from "@svc/runtime/db";
 import { ensureDefaultProject, FakeClock, SecretBox, systemClock, type Clock, type EngineDeps, type ProjectCredentials } from "@svc/runtime/engine";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { createApp } from "../src/app.ts";
+import { freePort } from "../../../scripts/embedded-postgres.ts";
 import type { ApiLimits } from "../src/http/limits.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
@@ -58,3 +59,20 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
 }
 
 export { FakeClock };
+
+/**
+ * The same API as `api` (same project, keys and engine), with its pool pointing at a port nothing
+ * listens on: Postgres is down. Close it before `api`.
+ */
+export async function startAppWithDatabaseDown(api: TestApi): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000, onError: () => {} });
+  const engine = { ...api.engine, db: deadPool };
+  const app = await createApp({ engine, ...credentialVerifiers(engine) }, { logger: false });
+  return {
+    app,
+    async close() {
+      await app.close();
+      await deadPool.end();
+    },
+  };
+}

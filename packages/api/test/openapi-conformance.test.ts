@@ -1,15 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
-import { createPool, type Pool } from "@svc/runtime/db";
-import { freePort } from "../../../scripts/embedded-postgres.ts";
-import { createApp } from "../src/app.ts";
-import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import type { RouteDefinition } from "../src/http/route.ts";
 import { routesOf } from "../src/http/route.ts";
 import { makeMatrixFixtures, registerScheduledTask } from "./auth-matrix-fixtures.ts";
 import { MATRIX, type MatrixFixtures, type MatrixRequest } from "./auth-matrix-table.ts";
 import { bearer, createUserWithPat } from "./credentials-fixtures.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
+import { startAppWithDatabaseDown, startTestApi, type TestApi } from "./harness.ts";
 import { OpenApiChecker } from "./openapi-checker.ts";
 
 /**
@@ -24,7 +20,7 @@ let pat: string;
 let checker: OpenApiChecker;
 /** The same routes with their pool pointing at a port nothing listens on: Postgres is down. */
 let down: FastifyInstance;
-let deadPool: Pool;
+let closeDown: () => Promise<void>;
 
 type Method = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
 interface Case {
@@ -147,13 +143,10 @@ beforeAll(async () => {
   pat = (await createUserWithPat(api, "conformance@example.com", { memberOf: [api.project.projectRef] })).pat;
   fx = makeMatrixFixtures(api, api.project, { task: TASK, marker: "conformance-marker" });
   checker = new OpenApiChecker((await api.app.inject({ method: "GET", url: "/api/openapi.json" })).json());
-  deadPool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/postgres`, { max: 2, connectTimeoutMs: 1000, onError: () => {} });
-  const engine = { ...api.engine, db: deadPool };
-  down = await createApp({ engine, ...credentialVerifiers(engine) }, { logger: false });
+  ({ app: down, close: closeDown } = await startAppWithDatabaseDown(api));
 });
 afterAll(async () => {
-  await down?.close();
-  await deadPool?.end();
+  await closeDown?.();
   await api?.close();
 });
 
