@@ -79,3 +79,34 @@ export function statusFlags(status: RunStatus) {
     isCancelled: status === "CANCELED",
   };
 }
+
+/**
+ * One guarded status write: the statuses its WHERE clause accepts and the status it sets. Every
+ * TypeScript write of runs.status lives in src/engine/runs/ (test/run-status-writes.test.ts
+ * enforces it); the modules in runs/transitions/ declare theirs with `transition`, which refuses at
+ * module load a move the table does not allow, and build their guard from it with `statusGuard`.
+ *
+ * The one sanctioned SQL-side transition: svc_complete_waitpoint (sql/functions/) offers a run
+ * whose waits all resolved to a worker, WAITING → EXECUTING, guarded by `r.status = 'WAITING'`
+ * (the same test checks the table allows it).
+ */
+export interface Transition {
+  readonly from: readonly RunStatus[];
+  readonly to: RunStatus;
+}
+
+export function transition(from: readonly RunStatus[], to: RunStatus): Transition {
+  const refused = from.filter((f) => !canTransition(f, to));
+  if (refused.length > 0) throw new Error(`transition table refuses ${refused.join(", ")} -> ${to}`);
+  return { from, to };
+}
+
+/**
+ * The guard `column = 'A'` or `column IN ('A', 'B')` over a transition's sources, as constant SQL
+ * text (interpolated once, at module load, so prepared statements keep one text).
+ */
+export function statusGuard(column: string, t: Transition, negate = false): string {
+  const list = t.from.map((s) => `'${s}'`).join(", ");
+  if (t.from.length === 1) return `${column} ${negate ? "<>" : "="} ${list}`;
+  return `${column} ${negate ? "NOT IN" : "IN"} (${list})`;
+}

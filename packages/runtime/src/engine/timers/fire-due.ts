@@ -5,6 +5,8 @@ import type { RunRow } from "../runs/store.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { dueResumes } from "./due-resumes.ts";
 import { expiredUploads } from "../packets/expired-uploads.ts";
+import { fireDelayed } from "../runs/transitions/fire-delayed.ts";
+import { expireDue } from "../runs/transitions/expire.ts";
 
 /**
  * Time-driven transitions, evaluated against an injected `now` (tests move a fake clock and call
@@ -33,14 +35,7 @@ export const delayedRuns: DueWork = {
   name: "delayed-runs",
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
-      const { rows } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'QUEUED', delay_until = NULL, updated_at = $1
-         WHERE id IN (SELECT id FROM runs WHERE delay_until <= $1 AND status = 'DELAYED'
-                      ORDER BY delay_until LIMIT $2 FOR UPDATE SKIP LOCKED)
-           AND status = 'DELAYED'
-         RETURNING *`,
-        [now, limit],
-      );
+      const rows = await fireDelayed(tx, now, limit);
       await dispatchStarts(deps, tx, rows);
       return rows.length;
     });
@@ -83,21 +78,10 @@ export const expiringRuns: DueWork = {
   name: "expiring-runs",
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
-      const { rows } = await tx.query<{ handled: number; awaited: RunRow[] | null }>(
-        `WITH due AS (
-           SELECT id, status FROM runs WHERE expire_at <= $1 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED),
-         expired AS (
-           UPDATE runs r SET status = 'EXPIRED', expired_at = $1, finished_at = $1, expire_at = NULL, updated_at = $1
-           FROM due WHERE r.id = due.id AND due.status IN ('QUEUED', 'DELAYED') RETURNING r.*),
-         cleared AS (
-           UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND due.status NOT IN ('QUEUED', 'DELAYED') RETURNING r.id)
-         SELECT (SELECT count(*) FROM expired)::int + (SELECT count(*) FROM cleared)::int AS handled,
-           (SELECT json_agg(expired) FROM expired WHERE trigger_function IN ('triggerAndWait', 'batchTriggerAndWait') OR expired.awaited) AS awaited`,
-        [now, limit],
-      );
-      // json_agg: dates arrive as strings; the waiters need only ids, statuses, output and error.
-      for (const run of rows[0]?.awaited ?? []) await notifyWaitersOfRun(deps, tx, run);
-      return rows[0]?.handled ?? 0;
+      const { handled, awaited } = await expireDue(tx, now, limit);
+      // The waiters need only ids, statuses, output and error.
+      for (const run of awaited) await notifyWaitersOfRun(deps, tx, run);
+      return handled;
     });
   },
   async nextDue(db) {

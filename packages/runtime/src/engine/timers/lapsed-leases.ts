@@ -1,7 +1,7 @@
 import { withTransaction } from "../../db/queryable.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
-import { maxAttemptsOf, type RetryPolicy } from "../runs/retry-policy.ts";
-import type { RunRow } from "../runs/store.ts";
+import { maxAttemptsOf } from "../runs/retry-policy.ts";
+import { crashLapsed, findLapsed, lapseOffered, requeueLapsed } from "../runs/transitions/lapse.ts";
 import { dispatchStarts, type DueWork } from "./fire-due.ts";
 
 /** What a run whose every attempt crashed ends with (the worker's own crash check writes the same). */
@@ -31,22 +31,15 @@ export const lapsedLeases: DueWork = {
   name: "lapsed-leases",
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
-      const { rows: found } = await tx.query<Pick<RunRow, "id" | "attempt_number" | "max_attempts"> & { retry: RetryPolicy | null; offered: boolean }>(
-        `SELECT r.id, r.attempt_number, r.max_attempts, wt.retry, r.offered_at IS NOT NULL AS offered
-         FROM runs r LEFT JOIN worker_tasks wt ON wt.environment_id = r.environment_id AND wt.task_identifier = r.task_identifier
-         WHERE r.status = 'EXECUTING' AND r.job_id IS NULL AND r.lease_expires_at <= $1
-         ORDER BY r.lease_expires_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED`,
-        [now, limit],
-      );
+      const found = await findLapsed(tx, now, limit);
       // A lease left on a run that is no longer executing through the fast path (written before
       // cancel cleared leases) would keep nextDue in the past: clear it.
       await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND NOT (status = 'EXECUTING' AND job_id IS NULL)`, [now]);
       if (found.length === 0) return 0;
-      await tx.query(
-        `UPDATE runs SET status = 'WAITING', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, offered_at = NULL,
-           resume_due_at = $2, updated_at = $2
-         WHERE id = ANY($1::text[])`,
-        [found.filter((r) => r.offered).map((r) => r.id), now],
+      await lapseOffered(
+        tx,
+        found.filter((r) => r.offered).map((r) => r.id),
+        now,
       );
       const lapsed = found.filter((r) => !r.offered);
       await tx.query(
@@ -56,17 +49,13 @@ export const lapsedLeases: DueWork = {
         [lapsed.map((r) => r.id), now, CRASHED_ATTEMPT_ERROR],
       );
       const lastAttempt = (r: (typeof lapsed)[number]) => r.attempt_number >= maxAttemptsOf(r.retry ?? undefined, r.max_attempts);
-      const { rows: requeued } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'QUEUED', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $2
-         WHERE id = ANY($1::text[]) RETURNING *`,
-        [lapsed.filter((r) => !lastAttempt(r)).map((r) => r.id), now],
+      const requeued = await requeueLapsed(
+        tx,
+        lapsed.filter((r) => !lastAttempt(r)).map((r) => r.id),
+        now,
       );
       await dispatchStarts(deps, tx, requeued);
-      const { rows: crashed } = await tx.query<RunRow>(
-        `UPDATE runs SET status = 'CRASHED', claim_token = NULL, lease_expires_at = NULL, finished_at = $2, error = $3, updated_at = $2
-         WHERE id = ANY($1::text[]) RETURNING *`,
-        [lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR],
-      );
+      const crashed = await crashLapsed(tx, lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR);
       for (const run of crashed) await notifyWaitersOfRun(deps, tx, run);
       return found.length;
     });
