@@ -43,7 +43,12 @@ export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads
 export { RUN_STATUSES, canTransition, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
-export { CLAIMED_COLUMNS, type ClaimedRun } from "./runs/claimed-columns.ts";
+export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun } from "./runs/claimed-columns.ts";
+export { CLAIM_STARTS_SQL } from "./runs/transitions/claim-start.ts";
+export { CLAIM_RESUME_SQL } from "./runs/transitions/claim-resume.ts";
+export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
+export { FINISH_EXECUTIONS_SQL } from "./runs/transitions/finish.ts";
+export { DECLINE_OFFERS_SQL } from "./runs/transitions/offer-decline.ts";
 export { triggerRun, triggerRunInTransaction, triggerRunsInTransaction } from "./runs/trigger.ts";
 export { TriggerGroupCommitter } from "./runs/trigger-group.ts";
 export { decodePacket, encodeOutput, loadStoredPacket, type Packet } from "./runs/payloads.ts";

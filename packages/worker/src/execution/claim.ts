@@ -1,7 +1,9 @@
-import { CLAIMED_COLUMNS, KEYED_EPOCH, prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow } from "@svc/runtime/engine";
+import {
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_RESUME_SQL, CLAIM_STARTS_SQL, CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED,
+  prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow,
+} from "@svc/runtime/engine";
 
-export { CLAIMED_COLUMNS, type ClaimedRun };
-export const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
+export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun };
 
 export interface Claim {
   run: ClaimedRun;
@@ -16,11 +18,6 @@ export interface Claim {
   ledger: LedgerEntry[];
 }
 
-/** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
-const CLAIMED_LEDGER = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH}))`;
-export const LEDGER_OF_CLAIMED = `${CLAIMED_LEDGER} AS ledger`;
-/** A first attempt has no ledger yet (only the run's own executions write one): no lookup. */
-const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${CLAIMED_LEDGER} END AS ledger`;
 
 export interface ClaimInput {
   runId: string;
@@ -40,29 +37,7 @@ export interface ClaimInput {
 export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
   const { rows } = await db.query<ClaimedRun & { previous_status: string; previous_expire_at: Date | null; previous_started_at: Date | null; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_starts",
-    `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, job_id text)),
-     prev AS (SELECT r.id, r.status, r.updated_at, r.expire_at, r.started_at FROM runs r WHERE r.id IN (SELECT run_id FROM input) ORDER BY r.id FOR UPDATE),
-     claimed AS (
-       UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = i.claim_token, worker_id = $2,
-         worker_version = $3, job_id = i.job_id, lease_expires_at = NULL, available_at = NULL,
-         -- A started run can no longer expire; clearing it also keeps it out of runs_expiring.
-         expire_at = NULL,
-         started_at = coalesce(r.started_at, $4), updated_at = $4
-       FROM prev JOIN input i ON i.run_id = prev.id
-       WHERE r.id = prev.id
-         -- A QUEUED run in a retry backoff (available_at ahead) is not started by a stale job (one
-         -- pg-boss redelivered): the timer loop enqueues it when the backoff has passed.
-         AND ((prev.status = 'QUEUED' AND (r.expire_at IS NULL OR r.expire_at > $4) AND (r.available_at IS NULL OR r.available_at <= $4))
-           OR (prev.status = 'EXECUTING' AND r.job_id = i.job_id))
-       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status, prev.expire_at AS previous_expire_at, prev.started_at AS previous_started_at),
-     crashed AS (
-       -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
-       INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
-       SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $4), $4,
-         '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
-       FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING' AND c.attempt_number > 1
-       ON CONFLICT (run_id, number) DO NOTHING)
-     SELECT claimed.*, ${LEDGER_OF_CLAIMED_START} FROM claimed`,
+    CLAIM_STARTS_SQL,
     [JSON.stringify(inputs.map((i) => ({ run_id: i.runId, claim_token: i.claimToken, job_id: i.jobId }))), worker.id, worker.version, now],
   ));
   // Matched by claim token: two jobs for one run yield one claim, the other gets null.
@@ -92,24 +67,7 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
 export async function claimResume(db: Queryable, input: ClaimInput & { jobId: string }): Promise<Claim | null> {
   const { rows } = await db.query<ClaimedRun & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
     "svc_claim_resume",
-    `WITH prev AS (SELECT r.id, r.status, r.updated_at FROM runs r WHERE r.id = $1 FOR UPDATE),
-     claimed AS (
-       UPDATE runs r SET status = 'EXECUTING', claim_token = $2, worker_id = $3, worker_version = $4, job_id = $5,
-         attempt_number = CASE WHEN prev.status = 'EXECUTING' THEN r.attempt_number + 1 ELSE r.attempt_number END,
-         lease_expires_at = NULL, resume_due_at = NULL, offered_at = NULL, updated_at = $6
-       FROM prev
-       -- A WAITING run with a wait still open is waiting for it, not for this job: a stale resume
-       -- job (redelivered after the run resumed another way and suspended again) does nothing.
-       WHERE r.id = prev.id AND ((prev.status = 'WAITING' AND NOT EXISTS (SELECT 1 FROM run_ledger l WHERE l.run_id = r.id AND NOT l.resolved))
-         OR (prev.status = 'EXECUTING' AND r.job_id = $5))
-       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
-     crashed AS (
-       INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
-       SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $6), $6,
-         '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
-       FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING'
-       ON CONFLICT (run_id, number) DO NOTHING)
-     SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
+    CLAIM_RESUME_SQL,
     [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId, input.now],
   ));
   const row = rows[0];
@@ -140,34 +98,18 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
  * `claimPool`).
  */
 export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string; tasks: string[] }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
-  const set = `status = 'EXECUTING', worker_id = $3, worker_version = $4, job_id = NULL, resume_due_at = NULL, offered_at = NULL,
-    lease_expires_at = $5::timestamptz + make_interval(secs => $6::double precision / 1000), updated_at = $5`;
   const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs, worker.tasks];
   const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
     inputs.length === 1
       ? // One run (the common case) is a plain guarded update: half the cost of the batch form.
         prepared(
           "svc_claim_fast_resume",
-          `WITH claimed AS (
-             UPDATE runs r SET ${set}, claim_token = ($2::text[])[1]
-             WHERE r.id = ($1::text[])[1] AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL AND r.task_identifier = ANY($7::text[])
-             RETURNING ${RETURN_CLAIMED})
-           SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
+          CLAIM_FAST_RESUME_SQL,
           values,
         )
       : prepared(
           "svc_claim_fast_resumes",
-          `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS i(run_id, claim_token)),
-           free AS (
-             SELECT r.id FROM runs r WHERE r.id IN (SELECT run_id FROM input) AND r.status = 'WAITING' AND r.resume_due_at IS NOT NULL
-               AND r.task_identifier = ANY($7::text[])
-             ORDER BY r.id FOR UPDATE SKIP LOCKED),
-           claimed AS (
-             UPDATE runs r SET ${set}, claim_token = i.claim_token
-             FROM free JOIN input i ON i.run_id = free.id
-             WHERE r.id = free.id
-             RETURNING ${RETURN_CLAIMED})
-           SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
+          CLAIM_FAST_RESUMES_SQL,
           values,
         ),
   );

@@ -1,5 +1,5 @@
 import { retryWrite } from "./retry-write.ts";
-import { canTransition, flushWal, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
+import { canTransition, FINISH_EXECUTIONS_SQL, flushWal, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";
 
@@ -74,34 +74,7 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
   const withWaiters = options.withWaiters === true;
   const { rows } = await db.query<{ id: string }>(prepared(
     "svc_finish_executions",
-    `WITH input AS (
-       SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, status text, output text, output_type text,
-         error jsonb, retry boolean, retry_at timestamptz, attempt_status text, started_at timestamptz)),
-     finished AS (
-       UPDATE runs r SET status = i.status, updated_at = $2, claim_token = NULL, lease_expires_at = NULL,
-         output = i.output, output_type = i.output_type, error = i.error,
-         finished_at = CASE WHEN i.retry THEN NULL ELSE $2::timestamptz END,
-         available_at = CASE WHEN i.retry THEN i.retry_at ELSE r.available_at END,
-         ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END,
-         job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
-       FROM input i
-       WHERE r.id = i.run_id AND r.status = 'EXECUTING' AND r.claim_token = i.claim_token
-         -- A run someone attached to after it was claimed (attachWaiter) must end with its waiters:
-         -- the shared statement leaves it out (re-checked on the newest row version if an attach
-         -- committed meanwhile) and the caller finishes it with finishWithWaiters.
-         AND ($3 OR i.retry OR NOT r.awaited)
-       RETURNING r.id, r.attempt_number, r.worker_id, r.worker_version, i.retry, i.retry_at, i.error, i.attempt_status, i.started_at),
-     attempt AS (
-       -- The attempt's one row, written as it ends (started_at: when its last execution began).
-       INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, error, retry_at, started_at, finished_at)
-       SELECT f.id, f.attempt_number, f.attempt_status, f.worker_id, f.worker_version, f.error, f.retry_at, f.started_at, $2
-       FROM finished f
-       ON CONFLICT (run_id, number) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error,
-         retry_at = EXCLUDED.retry_at, finished_at = EXCLUDED.finished_at),
-     wake AS (
-       -- Retries are due later: timer loops re-plan.
-       SELECT pg_notify('svc_timers', '') WHERE EXISTS (SELECT 1 FROM finished WHERE retry))
-     SELECT finished.id, (SELECT count(*) FROM wake) AS woken FROM finished`,
+    FINISH_EXECUTIONS_SQL,
     [JSON.stringify(input), now, withWaiters],
   ));
   const written = new Set(rows.map((r) => r.id));

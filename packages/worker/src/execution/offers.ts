@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CHANNELS, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerRow, type Pool, type Queryable } from "@svc/runtime/engine";
+import { CHANNELS, DECLINE_OFFERS_SQL, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerRow, type Pool, type Queryable } from "@svc/runtime/engine";
 import { LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
 
 /**
@@ -99,11 +99,7 @@ export async function acceptOffers(db: Queryable, claimTokens: string[], now: Da
 export async function declineOffers(db: Pool, environmentId: string, offers: { runId: string; claimToken: string }[], now: Date): Promise<number> {
   return withTransaction(db, async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
-      `UPDATE runs r SET status = 'WAITING', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, offered_at = NULL,
-         resume_due_at = $3, updated_at = $3
-       FROM unnest($1::text[], $2::text[]) AS o(run_id, claim_token)
-       WHERE r.id = o.run_id AND r.claim_token = o.claim_token AND r.status = 'EXECUTING'
-       RETURNING r.id`,
+      DECLINE_OFFERS_SQL,
       [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now],
     );
     if (rows.length === 0) return 0;

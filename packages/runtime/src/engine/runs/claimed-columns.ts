@@ -1,4 +1,5 @@
 import type { RunRow } from "./store.ts";
+import { KEYED_EPOCH } from "../../ledger/entries.ts";
 
 /**
  * The columns an execution uses: a claim returns only these (less to send, parse and collect),
@@ -10,3 +11,12 @@ export const CLAIMED_COLUMNS = [
   "created_at", "updated_at", "claim_token",
 ] as const;
 export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;
+
+/** The claimed columns of `runs r`, as a RETURNING / SELECT list. */
+export const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
+
+/** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
+const CLAIMED_LEDGER = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH}))`;
+export const LEDGER_OF_CLAIMED = `${CLAIMED_LEDGER} AS ledger`;
+/** A first attempt has no ledger yet (only the run's own executions write one): no lookup. */
+export const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${CLAIMED_LEDGER} END AS ledger`;
