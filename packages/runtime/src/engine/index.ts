@@ -47,7 +47,7 @@ export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun } f
 export { CLAIM_STARTS_SQL } from "./runs/transitions/claim-start.ts";
 export { CLAIM_RESUME_SQL } from "./runs/transitions/claim-resume.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
-export { FINISH_EXECUTIONS_SQL } from "./runs/transitions/finish.ts";
+export { FINISH_EXECUTIONS_SQL, FINISH_TARGETS } from "./runs/transitions/finish.ts";
 export { DECLINE_OFFERS_SQL } from "./runs/transitions/offer-decline.ts";
 export { triggerRun, triggerRunInTransaction, triggerRunsInTransaction } from "./runs/trigger.ts";
 export { TriggerGroupCommitter } from "./runs/trigger-group.ts";

@@ -1,5 +1,6 @@
+import { retryWhileUnavailable } from "@svc/runtime/db";
 import { retryWrite } from "./retry-write.ts";
-import { canTransition, FINISH_EXECUTIONS_SQL, flushWal, IllegalTransitionError, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
+import { FINISH_EXECUTIONS_SQL, FINISH_TARGETS, flushWal, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";
 
@@ -11,13 +12,8 @@ export type Ending =
   | { kind: "timed_out"; error: SerializedError }
   | { kind: "crashed"; error: SerializedError };
 
-const RUN_STATUS: Record<Ending["kind"], RunStatus> = {
-  completed: "COMPLETED",
-  failed: "FAILED",
-  retry: "QUEUED",
-  timed_out: "TIMED_OUT",
-  crashed: "CRASHED",
-};
+/** The run status each ending writes: one map, whose transitions the table allows (checked when it loads). */
+const RUN_STATUS: Record<Ending["kind"], RunStatus> = FINISH_TARGETS;
 const ATTEMPT_STATUS: Record<Ending["kind"], string> = {
   completed: "COMPLETED",
   failed: "FAILED",
@@ -51,10 +47,6 @@ export function hasWaiters(f: Finish): boolean {
  * same transaction), a run that became awaited after its claim is not written: see attachWaiter.
  */
 export async function finishExecutions(db: Queryable, items: Finish[], now: Date, options: { withWaiters?: boolean } = {}): Promise<boolean[]> {
-  for (const { ending } of items) {
-    const to = RUN_STATUS[ending.kind];
-    if (!canTransition("EXECUTING", to)) throw new IllegalTransitionError("EXECUTING", to);
-  }
   // One JSON parameter: V8 writes it natively, where text arrays are escaped element by element.
   const input = items.map(({ run, claimToken, ending, startedAt }) => {
     const packet = ending.kind === "completed" ? ending.output : null;
@@ -88,7 +80,7 @@ export async function finishExecutions(db: Queryable, items: Finish[], now: Date
  * waiting parent resumes while the flush runs, and this returns once the ending is durable.
  */
 export async function finishWithWaiters(deps: EngineDeps, item: Finish): Promise<boolean> {
-  const written = await retryWrite(() => withTransaction(deps.db, async (tx) => {
+  const written = await retryWhileUnavailable(() => withTransaction(deps.db, async (tx) => {
     const [written] = await finishExecutions(tx, [item], deps.clock.now(), { withWaiters: true });
     if (!written || item.ending.kind === "retry") return written ?? false;
     const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1`, [item.run.id]);

@@ -32,6 +32,7 @@ import {
 import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
 import type { TaskContext } from "@svc/runtime/sdk";
 import type { ClaimedRun } from "./claim.ts";
+import { retryWhileUnavailable } from "@svc/runtime/db";
 import { retryWrite } from "./retry-write.ts";
 
 /**
@@ -279,7 +280,7 @@ export class DurableExecution implements RunExecution {
     // created in the same transaction as the wait on it, once the claim is known to be ours.
     const registration: WaitRegistration = existingWaitpointId
       ? await retryWrite(() => register(this.#deps.db, existingWaitpointId))
-      : await retryWrite(() => withTransaction(this.#deps.db, async (tx) =>
+      : await retryWhileUnavailable(() => withTransaction(this.#deps.db, async (tx) =>
           (await holdClaim(tx, this.#run.id, this.#claimToken)) ? register(tx, await makeWaitpoint(tx)) : ({ kind: "fenced" } as const),
         ));
     switch (registration.kind) {

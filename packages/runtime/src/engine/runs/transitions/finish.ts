@@ -1,17 +1,20 @@
-import { statusGuard, transition } from "../statuses.ts";
+import { statusGuard, transition, type RunStatus } from "../statuses.ts";
 
 /**
  * An execution ends: its run completes, fails, times out, crashes or (a retry) goes back to the
- * queue. The status is the input row's (i.status), one of these targets; the worker checks it
- * against the table before the statement runs. All share the one source, EXECUTING.
+ * queue. The run status each kind of ending writes (the input row's i.status); all share the one
+ * source, EXECUTING.
  */
-export const FINISH_ENDINGS = [
-  transition(["EXECUTING"], "COMPLETED"),
-  transition(["EXECUTING"], "FAILED"),
-  transition(["EXECUTING"], "QUEUED"),
-  transition(["EXECUTING"], "TIMED_OUT"),
-  transition(["EXECUTING"], "CRASHED"),
-] as const;
+export const FINISH_TARGETS = {
+  completed: "COMPLETED",
+  failed: "FAILED",
+  retry: "QUEUED",
+  timed_out: "TIMED_OUT",
+  crashed: "CRASHED",
+} as const satisfies Record<string, RunStatus>;
+
+/** The finish transitions, checked against the table when this module loads. */
+export const FINISH_ENDINGS = Object.values(FINISH_TARGETS).map((to) => transition(["EXECUTING"], to));
 
 /**
  * The prepared statement svc_finish_executions (worker, finishExecutions): the guarded run
