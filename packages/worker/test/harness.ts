@@ -47,7 +47,9 @@ export async function startTestWorker(te: BaseTestEngine, tasks: Task[], options
     ...options,
   });
   await worker.start();
-  const shutdown = () => own.close();
+  // Tests may stop a worker and stop it again in afterAll: its pool and pg-boss close once.
+  let closed: Promise<void> | undefined;
+  const shutdown = () => (closed ??= own.close());
   return {
     worker,
     engine,
