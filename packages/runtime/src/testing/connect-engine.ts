@@ -37,8 +37,8 @@ export interface TestEngineOptions<D extends TestDispatcher> {
   /** Default: systemClock; a FakeClock to drive time by hand. */
   clock?: Clock | undefined;
   /** Default: noDispatch. */
-  dispatcher?: DispatcherFactory<D>;
-  /** Default: the test engine's URL for the API (callback URLs are built from it). */
+  dispatcher?: DispatcherFactory<D> | undefined;
+  /** The API's public URL, which callback URLs are built from. Default: http://svc.test. */
   apiUrl?: string;
 }
 

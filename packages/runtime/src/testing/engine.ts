@@ -34,7 +34,7 @@ export async function startTestEngine<D extends TestDispatcher = TestDispatcher>
     async connect(other) {
       const pool = createPool(db.url, { max: other.poolMax, applicationName: other.applicationName ?? "svc-test-other", onError: () => {} });
       try {
-        const more = await connectTestEngine({ url: db.url, pool }, { clock: connected.engine.clock, apiUrl: connected.engine.apiUrl, ...(other.dispatcher ? { dispatcher: other.dispatcher } : {}) });
+        const more = await connectTestEngine({ url: db.url, pool }, { clock: connected.engine.clock, apiUrl: connected.engine.apiUrl, dispatcher: other.dispatcher });
         return {
           ...more,
           async close() {
