@@ -4,6 +4,7 @@ import {
   CHANNELS,
   lapsedLeases,
   parseResumePayload,
+  type CreateToken,
   type DueWork,
   type EngineDeps,
   type Environment,
@@ -16,10 +17,8 @@ import { abortLostExecutions } from "./execution/lost-executions.ts";
 import { acceptOffers, declineOffers, loadOffer, parseOffer, type Offer } from "./execution/offers.ts";
 import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
-import { createPool, NotificationListener, retryOnConflict } from "@svc/runtime/db";
-import { retryWrite } from "./execution/retry-write.ts";
+import { createPool, NotificationListener, retryOnConflict, retryWrite } from "@svc/runtime/db";
 import { ActiveExecutions, executeRun, type Dispatch } from "./execution/execute-run.ts";
-import type { CreateToken } from "./execution/run-execution.ts";
 import { WorkerEvents } from "./events.ts";
 import { BOSS_NOTIFY_CHANNEL, JobConsumer, resumeQueueName, startQueueName, type ConsumedJob, type PgBoss, type PgBossDispatcher } from "@svc/queue";
 import { queueOf, registerTasks } from "./tasks/register-tasks.ts";

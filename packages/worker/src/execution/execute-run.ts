@@ -2,11 +2,13 @@ import { randomUUID } from "node:crypto";
 import {
   decideAfterFailure,
   decodePacket,
+  DurableExecution,
   encodeOutput,
   loadStoredPacket,
   LedgerSession,
   maxAttemptsOf,
   NondeterminismError,
+  type CreateToken,
   type EngineDeps,
   type Environment,
   type Packet,
@@ -16,7 +18,6 @@ import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
 import { handBack } from "./hand-back.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import type { MicroBatcher } from "@svc/runtime/engine";
-import { DurableExecution, type CreateToken } from "./run-execution.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
 import type { WorkerEvents } from "../events.ts";
 
