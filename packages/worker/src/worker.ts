@@ -18,7 +18,9 @@ import { acceptOffers, declineOffers, loadOffer, parseOffer, type Offer } from "
 import { offersChannel, registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "./registry/workers.ts";
 import { MicroBatcher } from "@svc/runtime/engine";
 import { createPool, NotificationListener, retryOnConflict, retryWrite } from "@svc/runtime/db";
-import { ActiveExecutions, executeRun, type Dispatch } from "./execution/execute-run.ts";
+import { executeRun, type Dispatch } from "./execution/execute-run.ts";
+import { ActiveExecutions } from "./execution/active-executions.ts";
+import type { ExecutorDeps } from "./execution/executor-deps.ts";
 import { WorkerEvents } from "./events.ts";
 import { BOSS_NOTIFY_CHANNEL, JobConsumer, resumeQueueName, startQueueName, type ConsumedJob, type PgBoss, type PgBossDispatcher } from "@svc/queue";
 import { queueOf, registerTasks } from "./tasks/register-tasks.ts";
@@ -101,20 +103,12 @@ export function createWorker(options: WorkerOptions): Worker {
   // many runs, lease renewals): run again.
   const offerAcceptances = new MicroBatcher((tokens: string[]) => retryWrite(() => acceptOffers(claimPool, tokens, options.engine.clock.now(), leaseMs)));
   const finishes = new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(options.engine.db, items, options.engine.clock.now())));
-  const executorDeps = {
-    startClaims,
-    fastResumeClaims,
-    offerAcceptances,
-    finishes,
+  const executorDeps: ExecutorDeps = {
     engine: options.engine,
-    environment: env,
-    tasks,
-    workerId: id,
-    workerVersion: options.workerVersion,
+    worker: { id, version: options.workerVersion, environment: env, tasks, taskIds },
     events,
-    createToken: options.createToken,
-    prepareEnvironment: options.prepareEnvironment,
-    leaseMs,
+    hooks: { createToken: options.createToken, prepareEnvironment: options.prepareEnvironment },
+    batchers: { startClaims, fastResumeClaims, offerAcceptances, finishes },
   };
   let fastPathInFlight = 0;
   /** Set by drain() and abandon(): from then on this worker takes no new work, fast path included. */
