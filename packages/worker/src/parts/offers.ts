@@ -1,6 +1,6 @@
-import type { MicroBatcher } from "@svc/runtime/engine";
 import { loadOffer, parseOffer, type Offer } from "../execution/offers.ts";
 import { registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "../registry/workers.ts";
+import type { WorkerBatchers } from "./batchers.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -18,10 +18,10 @@ export interface ListenerLock {
 export class Offers {
   readonly #resources: WorkerResources;
   readonly #slots: Slots;
-  readonly #declines: MicroBatcher<{ runId: string; claimToken: string }, undefined>;
+  readonly #declines: WorkerBatchers["declines"];
   readonly #record: WorkerRecord;
 
-  constructor(resources: WorkerResources, slots: Slots, declines: MicroBatcher<{ runId: string; claimToken: string }, undefined>) {
+  constructor(resources: WorkerResources, slots: Slots, declines: WorkerBatchers["declines"]) {
     this.#resources = resources;
     this.#slots = slots;
     this.#declines = declines;
