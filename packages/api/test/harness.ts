@@ -9,6 +9,7 @@ import type { ApiLimits } from "../src/http/limits.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
+import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
 
 export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";
 
@@ -39,7 +40,9 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
   const secretKeys = new SecretKeyCache();
   await secretKeys.start(db.url, () => {});
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys };
+  const sessionStreams = new SessionStreamHub({ db: db.pool, databaseUrl: db.url, clock: engine.clock, onError: (error) => console.error(error) });
+  await sessionStreams.start();
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys, sessionStreams };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
@@ -50,6 +53,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
     project,
     devAuth: { authorization: `Bearer ${project.environments.dev.secretKey}` },
     async close() {
+      await sessionStreams.stop();
       await app.close();
       await secretKeys.stop();
       await boss.stop({ graceful: false, close: true });

@@ -110,3 +110,14 @@ export {
 } from "./packets/store.ts";
 export { PACKET_DOWNLOAD_URL_SECONDS, packetDownloadUrl, packetForDownloadToken, packetUploadUrl } from "./packets/urls.ts";
 export { expiredUploads } from "./packets/expired-uploads.ts";
+
+// Sessions: conversations with `.in`/`.out` channels, and the runs they start
+export { findSession, getSession, resolveSessionIds, sessionAddress, sessionStatus, type SessionAddress, type SessionRow } from "./sessions/store.ts";
+export { startSession, type StartSessionResult } from "./sessions/start-session.ts";
+export { closeSession, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
+export { listSessionRows, parseSessionListFilter, type SessionListFilter } from "./sessions/list-sessions.ts";
+export { appendRecord, appendRecordInTransaction, recordNotice, streamKey, type AppendInput, type AppendResult } from "./sessions/append-record.ts";
+export {
+  CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, type RecordHeader, type SessionRecordRow,
+} from "./sessions/records.ts";
+export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR } from "./sessions/channel-waits.ts";
