@@ -80,3 +80,21 @@ export async function startAppWithDatabaseDown(api: TestApi): Promise<{ app: Fas
     },
   };
 }
+
+/** A second API process on `api`'s database: its own pool, engine and listeners (what another replica has). */
+export async function startTestApiOn(api: TestApi): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const pool = createPool(api.db.url, { max: 3, onError: () => {} });
+  const engine = { ...api.engine, db: pool };
+  const sessionStreams = new SessionStreamHub({ db: pool, databaseUrl: api.db.url, clock: engine.clock, onError: (error) => console.error(error) });
+  await sessionStreams.start();
+  const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams }, { logger: false });
+  await app.ready();
+  return {
+    app,
+    async close() {
+      await sessionStreams.stop();
+      await app.close();
+      await pool.end();
+    },
+  };
+}
