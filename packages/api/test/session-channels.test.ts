@@ -128,10 +128,10 @@ describe("SSE subscribe", () => {
 
   it("refuses bad headers and unknown session ids with a JSON 4xx before any stream starts", async () => {
     const s = await createSessionOk(api);
-    for (const headers of [{ "timeout-seconds": "0" }, { "timeout-seconds": "601" }, { "timeout-seconds": "abc" }, { "last-event-id": "x1" }]) {
+    for (const headers of <Record<string, string>[]>[{ "timeout-seconds": "0" }, { "timeout-seconds": "601" }, { "timeout-seconds": "abc" }, { "last-event-id": "x1" }]) {
       const res = await subscribe(s.id, "out", headers);
       expect(res.status, JSON.stringify(headers)).toBe(400);
-      expect((await res.json()).error).toEqual(expect.any(String));
+      expect(((await res.json()) as { error: unknown }).error).toEqual(expect.any(String));
     }
     const unknown = await subscribe("session_doesnotexist", "out");
     expect(unknown.status).toBe(404);
