@@ -10,13 +10,16 @@ import { sseRecordJson, type RecordHeader, type SessionRecordRow } from "./recor
 import { ensureSessionRun } from "./session-runs.ts";
 import { getSession, sessionStatus, type SessionRow } from "./store.ts";
 
-export interface AppendInput {
-  io: SessionChannel;
+export interface RecordInput {
   /** The record's JSON value as text; null for a control record (see `headers`). */
   data: string | null;
   headers?: RecordHeader[];
   /** Makes the append idempotent: a part id the channel already has is not stored again. */
   partId?: string;
+}
+
+export interface AppendInput extends RecordInput {
+  io: SessionChannel;
 }
 
 export interface AppendResult {
@@ -47,11 +50,79 @@ export function streamKey(session: Pick<SessionRow, "external_id" | "id">): stri
 }
 
 /**
- * Appends one record to a session's channel in `tx`: the session row's lock orders appends (each
- * takes the next sequence number), the record is stored, and a NOTIFY tells every API process's
- * subscribers at commit. An `.in` record also goes to every run waiting on `.in`, and starts a run
- * when the session has none alive. Closed or expired sessions refuse (ValidationError, 400).
+ * Appends records to one channel of a session in `tx`: the session row's lock orders appends
+ * (each record takes the next sequence number), the records are stored in one statement, and a
+ * NOTIFY per record tells every API process's subscribers at commit. A record whose part id the
+ * channel already has is not stored again (its result is `duplicate`, with the stored sequence
+ * number). `.in` records also go to every run waiting on `.in`, and start a run when the session
+ * has none alive. Closed or expired sessions refuse (ValidationError, 400).
  */
+export async function appendRecordsInTransaction(
+  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  tx: Queryable,
+  env: Environment,
+  ref: string,
+  io: SessionChannel,
+  inputs: RecordInput[],
+): Promise<{ session: SessionRow; results: { seq: number; duplicate: boolean }[] }> {
+  const now = deps.clock.now();
+  const session = await getSession(tx, env.id, ref, "FOR UPDATE");
+  const status = sessionStatus(session, now);
+  if (status !== "ACTIVE") throw new ValidationError(`Cannot append to a ${status === "CLOSED" ? "closed" : "expired"} session`);
+  const partIds = inputs.map((i) => i.partId).filter((id): id is string => id !== undefined);
+  const stored = new Map<string, number>();
+  if (partIds.length > 0) {
+    const { rows } = await tx.query<{ part_id: string; seq: string }>(
+      `SELECT part_id, seq FROM session_records WHERE session_id = $1 AND io = $2 AND part_id = ANY($3::text[])`,
+      [session.id, io, partIds],
+    );
+    for (const row of rows) stored.set(row.part_id, Number(row.seq));
+  }
+  const fresh = inputs.filter((i) => i.partId === undefined || !stored.has(i.partId));
+  const results: { seq: number; duplicate: boolean }[] = [];
+  if (fresh.length === 0) {
+    return { session, results: inputs.map((i) => ({ seq: stored.get(i.partId!)!, duplicate: true })) };
+  }
+  const column = io === "in" ? "in_seq" : "out_seq";
+  const { rows: seqRows } = await tx.query<{ seq: string }>(`UPDATE sessions SET ${column} = ${column} + $2 WHERE id = $1 RETURNING ${column} AS seq`, [session.id, fresh.length]);
+  const firstSeq = Number(seqRows[0]!.seq) - fresh.length + 1;
+  const records: SessionRecordRow[] = fresh.map((input, i) => ({
+    seq: String(firstSeq + i),
+    part_id: input.partId ?? randomId(),
+    data: input.data,
+    headers: input.headers && input.headers.length > 0 ? input.headers : null,
+    created_at: now,
+  }));
+  await tx.query(
+    `INSERT INTO session_records (session_id, io, seq, part_id, data, headers, created_at)
+     SELECT $1, $2, r.seq, r.part_id, r.data, r.headers, $3
+     FROM unnest($4::bigint[], $5::text[], $6::text[], $7::jsonb[]) AS r(seq, part_id, data, headers)`,
+    [
+      session.id,
+      io,
+      now,
+      records.map((r) => r.seq),
+      records.map((r) => r.part_id),
+      records.map((r) => r.data),
+      records.map((r) => (r.headers === null ? null : JSON.stringify(r.headers))),
+    ],
+  );
+  if (io === "in") {
+    let delivered = 0;
+    for (const record of records) delivered += await deliverToWaits(deps, tx, session.id, "in", record);
+    if (delivered > 0) await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, records[records.length - 1]!.seq]);
+    await ensureSessionRun(deps, tx, env, session, "append");
+  }
+  await tx.query(`SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, [CHANNELS.sessionRecords, records.map((r) => recordNotice(session, io, r))]);
+  let next = 0;
+  for (const input of inputs) {
+    const known = input.partId === undefined ? undefined : stored.get(input.partId);
+    results.push(known !== undefined ? { seq: known, duplicate: true } : { seq: Number(records[next++]!.seq), duplicate: false });
+  }
+  return { session, results };
+}
+
+/** Appends one record in `tx` (see appendRecordsInTransaction). */
 export async function appendRecordInTransaction(
   deps: Pick<EngineDeps, "clock" | "dispatcher">,
   tx: Queryable,
@@ -59,33 +130,8 @@ export async function appendRecordInTransaction(
   ref: string,
   input: AppendInput,
 ): Promise<AppendResult> {
-  const now = deps.clock.now();
-  const session = await getSession(tx, env.id, ref, "FOR UPDATE");
-  if (sessionStatus(session, now) !== "ACTIVE") throw new ValidationError(`Cannot append to a ${sessionStatus(session, now) === "CLOSED" ? "closed" : "expired"} session`);
-  if (input.partId !== undefined) {
-    const { rows } = await tx.query<{ seq: string }>(`SELECT seq FROM session_records WHERE session_id = $1 AND io = $2 AND part_id = $3`, [session.id, input.io, input.partId]);
-    if (rows[0]) return { seq: Number(rows[0].seq), duplicate: true, session };
-  }
-  const column = input.io === "in" ? "in_seq" : "out_seq";
-  const { rows: seqRows } = await tx.query<{ seq: string }>(`UPDATE sessions SET ${column} = ${column} + 1 WHERE id = $1 RETURNING ${column} AS seq`, [session.id]);
-  const record: SessionRecordRow = {
-    seq: seqRows[0]!.seq,
-    part_id: input.partId ?? randomId(),
-    data: input.data,
-    headers: input.headers && input.headers.length > 0 ? input.headers : null,
-    created_at: now,
-  };
-  await tx.query(
-    `INSERT INTO session_records (session_id, io, seq, part_id, data, headers, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [session.id, input.io, record.seq, record.part_id, record.data, record.headers === null ? null : JSON.stringify(record.headers), now],
-  );
-  if (input.io === "in") {
-    const delivered = await deliverToWaits(deps, tx, session.id, "in", record);
-    if (delivered > 0) await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, record.seq]);
-    await ensureSessionRun(deps, tx, env, session, "append");
-  }
-  await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.sessionRecords, recordNotice(session, input.io, record)]);
-  return { seq: Number(record.seq), duplicate: false, session };
+  const { session, results } = await appendRecordsInTransaction(deps, tx, env, ref, input.io, [input]);
+  return { ...results[0]!, session };
 }
 
 /**
