@@ -1,16 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { createPool, migrate, withTransaction } from "../packages/runtime/src/db/index.ts";
-import { ensureDefaultProject, getEnvironment, SecretBox, systemClock, type EngineDeps, type Environment, type ProjectCredentials } from "../packages/runtime/src/engine/index.ts";
+import { createPool, migrate } from "../packages/runtime/src/db/index.ts";
+import type { EngineDeps, Environment, ProjectCredentials } from "../packages/runtime/src/engine/index.ts";
 import type { Task } from "../packages/runtime/src/sdk/index.ts";
+import { connectTestEngine, TEST_ENCRYPTION_KEY } from "../packages/runtime/src/testing/connect-engine.ts";
 import { tokenCreator } from "../packages/worker/src/execution/create-token.ts";
-import { PgBossDispatcher, startBoss } from "../packages/queue/src/index.ts";
+import { pgBossDispatcher } from "../packages/queue/src/testing.ts";
 import { createWorker, type Worker } from "../packages/worker/src/worker.ts";
 import { freePort, startEmbeddedPostgres } from "../scripts/embedded-postgres.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-export const ENCRYPTION_KEY = "bench-encryption-key-0123456789";
 
 export interface BenchDatabase {
   url: string;
@@ -59,11 +59,8 @@ export interface BenchStack {
 export async function benchStack(url: string, options: { tasks?: Task[]; api?: boolean; concurrency?: number; poolMax?: number }): Promise<BenchStack> {
   const pool = createPool(url, { max: options.poolMax ?? 30, applicationName: "svc-bench", onError: (error) => console.error("bench pool:", error.message) });
   await migrate(pool);
-  const boss = await startBoss({ connectionString: url, supervise: true, max: 10 });
-  const dispatcher = new PgBossDispatcher(boss);
-  const engine: EngineDeps = { db: pool, clock: systemClock, dispatcher, secrets: new SecretBox(ENCRYPTION_KEY), apiUrl: "http://localhost" };
-  const project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, engine.secrets, systemClock.now()));
-  const env = (await getEnvironment(pool, project.environments.dev.id))!;
+  const connected = await connectTestEngine({ url, pool }, { dispatcher: pgBossDispatcher({ supervise: true, max: 10 }), apiUrl: "http://localhost" });
+  const { engine, env, project, queue } = connected;
   let api: ChildProcess | undefined;
   let apiUrl: string | undefined;
   if (options.api) {
@@ -71,7 +68,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
     apiUrl = `http://127.0.0.1:${port}`;
     api = spawn(process.execPath, ["--import", "tsx", process.env.BENCH_API_MAIN ?? "packages/api/src/main.ts"], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
+      env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
       stdio: ["ignore", "ignore", "inherit"],
     });
     for (let i = 0; i < 200; i++) {
@@ -83,8 +80,8 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
   if (options.tasks) {
     worker = createWorker({
       engine,
-      boss,
-      dispatcher,
+      boss: queue.boss,
+      dispatcher: queue.dispatcher,
       databaseUrl: url,
       environment: env,
       tasks: options.tasks,
@@ -105,7 +102,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
     async close() {
       await worker?.drain();
       api?.kill("SIGTERM");
-      await boss.stop({ graceful: false, close: true });
+      await connected.close();
       await pool.end();
     },
   };

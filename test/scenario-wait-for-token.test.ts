@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configure, wait as sdkWait } from "@trigger.dev/sdk";
-import { getEnvironment, triggerRun } from "../packages/runtime/src/engine/index.ts";
+import { triggerRun } from "../packages/runtime/src/engine/index.ts";
 import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
-import { startTestWorker, type TestEngine, type TestWorker } from "../packages/worker/test/harness.ts";
+import { startTestWorker, type TestWorker } from "../packages/worker/test/harness.ts";
 import { startTestApi, type TestApi } from "../packages/api/test/harness.ts";
 import { createTokenOk } from "../packages/api/test/waitpoints-helpers.ts";
 
@@ -28,9 +28,7 @@ beforeAll(async () => {
   baseURL = `http://127.0.0.1:${(api.app.server.address() as { port: number }).port}`;
   // Callback URLs must point at this server.
   api.engine.apiUrl = baseURL;
-  const env = (await getEnvironment(api.db.pool, api.project.environments.dev.id))!;
-  const te = { db: api.db, engine: api.engine, project: api.project, env } as unknown as TestEngine;
-  tw = await startTestWorker(te, [approval]);
+  tw = await startTestWorker(api, [approval]);
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey });
 });
 afterAll(async () => {
@@ -40,8 +38,7 @@ afterAll(async () => {
 
 async function waitingRun() {
   const token = await createTokenOk(api, { timeout: "1h" });
-  const env = (await getEnvironment(api.db.pool, api.project.environments.dev.id))!;
-  const { id } = await triggerRun(api.engine, env, "approval", { tokenId: token.id });
+  const { id } = await triggerRun(api.engine, api.env, "approval", { tokenId: token.id });
   await tw.worker.events.next("runSuspended", (e) => e.runId === id);
   const { rows } = await api.db.pool.query(`SELECT status FROM runs WHERE id = $1`, [id]);
   expect(rows[0].status).toBe("WAITING");

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { createPool, withTransaction } from "@svc/runtime/db";
-import { ensureDefaultProject, FakeClock, SecretBox, systemClock, type Clock, type EngineDeps, type ProjectCredentials } from "@svc/runtime/engine";
-import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
-import { PgBossDispatcher, startBoss } from "@svc/queue";
+import { createPool } from "@svc/runtime/db";
+import { FakeClock, type Clock } from "@svc/runtime/engine";
+import { startTestEngine, TEST_ENCRYPTION_KEY, type TestEngine } from "@svc/runtime/testing";
+import { pgBossDispatcher, type PgBossTestDispatcher } from "@svc/queue/testing";
 import { createApp } from "../src/app.ts";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import type { ApiLimits } from "../src/http/limits.ts";
@@ -11,58 +11,43 @@ import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
 import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
 
-export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";
+export { FakeClock, TEST_ENCRYPTION_KEY };
 
-export interface TestApi {
+/** The test engine (its database, engine deps, default project and pg-boss) with an API app on it. */
+export interface TestApi extends TestEngine<PgBossTestDispatcher> {
   app: FastifyInstance;
   deps: AppDeps;
-  engine: EngineDeps;
-  db: TestDatabase;
-  /** The default project with its four environments and secret keys. */
-  project: ProjectCredentials;
   /** Authorization header for the default project's dev environment. */
   devAuth: { authorization: string };
+  /** Closes the app, then the engine. */
   close(): Promise<void>;
 }
 
 /** An API app on a fresh database (cloned template), driven with `app.inject`. */
 export async function startTestApi(options: { clock?: Clock; limits?: Partial<ApiLimits> } = {}): Promise<TestApi> {
-  const db = await createTestDatabase();
-  const boss = await startBoss({ connectionString: db.url, supervise: false, max: 3 });
-  const engine: EngineDeps = {
-    db: db.pool,
-    clock: options.clock ?? systemClock,
-    dispatcher: new PgBossDispatcher(boss),
-    secrets: new SecretBox(TEST_ENCRYPTION_KEY),
-    apiUrl: "http://svc.test",
-  };
-  const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
+  const te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 3 }), clock: options.clock });
+  const { engine } = te;
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
   const secretKeys = new SecretKeyCache();
-  await secretKeys.start(db.url, () => {});
-  const sessionStreams = new SessionStreamHub({ db: db.pool, databaseUrl: db.url, clock: engine.clock, onError: (error) => console.error(error) });
+  await secretKeys.start(te.db.url, () => {});
+  const sessionStreams = new SessionStreamHub({ db: te.db.pool, databaseUrl: te.db.url, clock: engine.clock, onError: (error) => console.error(error) });
   await sessionStreams.start();
   const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys, sessionStreams };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
+    ...te,
     app,
     deps,
-    engine,
-    db,
-    project,
-    devAuth: { authorization: `Bearer ${project.environments.dev.secretKey}` },
+    devAuth: { authorization: `Bearer ${te.project.environments.dev.secretKey}` },
     async close() {
       await sessionStreams.stop();
       await app.close();
       await secretKeys.stop();
-      await boss.stop({ graceful: false, close: true });
-      await db.drop();
+      await te.close();
     },
   };
 }
-
-export { FakeClock };
 
 /**
  * The same API as `api` (same project, keys and engine), with its pool pointing at a port nothing

@@ -1,9 +1,10 @@
 import { decodePacket } from "@svc/runtime/engine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPool, withTransaction } from "@svc/runtime/db";
-import { dueSchedules, fireSchedule, SecretBox, type EngineDeps, type ScheduleRow } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/queue";
-import { FakeClock, startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
+import { withTransaction } from "@svc/runtime/db";
+import { dueSchedules, fireSchedule, type EngineDeps, type ScheduleRow } from "@svc/runtime/engine";
+import type { ConnectedEngine } from "@svc/runtime/testing";
+import { pgBossDispatcher } from "@svc/queue/testing";
+import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { registerTask, scheduleClient } from "./schedules-helpers.ts";
 
 // Firing is driven by calling dueSchedules.fire with a fake clock: no sleeping.
@@ -11,25 +12,18 @@ let api: TestApi;
 let dev: ReturnType<typeof scheduleClient>;
 /** A second "worker": its own pool and its own pg-boss, sharing only the database. */
 let other: EngineDeps;
-let otherBoss: Awaited<ReturnType<typeof startBoss>>;
+let otherConnection: ConnectedEngine;
 const clock = new FakeClock(new Date("2025-01-01T10:15:00Z"));
 
 beforeAll(async () => {
   api = await startTestApi({ clock });
   dev = scheduleClient(api);
   await registerTask(api, api.project.environments.dev.id, "tick-task");
-  otherBoss = await startBoss({ connectionString: api.db.url, supervise: false, max: 3 });
-  other = {
-    db: createPool(api.db.url, { max: 5, onError: () => {} }),
-    clock,
-    dispatcher: new PgBossDispatcher(otherBoss),
-    secrets: new SecretBox(TEST_ENCRYPTION_KEY),
-    apiUrl: "http://svc.test",
-  };
+  otherConnection = await api.connect({ poolMax: 5, dispatcher: pgBossDispatcher({ max: 3 }) });
+  other = otherConnection.engine;
 });
 afterAll(async () => {
-  await otherBoss?.stop({ graceful: false, close: true });
-  await other?.db.end();
+  await otherConnection?.close();
   await api?.close();
 });
 

@@ -4,22 +4,23 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
-import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
-import { BOSS_NOTIFY_CHANNEL, PgBossDispatcher, startBoss, startQueueName, type PgBoss } from "../src/index.ts";
+import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
+import { BOSS_NOTIFY_CHANNEL, startQueueName, type PgBoss } from "../src/index.ts";
+import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 /** Notified after the job's transaction commits: Postgres delivers notifications in commit order. */
 const SENTINEL = "svc_test_sentinel";
 
-let db: TestDatabase;
+let te: TestEngine<PgBossTestDispatcher>;
 let boss: PgBoss;
 let listener: pg.PoolClient;
 const heard: { channel: string; payload: string | undefined }[] = [];
 let sentinelHeard: () => void = () => {};
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  boss = await startBoss({ connectionString: db.url, supervise: false, max: 2 });
-  listener = await db.pool.connect();
+  te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 2 }) });
+  boss = te.queue.boss;
+  listener = await te.db.pool.connect();
   listener.on("notification", (n) => {
     if (n.channel === SENTINEL) return sentinelHeard();
     heard.push({ channel: n.channel, payload: n.payload });
@@ -29,8 +30,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   listener?.release();
-  await boss?.stop({ graceful: false, close: true });
-  await db?.drop();
+  await te?.close();
 });
 
 /** Runs `send`, then a sentinel NOTIFY, and returns what was heard on the other channels in between. */
@@ -38,18 +38,18 @@ async function heardDuring(send: () => Promise<unknown>): Promise<typeof heard> 
   heard.length = 0;
   const sentinel = new Promise<void>((resolve) => (sentinelHeard = resolve));
   await send();
-  await db.pool.query(`NOTIFY ${SENTINEL}`);
+  await te.db.pool.query(`NOTIFY ${SENTINEL}`);
   await sentinel;
   return [...heard];
 }
 
 describe("the pg-boss notify channel", () => {
   it("carries the queue name when svc's dispatcher inserts a job on a notify queue in a transaction", async () => {
-    const dispatcher = new PgBossDispatcher(boss);
+    const dispatcher = te.queue.dispatcher;
     const job = { kind: "start" as const, runId: "run_contract", environmentId: "env_contract", queueName: "task/contract" };
     const name = startQueueName(job.environmentId, job.queueName);
     await dispatcher.ensureQueue(name);
-    const heard = await heardDuring(() => withTransaction(db.pool, (tx) => dispatcher.dispatch(tx, [job])));
+    const heard = await heardDuring(() => withTransaction(te.db.pool, (tx) => dispatcher.dispatch(tx, [job])));
     expect(heard).toEqual([{ channel: BOSS_NOTIFY_CHANNEL, payload: name }]);
   });
 

@@ -4,32 +4,19 @@
 // snapshot) must see the entry the waiter committed meanwhile, or the wake-up would be lost.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  completeWaitpoint,
-  createToken,
-  ensureDefaultProject,
-  getEnvironment,
-  registerWait,
-  SecretBox,
-  systemClock,
-  triggerRun,
-  withTransaction,
-  type EngineDeps,
-  type Environment,
-} from "@svc/runtime/engine";
-import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { completeWaitpoint, createToken, registerWait, triggerRun, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { startTestEngine, type TestDatabase, type TestEngine } from "@svc/runtime/testing";
 
+let te: TestEngine;
 let db: TestDatabase;
 let engine: EngineDeps;
 let env: Environment;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  engine = { db: db.pool, clock: systemClock, dispatcher: { dispatch: async () => {} }, secrets: new SecretBox("test-encryption-key-0123456789"), apiUrl: "http://svc.test" };
-  const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
-  env = (await getEnvironment(db.pool, project.environments.dev.id))!;
+  te = await startTestEngine();
+  ({ db, engine, env } = te);
 });
-afterAll(async () => db?.drop());
+afterAll(async () => te?.close());
 
 /** A run that a worker is executing (claim token `claim`), as the wait statement expects it. */
 async function executingRun(): Promise<string> {

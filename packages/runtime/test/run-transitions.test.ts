@@ -1,23 +1,10 @@
 // The run state machine against real rows: every transition the table allows goes through the
 // guarded update; every other pair is refused, whether asked for explicitly or not.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  canTransition,
-  ensureDefaultProject,
-  getEnvironment,
-  IllegalTransitionError,
-  RUN_STATUSES,
-  SecretBox,
-  sourcesOf,
-  systemClock,
-  transitionRun,
-  triggerRun,
-  withTransaction,
-  type EngineDeps,
-  type RunStatus,
-} from "@svc/runtime/engine";
-import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { canTransition, IllegalTransitionError, RUN_STATUSES, sourcesOf, systemClock, transitionRun, triggerRun, type RunStatus } from "@svc/runtime/engine";
+import { startTestEngine, type TestDatabase, type TestEngine } from "@svc/runtime/testing";
 
+let te: TestEngine;
 let db: TestDatabase;
 let runId: string;
 
@@ -36,19 +23,11 @@ async function statusNow(): Promise<RunStatus> {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const engine: EngineDeps = {
-    db: db.pool,
-    clock: systemClock,
-    dispatcher: { dispatch: async () => {} },
-    secrets: new SecretBox("test-encryption-key-0123456789"),
-    apiUrl: "http://svc.test",
-  };
-  const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
-  const env = (await getEnvironment(db.pool, project.environments.dev.id))!;
-  runId = (await triggerRun(engine, env, "transitions", {})).id;
+  te = await startTestEngine();
+  db = te.db;
+  runId = (await triggerRun(te.engine, te.env, "transitions", {})).id;
 });
-afterAll(async () => db?.drop());
+afterAll(async () => te?.close());
 
 describe("run status transitions on a real row", () => {
   it("performs every allowed transition, with an explicit from and with the default sources", async () => {

@@ -1,59 +1,20 @@
-import { createPool } from "@svc/runtime/db";
-import {
-  ensureDefaultProject,
-  getEnvironment,
-  SecretBox,
-  systemClock,
-  withTransaction,
-  type Clock,
-  type EngineDeps,
-  type Environment,
-  type ProjectCredentials,
-  type RunRow,
-} from "@svc/runtime/engine";
+import type { Clock, EngineDeps, RunRow } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
-import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { startTestEngine as startEngine, TEST_ENCRYPTION_KEY, type TestEngine as BaseTestEngine } from "@svc/runtime/testing";
+import { pgBossDispatcher, type PgBossTestDispatcher } from "@svc/queue/testing";
 import { tokenCreator } from "../src/execution/create-token.ts";
 import { envVarsAndSchedules } from "../src/env-vars-and-schedules.ts";
-import { PgBossDispatcher, startBoss, type PgBoss } from "@svc/queue";
 import { TaskEnv } from "../src/task-env.ts";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
 
-export const TEST_ENCRYPTION_KEY = "test-encryption-key-0123456789";
+export { TEST_ENCRYPTION_KEY };
 
-export interface TestEngine {
-  db: TestDatabase;
-  engine: EngineDeps;
-  boss: PgBoss;
-  project: ProjectCredentials;
-  env: Environment;
-  close(): Promise<void>;
-}
+/** The test engine with pg-boss as its dispatcher (`te.queue.boss`), as the API holds it. */
+export type TestEngine = BaseTestEngine<PgBossTestDispatcher>;
 
 /** A fresh database with the default project, and engine deps as the API would hold them. */
-export async function startTestEngine(options: { clock?: Clock } = {}): Promise<TestEngine> {
-  const db = await createTestDatabase();
-  const boss = await startBoss({ connectionString: db.url, supervise: false, max: 4 });
-  const engine: EngineDeps = {
-    db: db.pool,
-    clock: options.clock ?? systemClock,
-    dispatcher: new PgBossDispatcher(boss),
-    secrets: new SecretBox(TEST_ENCRYPTION_KEY),
-    apiUrl: "http://svc.test",
-  };
-  const project = await withTransaction(db.pool, (tx) => ensureDefaultProject(tx, engine.secrets, engine.clock.now()));
-  const env = (await getEnvironment(db.pool, project.environments.dev.id))!;
-  return {
-    db,
-    engine,
-    boss,
-    project,
-    env,
-    async close() {
-      await boss.stop({ graceful: false, close: true });
-      await db.drop();
-    },
-  };
+export function startTestEngine(options: { clock?: Clock } = {}): Promise<TestEngine> {
+  return startEngine({ dispatcher: pgBossDispatcher({ max: 4 }), clock: options.clock });
 }
 
 export interface TestWorker {
@@ -68,15 +29,13 @@ export interface TestWorker {
  * A worker with its own pool and pg-boss instance, as a separate process would have. Wired like
  * main.ts (env vars into process.env, declarative schedules); `options` override any of it.
  */
-export async function startTestWorker(te: TestEngine, tasks: Task[], options: Partial<WorkerOptions> = {}): Promise<TestWorker> {
-  const pool = createPool(te.db.url, { max: 8, applicationName: "svc-test-worker", onError: () => {} });
-  const boss = await startBoss({ connectionString: te.db.url, supervise: true, max: 6 });
-  const dispatcher = new PgBossDispatcher(boss);
-  const engine: EngineDeps = { ...te.engine, db: pool, dispatcher };
+export async function startTestWorker(te: BaseTestEngine, tasks: Task[], options: Partial<WorkerOptions> = {}): Promise<TestWorker> {
+  const own = await te.connect({ poolMax: 8, applicationName: "svc-test-worker", dispatcher: pgBossDispatcher({ supervise: true, max: 6 }) });
+  const { engine, queue } = own;
   const worker = createWorker({
     engine,
-    boss,
-    dispatcher,
+    boss: queue.boss,
+    dispatcher: queue.dispatcher,
     databaseUrl: te.db.url,
     environment: te.env,
     tasks,
@@ -88,10 +47,9 @@ export async function startTestWorker(te: TestEngine, tasks: Task[], options: Pa
     ...options,
   });
   await worker.start();
-  const shutdown = async () => {
-    await boss.stop({ graceful: false, close: true }).catch(() => {});
-    await pool.end().catch(() => {});
-  };
+  // Tests may stop a worker and stop it again in afterAll: its pool and pg-boss close once.
+  let closed: Promise<void> | undefined;
+  const shutdown = () => (closed ??= own.close());
   return {
     worker,
     engine,

@@ -1,8 +1,7 @@
-import { createPool, migrate, withTransaction } from "@svc/runtime/db";
-import { ensureDefaultProject, SecretBox, systemClock } from "@svc/runtime/engine";
+import { createPool, migrate } from "@svc/runtime/db";
+import { connectTestEngine } from "@svc/runtime/testing";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import { OwnPostgres } from "../../../test/own-postgres.ts";
-import { TEST_ENCRYPTION_KEY } from "./harness.ts";
 import { installQueueSchema } from "@svc/queue";
 import { OUTAGE_FIXTURE, spawnApi, spawnWorker, type ServiceProcess } from "./processes.ts";
 
@@ -29,7 +28,7 @@ export async function startOwnCluster(options: { workers: number; workerEnv?: Re
   const pg = await OwnPostgres.create();
   const pool = createPool(pg.url, { max: 2, onError: () => {} });
   await migrate(pool);
-  const project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, new SecretBox(TEST_ENCRYPTION_KEY), systemClock.now()));
+  const { project } = await connectTestEngine({ url: pg.url, pool });
   await pool.end();
   await installQueueSchema(pg.url);
   const port = await freePort();

@@ -61,9 +61,9 @@ describe("consumer wake-ups", () => {
 
   it("turns pg-boss NOTIFY on for a resume queue an older svc created without it", async () => {
     const name = resumeQueueName("env_older");
-    await te.boss.createQueue(name, { notify: false });
-    expect((await te.boss.getQueue(name))?.notify).toBe(false);
-    await new PgBossDispatcher(te.boss).ensureQueue(name);
-    expect((await te.boss.getQueue(name))?.notify).toBe(true);
+    await te.queue.boss.createQueue(name, { notify: false });
+    expect((await te.queue.boss.getQueue(name))?.notify).toBe(false);
+    await new PgBossDispatcher(te.queue.boss).ensureQueue(name);
+    expect((await te.queue.boss.getQueue(name))?.notify).toBe(true);
   });
 });

@@ -53,7 +53,7 @@ describe("a resume job delivered again after its worker died", () => {
       tw.worker.events.next("runFinished", (e) => e.runId === id).then((e) => e.status as string),
       tw.worker.events.next("runResumed", (e) => e.runId === id).then(() => "RESUMED AGAIN"),
     ]);
-    await te.boss.fail(rows[0]!.name, jobId!, { message: "heartbeat lapsed" });
+    await te.queue.boss.fail(rows[0]!.name, jobId!, { message: "heartbeat lapsed" });
     expect(await outcome).toBe("CRASHED");
 
     const run = await getRunRow(te, id);
