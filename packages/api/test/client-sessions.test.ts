@@ -135,6 +135,7 @@ describe("list", () => {
 describe("runs of a session", () => {
   it("hands over with endAndContinue once, then lists both runs newest first as runs.list items", async () => {
     const created = await sessionsClient.start(startOptions({ externalId: "client-runs" }));
+    clock.advance(1000);
     const handed = await sessionsClient.endAndContinue("client-runs", { callingRunId: created.runId, reason: "upgrade" });
     expect(handed).toEqual({ runId: expect.stringMatching(/^run_/), swapped: true });
     expect(handed.runId).not.toBe(created.runId);
