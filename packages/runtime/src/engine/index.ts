@@ -74,6 +74,7 @@ export {
   holdClaim, ledgerEntryFromRow, markKeyedEntryUsed, recordStep, registerWait, type LedgerRow, type WaitRegistration,
 } from "../ledger/ledger-store.ts";
 export { LedgerSession } from "../ledger/replay.ts";
+export { DurableExecution, type CreateToken, type ExecutionEnd } from "../ledger/durable-execution.ts";
 export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";
 
 // Timers: time-driven transitions, due resumes, lapsed leases

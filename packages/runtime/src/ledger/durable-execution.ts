@@ -1,39 +1,25 @@
-import {
-  CHANNELS,
-  attachWaiter,
-  childOutcome,
-  completeBatchIfDone,
-  completeWaitpoint,
-  parseSuperjson,
-  stringifySuperjson,
-  decodePacket,
-  holdClaim,
-  insertWaitpoint,
-  KEYED_EPOCH,
-  LedgerSession,
-  markKeyedEntryUsed,
-  BatchItemOutcomeSchema,
-  newId,
-  parseStored,
-  StepOutcomeSchema,
-  WaitOutcomeSchema,
-  parseTtl,
-  recordStep,
-  registerWait,
-  triggerRunInTransaction,
-  withTransaction,
-  type EngineDeps,
-  type Environment,
-  type LedgerEntry,
-  type LedgerKind,
-  type Queryable,
-  type WaitRegistration,
-} from "@svc/runtime/engine";
-import { never, type ChildRunResult, type CreatedToken, type CreateTokenOptions, type RawWaitResult, type RunExecution, type WaitOptions } from "@svc/runtime/sdk";
-import type { TaskContext } from "@svc/runtime/sdk";
-import type { ClaimedRun } from "./claim.ts";
-import { retryWhileUnavailable } from "@svc/runtime/db";
-import { retryWrite } from "./retry-write.ts";
+import { retryWrite } from "../db/retry-write.ts";
+import { retryWhileUnavailable } from "../db/unavailable.ts";
+import { withTransaction, type Queryable } from "../db/queryable.ts";
+import { parseTtl } from "../durations.ts";
+import { newId } from "../ids.ts";
+import { CHANNELS } from "../engine/channels.ts";
+import type { EngineDeps } from "../engine/deps.ts";
+import type { ClaimedRun } from "../engine/runs/claimed-columns.ts";
+import { attachWaiter, childOutcome, completeBatchIfDone } from "../engine/runs/notify-waiters.ts";
+import { decodePacket } from "../engine/runs/payloads.ts";
+import { parseSuperjson, stringifySuperjson } from "../engine/runs/superjson-text.ts";
+import { triggerRunInTransaction } from "../engine/runs/trigger.ts";
+import type { Environment } from "../engine/tenancy/environments.ts";
+import { completeWaitpoint } from "../engine/waitpoints/complete-waitpoint.ts";
+import { insertWaitpoint } from "../engine/waitpoints/store.ts";
+import { never } from "../sdk/never.ts";
+import type { ChildRunResult, CreatedToken, CreateTokenOptions, RawWaitResult, RunExecution, WaitOptions } from "../sdk/run-context.ts";
+import type { TaskContext } from "../sdk/task.ts";
+import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
+import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
+import { BatchItemOutcomeSchema, parseStored, StepOutcomeSchema, WaitOutcomeSchema } from "./outcomes.ts";
+import { LedgerSession } from "./replay.ts";
 
 /**
  * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
