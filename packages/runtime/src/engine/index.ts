@@ -115,10 +115,10 @@ export { expiredUploads } from "./packets/expired-uploads.ts";
 // Sessions: conversations with `.in`/`.out` channels, and the runs they start
 export { findSession, getSession, resolveSessionIds, sessionAddress, sessionStatus, type SessionAddress, type SessionRow } from "./sessions/store.ts";
 export { startSession, type StartSessionResult } from "./sessions/start-session.ts";
-export { closeSession, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
+export { closeSession, endAndContinueInTransaction, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
 export { listSessionRows, parseSessionListFilter, type SessionListFilter } from "./sessions/list-sessions.ts";
 export { appendRecord, appendRecordInTransaction, appendRecordsInTransaction, recordNotice, streamKey, type AppendInput, type AppendResult, type RecordInput } from "./sessions/append-record.ts";
 export {
   CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, type RecordHeader, type SessionRecordRow,
 } from "./sessions/records.ts";
-export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, type ChannelWaitInput } from "./sessions/channel-waits.ts";
+export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";

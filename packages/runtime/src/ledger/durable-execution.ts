@@ -1,7 +1,7 @@
 import { retryWrite } from "../db/retry-write.ts";
 import { retryWhileUnavailable } from "../db/unavailable.ts";
-import { withTransaction, type Queryable } from "../db/queryable.ts";
-import { parseTtl } from "../durations.ts";
+import { flushWal, withTransaction, type Queryable } from "../db/queryable.ts";
+import { parseTtl, resolveTime } from "../durations.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
@@ -14,7 +14,14 @@ import type { Environment } from "../engine/tenancy/environments.ts";
 import { completeWaitpoint } from "../engine/waitpoints/complete-waitpoint.ts";
 import { insertWaitpoint } from "../engine/waitpoints/store.ts";
 import { never } from "../sdk/never.ts";
-import type { ChildRunResult, CreatedToken, CreateTokenOptions, RawWaitResult, RunExecution, WaitOptions } from "../sdk/run-context.ts";
+import type {
+  ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
+} from "../sdk/run-context.ts";
+import { appendRecordsInTransaction } from "../engine/sessions/append-record.ts";
+import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
+import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
+import { waitOutputJson } from "../engine/sessions/records.ts";
+import { ChannelOutQueue, type OutRecord } from "./channel-out-queue.ts";
 import type { TaskContext } from "../sdk/task.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
@@ -50,6 +57,12 @@ export class DurableExecution implements RunExecution {
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
+  /** Per session channel (`<ref>:in`): the last record the code received, so the next wait reads after it. */
+  readonly #cursors = new Map<string, number>();
+  /** Per session: the `.out` appends in flight. */
+  readonly #outQueues = new Map<string, ChannelOutQueue>();
+  /** `.out` records appended by this execution so far (numbers their part ids). */
+  #appended = 0;
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -245,6 +258,89 @@ export class DurableExecution implements RunExecution {
   }
 
 
+  async waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult> {
+    if (this.#fenced) return never();
+    const now = this.#deps.clock.now();
+    const key = this.#ledger.nextKey(options?.idempotencyKey);
+    const target = `${sessionRef}:in`;
+    const entry = this.#ledger.lookup(key, "session", target, now);
+    if (entry?.resolved) {
+      const passes = this.#passes(key, entry);
+      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome) : never();
+    }
+    const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
+    const afterSeq = this.#cursors.get(target) ?? null;
+    const outcome = await this.#register(key, "session", target, entry?.waitpointId ?? null, options, (tx) =>
+      makeChannelWaitpoint(this.#deps, tx, { runId: this.#run.id, environmentId: this.#env.id, sessionRef, io: "in", afterSeq, timeoutAt }),
+    );
+    return this.#channelResult(target, outcome);
+  }
+
+  async peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {
+    if (this.#fenced) return never();
+    const key = this.#ledger.nextKey();
+    const afterSeq = this.#cursors.get(`${sessionRef}:in`) ?? null;
+    const entry = this.#ledger.lookup(key, "step", "session.in.peek", this.#deps.clock.now());
+    const record = entry?.resolved
+      ? (parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a peek's ledger outcome").value) as ChannelRecord | null)
+      : await this.#makeAndRecordStep(key, "session.in.peek", async (tx) => {
+          const row = await peekChannelRecord(tx, { runId: this.#run.id, environmentId: this.#env.id, sessionRef, io: "in", afterSeq });
+          return row ? channelRecordOf(JSON.parse(waitOutputJson(row))) : null;
+        });
+    return record ?? undefined;
+  }
+
+  appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void> {
+    if (this.#fenced) return never();
+    // Part ids follow the order of appends in the code: a replay makes the same ones, and the
+    // channel keeps each once.
+    const withIds = records.map((r) => ({ ...r, partId: `${this.#run.id}:${this.#ledger.epoch}:${this.#appended++}` }));
+    let queue = this.#outQueues.get(sessionRef);
+    if (!queue) this.#outQueues.set(sessionRef, (queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, batch))));
+    return queue.push(withIds);
+  }
+
+  async continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {
+    if (this.#fenced) return never();
+    await this.flushChannels();
+    const key = this.#ledger.nextKey();
+    const entry = this.#ledger.lookup(key, "step", "session.endAndContinue", this.#deps.clock.now());
+    if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a hand-over's ledger outcome").value) as { runId: string; swapped: boolean };
+    return this.#makeAndRecordStep(key, "session.endAndContinue", (tx) =>
+      endAndContinueInTransaction(this.#deps, tx, this.#env, sessionRef, { callingRunId: this.#run.id, reason }),
+    );
+  }
+
+  /** Resolves once every `.out` record appended so far is stored (before a wait, and before the run ends). */
+  async flushChannels(): Promise<void> {
+    for (const queue of this.#outQueues.values()) await queue.drain();
+  }
+
+  async #sendOut(sessionRef: string, records: OutRecord[]): Promise<void> {
+    if (!(await this.#mayWrite())) return never();
+    const appended = await retryWrite(() =>
+      withTransaction(
+        this.#deps.db,
+        async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? appendRecordsInTransaction(this.#deps, tx, this.#env, sessionRef, "out", records) : null),
+        // Subscribers get the records at commit; this returns once they are durable (flushWal).
+        { asyncCommit: true },
+      ),
+    );
+    if (!appended) {
+      this.fence();
+      return never();
+    }
+    await flushWal(this.#deps.db);
+  }
+
+  #channelResult(target: string, outcome: unknown): RawChannelResult {
+    const o = parseStored(WaitOutcomeSchema, outcome, "a channel wait's ledger outcome");
+    if (!o.ok) return { ok: false, error: withMessage(o.error, "wait failed") };
+    const record = channelRecordOf(JSON.parse(o.output ?? "null"));
+    this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, record.seq));
+    return { ok: true, record };
+  }
+
   /**
    * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
    * with `makeWaitpoint` in the same transaction) and suspends unless it is already finished.
@@ -257,6 +353,8 @@ export class DurableExecution implements RunExecution {
     options: WaitOptions | undefined,
     makeWaitpoint: (tx: Queryable) => Promise<string>,
   ): Promise<any> {
+    // Every `.out` record the code appended lands before the run can suspend.
+    await this.flushChannels();
     if (!(await this.#mayWrite())) return never();
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
@@ -354,4 +452,10 @@ export class DurableExecution implements RunExecution {
 /** A stored error as task code gets it: always with a message (one stored as `{}` gets `fallback`). */
 function withMessage<E extends { message?: string | undefined }>(error: E | undefined, fallback: string): E & { message: string } {
   return { ...error, message: error?.message ?? fallback } as E & { message: string };
+}
+
+/** A channel wait's output (`{ seq, id, data, headers? }`, see waitOutputJson) as task code gets it. */
+function channelRecordOf(value: unknown): ChannelRecord {
+  const r = value as { seq: number; id: string; data: unknown; headers?: [string, string][] };
+  return { seq: Number(r.seq), id: r.id, data: r.data, ...(r.headers ? { headers: r.headers } : {}) };
 }

@@ -67,8 +67,6 @@ export async function appendRecordsInTransaction(
 ): Promise<{ session: SessionRow; results: { seq: number; duplicate: boolean }[] }> {
   const now = deps.clock.now();
   const session = await getSession(tx, env.id, ref, "FOR UPDATE");
-  const status = sessionStatus(session, now);
-  if (status !== "ACTIVE") throw new ValidationError(`Cannot append to a ${status === "CLOSED" ? "closed" : "expired"} session`);
   const partIds = inputs.map((i) => i.partId).filter((id): id is string => id !== undefined);
   const stored = new Map<string, number>();
   if (partIds.length > 0) {
@@ -80,9 +78,13 @@ export async function appendRecordsInTransaction(
   }
   const fresh = inputs.filter((i) => i.partId === undefined || !stored.has(i.partId));
   const results: { seq: number; duplicate: boolean }[] = [];
+  // A part already stored is acknowledged whatever became of the session since (a replayed run
+  // appends again what it appended before the session closed).
   if (fresh.length === 0) {
     return { session, results: inputs.map((i) => ({ seq: stored.get(i.partId!)!, duplicate: true })) };
   }
+  const status = sessionStatus(session, now);
+  if (status !== "ACTIVE") throw new ValidationError(`Cannot append to a ${status === "CLOSED" ? "closed" : "expired"} session`);
   const column = io === "in" ? "in_seq" : "out_seq";
   const { rows: seqRows } = await tx.query<{ seq: string }>(`UPDATE sessions SET ${column} = ${column} + $2 WHERE id = $1 RETURNING ${column} AS seq`, [session.id, fresh.length]);
   const firstSeq = Number(seqRows[0]!.seq) - fresh.length + 1;

@@ -106,3 +106,17 @@ async function insertFinishedWaitpoint(tx: Queryable, id: string, environmentId:
     [id, environmentId, now, output, CHANNEL_WAIT_OUTPUT_TYPE, isError],
   );
 }
+
+/**
+ * The first record of a channel after a run's cursor (null: after its starting point), if there is
+ * one; without waiting and without handing it over (a later wait still returns it).
+ */
+export async function peekChannelRecord(
+  tx: Queryable,
+  input: { runId: string; environmentId: string; sessionRef: string; io: SessionChannel; afterSeq: number | null },
+): Promise<SessionRecordRow | null> {
+  const session = await getSession(tx, input.environmentId, input.sessionRef);
+  const afterSeq = input.afterSeq ?? (await startingPoint(tx, session, input.runId));
+  const [record] = await readRecords(tx, session.id, input.io, afterSeq, 1);
+  return record ?? null;
+}
