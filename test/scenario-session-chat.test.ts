@@ -96,6 +96,9 @@ describe("a chat on a session", () => {
     expect(stored).toHaveLength(4 + 4 + 3);
     expect(stored.map((r) => Number(r.seq))).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
     expect(new Set(stored.map((r) => r.part_id)).size).toBe(11);
+    // The run's high-water mark, which lets each replay skip what it appended before.
+    const writers = await api.db.pool.query(`SELECT appended FROM session_writers WHERE run_id = $1 AND session_id = $2`, [session.runId, session.id]);
+    expect(writers.rows).toEqual([{ appended: 11 }]);
     await stream.cancel();
 
     const finished = tw.worker.events.next("runFinished", (e) => e.runId === session.runId);

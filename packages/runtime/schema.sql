@@ -157,7 +157,7 @@ CREATE TABLE run_ledger (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     resolved_at timestamp with time zone,
     used_epoch integer,
-    CONSTRAINT run_ledger_kind_check CHECK ((kind = ANY (ARRAY['token'::text, 'datetime'::text, 'child'::text, 'batch'::text, 'step'::text]))),
+    CONSTRAINT run_ledger_kind_check CHECK ((kind = ANY (ARRAY['token'::text, 'datetime'::text, 'child'::text, 'batch'::text, 'step'::text, 'session'::text]))),
     CONSTRAINT run_ledger_pkey PRIMARY KEY (run_id, epoch, step_key),
     CONSTRAINT run_ledger_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE,
     CONSTRAINT run_ledger_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE SET NULL
@@ -275,6 +275,80 @@ CREATE TABLE secret_keys (
 CREATE INDEX secret_keys_environment ON public.secret_keys USING btree (environment_id);
 CREATE TRIGGER secret_keys_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.secret_keys FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_credentials_changed();
 
+CREATE TABLE session_records (
+    session_id text NOT NULL,
+    io text NOT NULL,
+    seq bigint NOT NULL,
+    part_id text NOT NULL,
+    data text,
+    headers jsonb,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT session_records_io_check CHECK ((io = ANY (ARRAY['in'::text, 'out'::text]))),
+    CONSTRAINT session_records_pkey PRIMARY KEY (session_id, io, seq),
+    CONSTRAINT session_records_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE UNIQUE INDEX session_records_part ON public.session_records USING btree (session_id, io, part_id);
+
+CREATE TABLE session_runs (
+    session_id text NOT NULL,
+    run_id text NOT NULL,
+    reason text NOT NULL,
+    start_after bigint NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT session_runs_pkey PRIMARY KEY (session_id, run_id),
+    CONSTRAINT session_runs_reason_check CHECK ((reason = ANY (ARRAY['create'::text, 'append'::text, 'continue'::text]))),
+    CONSTRAINT session_runs_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE INDEX session_runs_list ON public.session_runs USING btree (session_id, created_at DESC, run_id DESC);
+CREATE INDEX session_runs_run ON public.session_runs USING btree (run_id);
+
+CREATE TABLE session_waits (
+    waitpoint_id text NOT NULL,
+    session_id text NOT NULL,
+    io text NOT NULL,
+    after_seq bigint NOT NULL,
+    CONSTRAINT session_waits_io_check CHECK ((io = ANY (ARRAY['in'::text, 'out'::text]))),
+    CONSTRAINT session_waits_pkey PRIMARY KEY (waitpoint_id),
+    CONSTRAINT session_waits_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE,
+    CONSTRAINT session_waits_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE CASCADE
+);
+CREATE INDEX session_waits_channel ON public.session_waits USING btree (session_id, io, after_seq);
+
+CREATE TABLE session_writers (
+    session_id text NOT NULL,
+    run_id text NOT NULL,
+    epoch integer NOT NULL,
+    appended integer NOT NULL,
+    CONSTRAINT session_writers_pkey PRIMARY KEY (run_id, epoch, session_id),
+    CONSTRAINT session_writers_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+
+CREATE TABLE sessions (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    external_id text,
+    type text NOT NULL,
+    task_identifier text NOT NULL,
+    trigger_config jsonb NOT NULL,
+    current_run_id text,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    metadata jsonb,
+    closed_at timestamp with time zone,
+    closed_reason text,
+    expires_at timestamp with time zone,
+    in_seq bigint DEFAULT 0 NOT NULL,
+    out_seq bigint DEFAULT 0 NOT NULL,
+    in_delivered bigint DEFAULT 0 NOT NULL,
+    out_trimmed_below bigint DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT sessions_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT sessions_pkey PRIMARY KEY (id)
+) WITH (fillfactor=80);
+CREATE UNIQUE INDEX sessions_external_id ON public.sessions USING btree (environment_id, external_id) WHERE (external_id IS NOT NULL);
+CREATE INDEX sessions_list ON public.sessions USING btree (environment_id, created_at DESC, id DESC);
+CREATE INDEX sessions_tags ON public.sessions USING gin (tags);
+
 CREATE TABLE svc_functions (
     name text NOT NULL,
     checksum text NOT NULL,
@@ -320,7 +394,7 @@ CREATE TABLE waitpoints (
     CONSTRAINT waitpoints_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT waitpoints_pkey PRIMARY KEY (id),
     CONSTRAINT waitpoints_status_check CHECK ((status = ANY (ARRAY['WAITING'::text, 'COMPLETED'::text, 'TIMED_OUT'::text]))),
-    CONSTRAINT waitpoints_type_check CHECK ((type = ANY (ARRAY['MANUAL'::text, 'DATETIME'::text, 'RUN'::text, 'BATCH'::text])))
+    CONSTRAINT waitpoints_type_check CHECK ((type = ANY (ARRAY['MANUAL'::text, 'DATETIME'::text, 'RUN'::text, 'BATCH'::text, 'SESSION'::text])))
 );
 CREATE INDEX waitpoints_batch ON public.waitpoints USING btree (completed_by_batch_id) WHERE (completed_by_batch_id IS NOT NULL);
 CREATE INDEX waitpoints_child_run ON public.waitpoints USING btree (completed_by_run_id) WHERE (completed_by_run_id IS NOT NULL);

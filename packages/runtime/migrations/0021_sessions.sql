@@ -58,6 +58,16 @@ CREATE TABLE session_runs (
 CREATE INDEX session_runs_run ON session_runs (run_id);
 CREATE INDEX session_runs_list ON session_runs (session_id, created_at DESC, run_id DESC);
 
+-- How many `.out` records each run's attempt epoch appended to a session (its part ids are
+-- `<run>:<epoch>:<n>` for n below this): a replayed run skips those without a round trip each.
+CREATE TABLE session_writers (
+  session_id  text NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  run_id      text NOT NULL,
+  epoch       integer NOT NULL,
+  appended    integer NOT NULL,
+  PRIMARY KEY (run_id, epoch, session_id)
+);
+
 -- A run waiting on a channel (`session.in.wait()`): a SESSION waitpoint, completed by the next
 -- append after `after_seq` with that record as its output, or timed out like any waitpoint.
 ALTER TABLE waitpoints DROP CONSTRAINT waitpoints_type_check;

@@ -2,7 +2,8 @@
 export interface OutRecord {
   data: string | null;
   headers?: [string, string][];
-  partId: string;
+  /** The record's place among the run's appends to this session (its part id is `<run>:<epoch>:<index>`). */
+  index: number;
 }
 
 interface Pending {

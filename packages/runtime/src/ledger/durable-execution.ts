@@ -17,7 +17,7 @@ import { never } from "../sdk/never.ts";
 import type {
   ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
 } from "../sdk/run-context.ts";
-import { appendRecordsInTransaction } from "../engine/sessions/append-record.ts";
+import { appendedByRun, appendRecordsInTransaction } from "../engine/sessions/append-record.ts";
 import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
 import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
 import { waitOutputJson } from "../engine/sessions/records.ts";
@@ -59,10 +59,8 @@ export class DurableExecution implements RunExecution {
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
   /** Per session channel (`<ref>:in`): the last record the code received, so the next wait reads after it. */
   readonly #cursors = new Map<string, number>();
-  /** Per session: the `.out` appends in flight. */
-  readonly #outQueues = new Map<string, ChannelOutQueue>();
-  /** `.out` records appended by this execution so far (numbers their part ids). */
-  #appended = 0;
+  /** Per session: the `.out` records the code appended (numbered), and those in flight. */
+  readonly #out = new Map<string, { next: number; stored: number | null; queue: ChannelOutQueue }>();
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -292,12 +290,15 @@ export class DurableExecution implements RunExecution {
 
   appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void> {
     if (this.#fenced) return never();
-    // Part ids follow the order of appends in the code: a replay makes the same ones, and the
-    // channel keeps each once.
-    const withIds = records.map((r) => ({ ...r, partId: `${this.#run.id}:${this.#ledger.epoch}:${this.#appended++}` }));
-    let queue = this.#outQueues.get(sessionRef);
-    if (!queue) this.#outQueues.set(sessionRef, (queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, batch))));
-    return queue.push(withIds);
+    let out = this.#out.get(sessionRef);
+    if (!out) {
+      const state = { next: 0, stored: null as number | null, queue: null as unknown as ChannelOutQueue };
+      state.queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, state, batch));
+      this.#out.set(sessionRef, (out = state));
+    }
+    // Numbered in the order the code appends: a replay numbers them the same.
+    const numbered = records.map((r) => ({ ...r, index: out.next++ }));
+    return out.queue.push(numbered);
   }
 
   async continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {
@@ -313,15 +314,26 @@ export class DurableExecution implements RunExecution {
 
   /** Resolves once every `.out` record appended so far is stored (before a wait, and before the run ends). */
   async flushChannels(): Promise<void> {
-    for (const queue of this.#outQueues.values()) await queue.drain();
+    for (const out of this.#out.values()) await out.queue.drain();
   }
 
-  async #sendOut(sessionRef: string, records: OutRecord[]): Promise<void> {
+  /**
+   * Sends a batch of `.out` records. Those an earlier execution of this attempt epoch already
+   * appended (a replay: `stored`, read once per session) are acknowledged without a round trip;
+   * part ids catch any other repeat.
+   */
+  async #sendOut(sessionRef: string, state: { stored: number | null }, records: OutRecord[]): Promise<void> {
     if (!(await this.#mayWrite())) return never();
+    const epoch = this.#ledger.epoch;
+    state.stored ??= await retryWhileUnavailable(() => appendedByRun(this.#deps.db, this.#env.id, sessionRef, this.#run.id, epoch));
+    const fresh = records.filter((r) => r.index >= state.stored!);
+    if (fresh.length === 0) return;
+    const inputs = fresh.map((r) => ({ data: r.data, ...(r.headers ? { headers: r.headers } : {}), partId: `${this.#run.id}:${epoch}:${r.index}` }));
+    const writer = { runId: this.#run.id, epoch, appended: fresh[fresh.length - 1]!.index + 1 };
     const appended = await retryWrite(() =>
       withTransaction(
         this.#deps.db,
-        async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? appendRecordsInTransaction(this.#deps, tx, this.#env, sessionRef, "out", records) : null),
+        async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? appendRecordsInTransaction(this.#deps, tx, this.#env, sessionRef, "out", inputs, writer) : null),
         // Subscribers get the records at commit; this returns once they are durable (flushWal).
         { asyncCommit: true },
       ),

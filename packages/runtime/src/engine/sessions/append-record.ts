@@ -64,6 +64,8 @@ export async function appendRecordsInTransaction(
   ref: string,
   io: SessionChannel,
   inputs: RecordInput[],
+  /** A run's appends: how many records its attempt epoch has appended to this session after these. */
+  writer?: { runId: string; epoch: number; appended: number },
 ): Promise<{ session: SessionRow; results: { seq: number; duplicate: boolean }[] }> {
   const now = deps.clock.now();
   const session = await getSession(tx, env.id, ref, "FOR UPDATE");
@@ -115,6 +117,13 @@ export async function appendRecordsInTransaction(
     if (delivered > 0) await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, records[records.length - 1]!.seq]);
     await ensureSessionRun(deps, tx, env, session, "append");
   }
+  if (writer) {
+    await tx.query(
+      `INSERT INTO session_writers (session_id, run_id, epoch, appended) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (run_id, epoch, session_id) DO UPDATE SET appended = greatest(session_writers.appended, excluded.appended)`,
+      [session.id, writer.runId, writer.epoch, writer.appended],
+    );
+  }
   await tx.query(`SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, [CHANNELS.sessionRecords, records.map((r) => recordNotice(session, io, r))]);
   let next = 0;
   for (const input of inputs) {
@@ -144,4 +153,14 @@ export async function appendRecord(deps: EngineDeps, env: Environment, ref: stri
   const result = await withTransaction(deps.db, (tx) => appendRecordInTransaction(deps, tx, env, ref, input), { asyncCommit: true });
   if (!result.duplicate) await flushWal(deps.db);
   return result;
+}
+
+/** How many `.out` records a run's attempt epoch appended to a session (0 when none). */
+export async function appendedByRun(db: Queryable, environmentId: string, sessionRef: string, runId: string, epoch: number): Promise<number> {
+  const { rows } = await db.query<{ appended: number }>(
+    `SELECT w.appended FROM session_writers w JOIN sessions s ON s.id = w.session_id
+     WHERE w.run_id = $1 AND w.epoch = $2 AND s.environment_id = $3 AND (s.id = $4 OR s.external_id = $4)`,
+    [runId, epoch, environmentId, sessionRef],
+  );
+  return rows[0]?.appended ?? 0;
 }
