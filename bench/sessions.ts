@@ -7,6 +7,9 @@ import { benchDatabase, benchStack, type BenchStack } from "./setup.ts";
 import { openSse } from "./sse-client.ts";
 import { line, now, percentiles } from "./stats.ts";
 
+/** How runs resumed in the round trips: offered to the worker, claimed on NOTIFY, or through a job. */
+export const via: Record<string, number> = {};
+
 /** The chat task: waits for the next message (a checkpoint), answers it on .out, again. */
 const chat = task({
   id: "bench-chat",
@@ -42,10 +45,15 @@ async function startChat(stack: BenchStack, externalId: string) {
  * session.in.wait resumes and appends {n} to .out; the client's open SSE stream receives it.
  * Each session carries `turnsPerSession` turns (every resume replays the turns before it).
  */
-async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSession: number, label: string): Promise<number[]> {
+async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSession: number, label: string): Promise<{ latencies: number[]; answered: number[]; stages: number[] }> {
   const latencies: number[] = [];
+  const answered: number[] = [];
+  const stages: number[] = [];
   for (let s = 0; s < sessionsCount; s++) {
+    // Nothing else runs here: the next suspension is this session's run reaching its first wait.
+    const waiting = stack.worker!.events.next("runSuspended");
     const session = await startChat(stack, `${label}-${s}`);
+    await waiting;
     const waiters = new Map<number, (at: number) => void>();
     const sse = await openSse(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/out`, { authorization: `Bearer ${session.publicAccessToken}`, "timeout-seconds": "600" }, (record, at) => {
       const n = (JSON.parse(record.body).data as { n: number }).n;
@@ -55,16 +63,22 @@ async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSess
       const n = s * 1_000_000 + turn;
       const received = new Promise<number>((resolve) => waiters.set(n, resolve));
       const suspended = stack.worker!.events.next("runSuspended", (e) => e.runId === session.runId);
+      const resumed = stack.worker!.events.next("runResumed", (e) => e.runId === session.runId).then((e) => {
+        via[e.via] = (via[e.via] ?? 0) + 1;
+        return now();
+      });
       const t0 = now();
       const res = await postJson(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/in/append`, JSON.stringify({ n }), { authorization: `Bearer ${session.publicAccessToken}` });
+      answered.push(now() - t0);
       if (res.status !== 200) throw new Error(`append: ${res.status} ${res.text}`);
       latencies.push((await received) - t0);
+      stages.push((await resumed) - t0);
       // One round trip in the system at a time: the run is waiting again before the next message.
       await suspended;
     }
     sse.close();
   }
-  return latencies;
+  return { latencies, answered, stages };
 }
 
 /** N SSE subscribers on one session's .out in the API process: its RSS growth, and one append's delivery to all. */
@@ -146,8 +160,10 @@ export async function sessionsScenario(embedded: { url: string } | undefined, op
   try {
     await roundTrips(stack, 4, 50, "warm");
     const sessionsCount = Math.max(1, Math.ceil(options.turns / options.turnsPerSession));
-    const latencies = await roundTrips(stack, sessionsCount, options.turnsPerSession, "chat");
+    const { latencies, answered, stages } = await roundTrips(stack, sessionsCount, options.turnsPerSession, "chat");
     out.push(line(`chat round trip, one at a time (${options.turnsPerSession} turns per session)`, percentiles(latencies)));
+    out.push(line(`  the same appends to .in, HTTP → 200 received`, percentiles(answered)));
+    out.push(line(`  the same appends to .in, HTTP → run resumed`, percentiles(stages)) + `  (${Object.entries(via).map(([k, v]) => `${k} ${v}`).join(", ")})`);
     const late = latencies.filter((_, i) => i % options.turnsPerSession >= options.turnsPerSession - 10);
     out.push(line(`  the last 10 turns of each session`, percentiles(late)));
     if (options.subscribers > 0) out.push(...(await fanOut(stack, options.subscribers)));

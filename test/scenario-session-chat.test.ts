@@ -96,9 +96,10 @@ describe("a chat on a session", () => {
     expect(stored).toHaveLength(4 + 4 + 3);
     expect(stored.map((r) => Number(r.seq))).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
     expect(new Set(stored.map((r) => r.part_id)).size).toBe(11);
-    // The run's high-water mark, which lets each replay skip what it appended before.
-    const writers = await api.db.pool.query(`SELECT appended FROM session_writers WHERE run_id = $1 AND session_id = $2`, [session.runId, session.id]);
-    expect(writers.rows).toEqual([{ appended: 11 }]);
+    // Each wait's ledger outcome says how many .out records the run had appended before it: what
+    // lets each replay skip them without asking the database.
+    const ledger = await api.db.pool.query(`SELECT outcome->'outAppended' AS n FROM run_ledger WHERE run_id = $1 AND kind = 'session' ORDER BY step_key`, [session.runId]);
+    expect(ledger.rows.map((r) => r.n)).toEqual([0, 4, 8, null]);
     await stream.cancel();
 
     const finished = tw.worker.events.next("runFinished", (e) => e.runId === session.runId);
@@ -109,6 +110,8 @@ describe("a chat on a session", () => {
     // One attempt: the replay after the close re-appended nothing (its parts were all stored).
     const attempts = await api.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1 ORDER BY number`, [session.runId]);
     expect(attempts.rows).toEqual([{ number: 1, status: "COMPLETED" }]);
+    const last = await api.db.pool.query(`SELECT outcome FROM run_ledger WHERE run_id = $1 AND step_key = '#3'`, [session.runId]);
+    expect(last.rows[0].outcome).toMatchObject({ ok: false, outAppended: 11, error: { code: "SESSION_CLOSED" } });
     expect(run.output).toEqual({ turns: 3, ended: "The session was closed" });
   });
 

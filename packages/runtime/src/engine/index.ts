@@ -33,7 +33,7 @@ export {
 } from "./tenancy/members.ts";
 export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
 export {
-  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
+  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, activeSecretKeysWithExpiry, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
 } from "./tenancy/secret-keys.ts";
 export {
   createPersonalAccessToken, findUserIdByPersonalAccessToken, listPersonalAccessTokens, revokePersonalAccessToken,
@@ -117,7 +117,7 @@ export { findSession, getSession, resolveSessionIds, sessionAddress, sessionStat
 export { startSession, type StartSessionResult } from "./sessions/start-session.ts";
 export { closeSession, endAndContinueInTransaction, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
 export { listSessionRows, parseSessionListFilter, type SessionListFilter } from "./sessions/list-sessions.ts";
-export { appendRecord, appendRecordInTransaction, appendRecordsInTransaction, recordNotice, streamKey, type AppendInput, type AppendResult, type RecordInput } from "./sessions/append-record.ts";
+export { appendRecord, appendRecords, streamKey, type AppendInput, type AppendResults, type RecordInput, type RunWriter } from "./sessions/append-record.ts";
 export {
   CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, type RecordHeader, type SessionRecordRow,
 } from "./sessions/records.ts";

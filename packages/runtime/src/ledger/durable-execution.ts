@@ -1,6 +1,6 @@
 import { retryWrite } from "../db/retry-write.ts";
 import { retryWhileUnavailable } from "../db/unavailable.ts";
-import { flushWal, withTransaction, type Queryable } from "../db/queryable.ts";
+import { withTransaction, type Queryable } from "../db/queryable.ts";
 import { parseTtl, resolveTime } from "../durations.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
@@ -17,7 +17,7 @@ import { never } from "../sdk/never.ts";
 import type {
   ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
 } from "../sdk/run-context.ts";
-import { appendedByRun, appendRecordsInTransaction } from "../engine/sessions/append-record.ts";
+import { appendRecords } from "../engine/sessions/append-record.ts";
 import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
 import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
 import { waitOutputJson } from "../engine/sessions/records.ts";
@@ -60,7 +60,7 @@ export class DurableExecution implements RunExecution {
   /** Per session channel (`<ref>:in`): the last record the code received, so the next wait reads after it. */
   readonly #cursors = new Map<string, number>();
   /** Per session: the `.out` records the code appended (numbered), and those in flight. */
-  readonly #out = new Map<string, { next: number; stored: number | null; queue: ChannelOutQueue }>();
+  readonly #out = new Map<string, OutState>();
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -264,14 +264,23 @@ export class DurableExecution implements RunExecution {
     const entry = this.#ledger.lookup(key, "session", target, now);
     if (entry?.resolved) {
       const passes = this.#passes(key, entry);
-      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome) : never();
+      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome, sessionRef) : never();
     }
     const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
     const afterSeq = this.#cursors.get(target) ?? null;
     const outcome = await this.#register(key, "session", target, entry?.waitpointId ?? null, options, (tx) =>
-      makeChannelWaitpoint(this.#deps, tx, { runId: this.#run.id, environmentId: this.#env.id, sessionRef, io: "in", afterSeq, timeoutAt }),
+      makeChannelWaitpoint(this.#deps, tx, {
+        runId: this.#run.id,
+        environmentId: this.#env.id,
+        sessionRef,
+        io: "in",
+        afterSeq,
+        timeoutAt,
+        // #register flushed `.out` first: every record numbered so far is stored.
+        outAppended: this.#outState(sessionRef).next,
+      }),
     );
-    return this.#channelResult(target, outcome);
+    return this.#channelResult(target, outcome, sessionRef);
   }
 
   async peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {
@@ -290,15 +299,20 @@ export class DurableExecution implements RunExecution {
 
   appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void> {
     if (this.#fenced) return never();
-    let out = this.#out.get(sessionRef);
-    if (!out) {
-      const state = { next: 0, stored: null as number | null, queue: null as unknown as ChannelOutQueue };
-      state.queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, state, batch));
-      this.#out.set(sessionRef, (out = state));
-    }
+    const out = this.#outState(sessionRef);
     // Numbered in the order the code appends: a replay numbers them the same.
     const numbered = records.map((r) => ({ ...r, index: out.next++ }));
     return out.queue.push(numbered);
+  }
+
+  #outState(sessionRef: string): OutState {
+    let out = this.#out.get(sessionRef);
+    if (!out) {
+      const state: OutState = { next: 0, stored: 0, queue: null as unknown as ChannelOutQueue };
+      state.queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, state, batch));
+      this.#out.set(sessionRef, (out = state));
+    }
+    return out;
   }
 
   async continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {
@@ -318,35 +332,30 @@ export class DurableExecution implements RunExecution {
   }
 
   /**
-   * Sends a batch of `.out` records. Those an earlier execution of this attempt epoch already
-   * appended (a replay: `stored`, read once per session) are acknowledged without a round trip;
-   * part ids catch any other repeat.
+   * Sends a batch of `.out` records. Those this attempt appended before its last channel wait (a
+   * replay: `stored`, known from the ledger) are acknowledged without a round trip; part ids
+   * catch any other repeat (records appended after the last wait, before a crash).
    */
-  async #sendOut(sessionRef: string, state: { stored: number | null }, records: OutRecord[]): Promise<void> {
+  async #sendOut(sessionRef: string, state: OutState, records: OutRecord[]): Promise<void> {
     if (!(await this.#mayWrite())) return never();
     const epoch = this.#ledger.epoch;
-    state.stored ??= await retryWhileUnavailable(() => appendedByRun(this.#deps.db, this.#env.id, sessionRef, this.#run.id, epoch));
-    const fresh = records.filter((r) => r.index >= state.stored!);
+    const fresh = records.filter((r) => r.index >= state.stored);
     if (fresh.length === 0) return;
     const inputs = fresh.map((r) => ({ data: r.data, ...(r.headers ? { headers: r.headers } : {}), partId: `${this.#run.id}:${epoch}:${r.index}` }));
-    const writer = { runId: this.#run.id, epoch, appended: fresh[fresh.length - 1]!.index + 1 };
-    const appended = await retryWrite(() =>
-      withTransaction(
-        this.#deps.db,
-        async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? appendRecordsInTransaction(this.#deps, tx, this.#env, sessionRef, "out", inputs, writer) : null),
-        // Subscribers get the records at commit; this returns once they are durable (flushWal).
-        { asyncCommit: true },
-      ),
-    );
+    // One statement, fenced by the claim; subscribers get the records at its commit.
+    const appended = await retryWrite(() => appendRecords(this.#deps, this.#env, sessionRef, "out", inputs, { runId: this.#run.id, claimToken: this.#claimToken }));
     if (!appended) {
       this.fence();
       return never();
     }
-    await flushWal(this.#deps.db);
   }
 
-  #channelResult(target: string, outcome: unknown): RawChannelResult {
+  #channelResult(target: string, outcome: unknown, sessionRef: string): RawChannelResult {
     const o = parseStored(WaitOutcomeSchema, outcome, "a channel wait's ledger outcome");
+    if (o.outAppended !== undefined) {
+      const out = this.#outState(sessionRef);
+      out.stored = Math.max(out.stored, o.outAppended);
+    }
     if (!o.ok) return { ok: false, error: withMessage(o.error, "wait failed") };
     const record = channelRecordOf(JSON.parse(o.output ?? "null"));
     this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, record.seq));
@@ -464,6 +473,16 @@ export class DurableExecution implements RunExecution {
 /** A stored error as task code gets it: always with a message (one stored as `{}` gets `fallback`). */
 function withMessage<E extends { message?: string | undefined }>(error: E | undefined, fallback: string): E & { message: string } {
   return { ...error, message: error?.message ?? fallback } as E & { message: string };
+}
+
+/**
+ * The `.out` records of one session in this execution: `next` numbers them in the order the code
+ * appends; below `stored` they were stored by an earlier execution of this attempt (a replay).
+ */
+interface OutState {
+  next: number;
+  stored: number;
+  queue: ChannelOutQueue;
 }
 
 /** A channel wait's output (`{ seq, id, data, headers? }`, see waitOutputJson) as task code gets it. */
