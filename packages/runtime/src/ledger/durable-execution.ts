@@ -264,7 +264,7 @@ export class DurableExecution implements RunExecution {
     const entry = this.#ledger.lookup(key, "session", target, now);
     if (entry?.resolved) {
       const passes = this.#passes(key, entry);
-      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome, sessionRef) : never();
+      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome) : never();
     }
     const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
     const afterSeq = this.#cursors.get(target) ?? null;
@@ -280,7 +280,7 @@ export class DurableExecution implements RunExecution {
         outAppended: this.#outState(sessionRef).next,
       }),
     );
-    return this.#channelResult(target, outcome, sessionRef);
+    return this.#channelResult(target, outcome);
   }
 
   async peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {
@@ -308,7 +308,7 @@ export class DurableExecution implements RunExecution {
   #outState(sessionRef: string): OutState {
     let out = this.#out.get(sessionRef);
     if (!out) {
-      const state: OutState = { next: 0, stored: 0, queue: null as unknown as ChannelOutQueue };
+      const state: OutState = { next: 0, stored: this.#storedBeforeWaits(sessionRef), queue: null as unknown as ChannelOutQueue };
       state.queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, state, batch));
       this.#out.set(sessionRef, (out = state));
     }
@@ -332,6 +332,19 @@ export class DurableExecution implements RunExecution {
   }
 
   /**
+   * How many `.out` records this attempt stored before its last channel wait on the session that
+   * the ledger has (a replay: the appends the code makes again up to there are skipped).
+   */
+  #storedBeforeWaits(sessionRef: string): number {
+    let stored = 0;
+    for (const entry of this.#ledger.resolved("session", `${sessionRef}:in`)) {
+      const appended = (entry.outcome as { outAppended?: unknown } | null)?.outAppended;
+      if (typeof appended === "number" && appended > stored) stored = appended;
+    }
+    return stored;
+  }
+
+  /**
    * Sends a batch of `.out` records. Those this attempt appended before its last channel wait (a
    * replay: `stored`, known from the ledger) are acknowledged without a round trip; part ids
    * catch any other repeat (records appended after the last wait, before a crash).
@@ -350,12 +363,9 @@ export class DurableExecution implements RunExecution {
     }
   }
 
-  #channelResult(target: string, outcome: unknown, sessionRef: string): RawChannelResult {
+  #channelResult(target: string, outcome: unknown): RawChannelResult {
     const o = parseStored(WaitOutcomeSchema, outcome, "a channel wait's ledger outcome");
-    if (o.outAppended !== undefined) {
-      const out = this.#outState(sessionRef);
-      out.stored = Math.max(out.stored, o.outAppended);
-    }
+
     if (!o.ok) return { ok: false, error: withMessage(o.error, "wait failed") };
     const record = channelRecordOf(JSON.parse(o.output ?? "null"));
     this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, record.seq));
