@@ -37,12 +37,24 @@ const peeker = task({
   },
 });
 
+const trimmer = task({
+  id: "trimmer",
+  run: async (payload: { sessionId: string }) => {
+    const session = sessions.open(payload.sessionId);
+    for (const n of [1, 2, 3]) await session.out.append({ n });
+    await session.out.trimTo(3);
+    await session.out.trimTo(1); // lower: changes nothing
+    await session.in.wait(); // a replay after this trims again, harmlessly
+    return "done";
+  },
+});
+
 beforeAll(async () => {
   api = await startTestApi();
   await api.app.listen({ port: 0, host: "127.0.0.1" });
   baseURL = `http://127.0.0.1:${(api.app.server.address() as { port: number }).port}`;
   api.engine.apiUrl = baseURL;
-  tw = await startTestWorker(api, [chat, peeker]);
+  tw = await startTestWorker(api, [chat, peeker, trimmer]);
 });
 afterAll(async () => {
   await tw?.stop();
@@ -138,5 +150,16 @@ describe("a chat on a session", () => {
     await finished;
     const run: any = await (await fetch(`${baseURL}/api/v3/runs/${current}`, { headers: api.devAuth })).json();
     expect(run.output.waited).toBe("two");
+  });
+
+  it("trimTo drops .out records below a sequence number, once, also across a replay", async () => {
+    const session = await start("trimmer", "trim-e2e");
+    await tw.worker.events.next("runSuspended", (e) => e.runId === session.runId);
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === session.runId);
+    await send("trim-e2e", session.publicAccessToken, "go");
+    expect((await finished).status).toBe("COMPLETED");
+    expect((await outRecords(session.id)).map((r) => Number(r.seq))).toEqual([3]);
+    const drained = await (await fetch(`${baseURL}/realtime/v1/sessions/trim-e2e/out/records`, { headers: bearer(session.publicAccessToken) })).json();
+    expect(drained).toEqual({ records: [{ data: { n: 3 }, id: expect.any(String), seqNum: 3 }] });
   });
 });

@@ -20,7 +20,7 @@ import type {
 import { appendRecords } from "../engine/sessions/append-record.ts";
 import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
 import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
-import { waitOutputJson } from "../engine/sessions/records.ts";
+import { trimOut, waitOutputJson } from "../engine/sessions/records.ts";
 import { ChannelOutQueue, type OutRecord } from "./channel-out-queue.ts";
 import type { TaskContext } from "../sdk/task.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
@@ -313,6 +313,20 @@ export class DurableExecution implements RunExecution {
       this.#out.set(sessionRef, (out = state));
     }
     return out;
+  }
+
+  async trimChannel(sessionRef: string, below: number): Promise<void> {
+    if (this.#fenced) return never();
+    // After the appends before it; fenced by the claim; idempotent, so a replay may do it again.
+    await this.flushChannels();
+    if (!(await this.#mayWrite())) return never();
+    const done = await retryWrite(() =>
+      withTransaction(this.#deps.db, async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? (await trimOut(tx, this.#env.id, sessionRef, below), true) : false)),
+    );
+    if (!done) {
+      this.fence();
+      return never();
+    }
   }
 
   async continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {

@@ -72,6 +72,8 @@ export interface RunExecution {
   peekChannel(sessionRef: string): Promise<ChannelRecord | undefined>;
   /** Appends records to a session's `.out`, each once however often the run is replayed. */
   appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void>;
+  /** Drops the session's `.out` records below `below` (idempotent). */
+  trimChannel(sessionRef: string, below: number): Promise<void>;
   /** Hands the session over to a new run of its task (recorded). */
   continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }>;
 }

@@ -87,6 +87,16 @@ export class SessionOutput<T = unknown> {
   }
 
   /**
+   * Drops the `.out` records below sequence number `earliestSeq`, so a long conversation's `.out`
+   * stays bounded (a reader resuming from before it gets the records from there on). Records are
+   * otherwise kept as long as the session exists.
+   */
+  async trimTo(earliestSeq: number): Promise<void> {
+    if (!Number.isSafeInteger(earliestSeq) || earliestSeq < 0) throw new Error("session.out.trimTo(): a record sequence number is required");
+    await requireExecution("session.out.trimTo").trimChannel(this.sessionRef, earliestSeq);
+  }
+
+  /**
    * A writer for streaming: `write` returns at once; the run sends chunks in order, right away
    * when no send is under way, else together with those that queued meanwhile, in one append (no
    * timer: the latency is one round trip). Waits flush it first.
