@@ -10,7 +10,7 @@ import { RESUME_GRACE_SECONDS } from "../waitpoints/complete-waitpoint.ts";
 import { RESUME_OFFERS } from "../waitpoints/resume-offers.ts";
 import type { RecordHeader } from "./records.ts";
 import { ensureSessionRun } from "./session-runs.ts";
-import { getSession, type SessionRow } from "./store.ts";
+import { getSession, sessionStatus, type SessionRow } from "./store.ts";
 
 export interface RecordInput {
   /** The record's JSON value as text; null for a control record (see `headers`). */
@@ -90,7 +90,11 @@ export async function appendRecords(
   }
   const results = appended.seqs.map((seq, i) => ({ seq: Number(seq), duplicate: appended.duplicates[i]! }));
   if (appended.needsRun) {
-    await withTransaction(deps.db, async (tx) => ensureSessionRun(deps, tx, env, await getSession(tx, env.id, appended.sessionId, "FOR UPDATE"), "append"));
+    await withTransaction(deps.db, async (tx) => {
+      // Under the row's lock again: another append may have started the run meanwhile, or a close come in.
+      const session = await getSession(tx, env.id, appended.sessionId, "FOR UPDATE");
+      if (sessionStatus(session, deps.clock.now()) === "ACTIVE") await ensureSessionRun(deps, tx, env, session, "append");
+    });
   }
   if (results.some((r) => !r.duplicate)) await flushWal(deps.db);
   return { sessionId: appended.sessionId, results };
