@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sessions, task } from "../packages/runtime/src/index.ts";
+import { auth, configure, sessions, task, TURN_COMPLETE } from "../packages/runtime/src/index.ts";
 import { startTestWorker, type TestWorker } from "../packages/worker/test/harness.ts";
 import { startTestApi, type TestApi } from "../packages/api/test/harness.ts";
 import { bearer } from "../packages/api/test/sessions-helpers.ts";
@@ -55,6 +55,7 @@ beforeAll(async () => {
   baseURL = `http://127.0.0.1:${(api.app.server.address() as { port: number }).port}`;
   api.engine.apiUrl = baseURL;
   tw = await startTestWorker(api, [chat, peeker, trimmer]);
+  configure({ baseURL, secretKey: api.project.environments.dev.secretKey });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -161,5 +162,27 @@ describe("a chat on a session", () => {
     expect((await outRecords(session.id)).map((r) => Number(r.seq))).toEqual([3]);
     const drained = await (await fetch(`${baseURL}/realtime/v1/sessions/trim-e2e/out/records`, { headers: bearer(session.publicAccessToken) })).json();
     expect(drained).toEqual({ records: [{ data: { n: 3 }, id: expect.any(String), seqNum: 3 }] });
+  });
+
+  it("with svc's own client: the backend starts the session, the browser side (public token) sends and reads", async () => {
+    const started = await sessions.start({ type: "chat.agent", externalId: "own-client", taskIdentifier: "chat-agent", triggerConfig: { basePayload: {} } });
+    await tw.worker.events.next("runSuspended", (e) => e.runId === started.runId);
+    const replies: string[] = [];
+    await auth.withAuth({ secretKey: undefined, accessToken: started.publicAccessToken }, async () => {
+      const session = sessions.open<{ text: string }, { text: string }>("own-client");
+      const abort = new AbortController();
+      const reading = (async () => {
+        for await (const record of session.out.subscribe({ signal: abort.signal })) {
+          if (record.headers?.some(([name, value]) => name === "trigger-control" && value === TURN_COMPLETE)) break;
+          replies.push((record.data as { text: string }).text);
+        }
+      })();
+      await session.in.append({ text: "from the client" });
+      await reading;
+      abort.abort();
+    });
+    expect(replies).toEqual(["echo:", "from", "the", "client"]);
+    await sessions.close("own-client");
+    expect((await sessions.retrieve("own-client")).closedAt).not.toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { schedulesClient, tasksClient, waitClient } from "../client/global.ts";
+import { schedulesClient, sessionsClient, tasksClient, waitClient } from "../client/global.ts";
 import { never } from "./never.ts";
 import { currentExecution } from "./run-context.ts";
 import { schedules as scheduleTasks } from "./schedules-task.ts";
@@ -67,8 +67,10 @@ export const schedules = { ...schedulesClient, task: scheduleTasks.task };
 
 /**
  * Sessions: long-lived conversations with `.in` (clients → runs) and `.out` (runs → clients)
- * channels. Inside a run, `sessions.open(payload.sessionId)` gives `in.wait()` (checkpointed),
- * `in.peek()`, `out.append()`, `out.writer()`, `out.writeControl()` and `endAndContinue()`.
+ * channels. From a backend: `start`, `retrieve`, `update`, `close`, `list`, `listRuns`, and
+ * `open(id)`'s `in.append()`, `out.subscribe()`, `out.records()` (over HTTP). Inside a run,
+ * `sessions.open(payload.sessionId)` gives `in.wait()` (checkpointed), `in.peek()`,
+ * `out.append()`, `out.writer()`, `out.writeControl()`, `out.trimTo()` and `endAndContinue()`.
  *
  * @example
  * export const chat = task({ id: "chat-agent", run: async (payload: { sessionId: string }) => {
@@ -82,5 +84,16 @@ export const schedules = { ...schedulesClient, task: scheduleTasks.task };
  * }});
  */
 export const sessions = {
+  start: sessionsClient.start,
+  retrieve: sessionsClient.retrieve,
+  update: sessionsClient.update,
+  close: sessionsClient.close,
+  list: sessionsClient.list,
+  listRuns: sessionsClient.listRuns,
+  endAndContinue: sessionsClient.endAndContinue,
+  append: sessionsClient.append,
+  records: sessionsClient.records,
+  subscribe: sessionsClient.subscribe,
+  /** A handle on a session's channels (no call is made until you use it). */
   open: <TIn = unknown, TOut = unknown>(sessionIdOrExternalId: string) => new RunSession<TIn, TOut>(sessionIdOrExternalId),
 };

@@ -1,4 +1,6 @@
-import { requireExecution, type ChannelRecord, type ChannelWaitOptions } from "./run-context.ts";
+import { sessionsClient } from "../client/global.ts";
+import type { AppendedRecord, AppendRecordOptions, ReadRecordsOptions, SessionRecord, SubscribeOptions } from "../client/session-channels.ts";
+import { currentExecution, requireExecution, type ChannelRecord, type ChannelWaitOptions } from "./run-context.ts";
 import { toWaitResult, type WaitResult } from "./wait-result.ts";
 
 /** The control record that ends a turn: a client reading `.out` knows the run is done answering. */
@@ -25,9 +27,34 @@ export function decodeRecordData(data: unknown): unknown {
   }
 }
 
-/** The `.in` side of a session inside a run: what clients send to the run. */
+/**
+ * The `.in` side of a session: what clients send to its runs. `append`, `records` and `subscribe`
+ * go over HTTP (from a backend, or from a run writing to another session); `wait` and `peek` are
+ * for the session's runs.
+ */
 export class SessionInput<T = unknown> {
   constructor(readonly sessionRef: string) {}
+
+  /**
+   * Sends a record (a string as is, anything else as JSON); starts a run when the session has none
+   * alive. Retries of the call store it once.
+   *
+   * @example
+   * await sessions.open("chat-42").in.append({ text: "Hello!" });
+   */
+  append(value: T, options?: AppendRecordOptions): Promise<AppendedRecord> {
+    return sessionsClient.append(this.sessionRef, "in", value, options);
+  }
+
+  /** The records after a sequence number, at once (see `sessions.records`). */
+  records(options?: ReadRecordsOptions): Promise<SessionRecord[]> {
+    return sessionsClient.records(this.sessionRef, "in", options);
+  }
+
+  /** The records as they land, over SSE (see `sessions.subscribe`). */
+  subscribe(options?: SubscribeOptions): AsyncIterable<SessionRecord> {
+    return sessionsClient.subscribe(this.sessionRef, "in", options);
+  }
 
   /**
    * Waits for the next record the run has not received yet, checkpointed: the run gives its
@@ -64,18 +91,44 @@ export interface SessionWriter<T = unknown> {
   close(): Promise<void>;
 }
 
-/** The `.out` side of a session inside a run: what the run sends to clients. */
+/**
+ * The `.out` side of a session: what its runs send to clients. Inside a run, `append`, `writer`,
+ * `writeControl` and `trimTo` write through the run (replay-safe); from a backend, `append` goes
+ * over HTTP with the secret key. `records` and `subscribe` read over HTTP from anywhere.
+ */
 export class SessionOutput<T = unknown> {
   constructor(readonly sessionRef: string) {}
 
   /**
-   * Appends one record; subscribers receive it at once. A replay of the run appends nothing twice.
+   * Appends one record; subscribers receive it at once. Inside a run a replay appends nothing
+   * twice; from a backend the call needs a secret key.
    *
    * @example
    * await session.out.append({ type: "text", text: "Hello!" });
    */
   async append(value: T): Promise<void> {
-    await requireExecution("session.out.append").appendToChannel(this.sessionRef, [{ data: encodeRecord(value) }]);
+    const execution = currentExecution();
+    if (!execution) {
+      await sessionsClient.append(this.sessionRef, "out", value);
+      return;
+    }
+    await execution.appendToChannel(this.sessionRef, [{ data: encodeRecord(value) }]);
+  }
+
+  /** The records after a sequence number, at once (see `sessions.records`). */
+  records(options?: ReadRecordsOptions): Promise<SessionRecord[]> {
+    return sessionsClient.records(this.sessionRef, "out", options);
+  }
+
+  /**
+   * The records as they land, over SSE, reconnecting by itself with Last-Event-ID (see
+   * `sessions.subscribe`).
+   *
+   * @example
+   * for await (const record of sessions.open("chat-42").out.subscribe()) console.log(parseRecordData(record.data));
+   */
+  subscribe(options?: SubscribeOptions): AsyncIterable<SessionRecord> {
+    return sessionsClient.subscribe(this.sessionRef, "out", options);
   }
 
   /**
@@ -132,7 +185,7 @@ export class SessionOutput<T = unknown> {
   }
 }
 
-/** A session as a run sees it. */
+/** A session's channels, from a run or from a backend (`sessions.open`). */
 export class RunSession<TIn = unknown, TOut = unknown> {
   readonly in: SessionInput<TIn>;
   readonly out: SessionOutput<TOut>;
@@ -148,6 +201,11 @@ export class RunSession<TIn = unknown, TOut = unknown> {
    */
   endAndContinue(options: { reason?: string } = {}): Promise<{ runId: string; swapped: boolean }> {
     return requireExecution("session.endAndContinue").continueSession(this.id, options.reason ?? "continue");
+  }
+
+  /** The session's row (over HTTP). */
+  retrieve() {
+    return sessionsClient.retrieve(this.id);
   }
 }
 
