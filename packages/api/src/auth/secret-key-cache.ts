@@ -1,13 +1,13 @@
 import { NotificationListener } from "@svc/runtime/db";
 import { CHANNELS, sha256Hex, type Environment } from "@svc/runtime/engine";
 
-interface Entry {
-  environment: Environment;
-  /** Epoch ms after which the entry is not used: the cache's TTL or the key's own expiry. */
+type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null } | null>;
+
+/** A cached value and the epoch ms after which it is not used: the cache's TTL or the value's own expiry. */
+interface Entry<V> {
+  value: V;
   until: number;
 }
-
-type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null } | null>;
 
 /** What verifies an environment's public tokens: the environment and the keys that sign them. */
 export interface SigningKeys {
@@ -25,8 +25,8 @@ export interface SigningKeys {
  * is honoured without any notice. Unknown keys are never cached.
  */
 export class SecretKeyCache {
-  readonly #entries = new Map<string, Entry>();
-  readonly #signing = new Map<string, { value: SigningKeys; until: number }>();
+  readonly #entries = new Map<string, Entry<{ environment: Environment; expiresAt: Date | null }>>();
+  readonly #signing = new Map<string, Entry<SigningKeys>>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   #generation = 0;
@@ -74,18 +74,7 @@ export class SecretKeyCache {
 
   /** The key's environment, from the cache when it is live and fresh, else from `lookup`. */
   async environmentFor(key: string, now: Date, lookup: Lookup): Promise<Environment | null> {
-    const live = this.#listener?.connected === true;
-    const hash = sha256Hex(key);
-    const entry = live ? this.#entries.get(hash) : undefined;
-    if (entry && entry.until > now.getTime()) return entry.environment;
-    const generation = this.#generation;
-    const found = await lookup();
-    // A change notice that arrived during the lookup may concern this very key: do not keep it.
-    if (found && live && generation === this.#generation) {
-      if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
-      const until = Math.min(now.getTime() + this.#ttlMs, found.expiresAt?.getTime() ?? Infinity);
-      this.#entries.set(hash, { environment: found.environment, until });
-    }
+    const found = await this.#cached(this.#entries, sha256Hex(key), now, lookup, (f) => f.expiresAt);
     return found?.environment ?? null;
   }
 
@@ -94,15 +83,21 @@ export class SecretKeyCache {
    * it is live and fresh, else from `lookup`; kept no longer than the first key's expiry. The same
    * change notices that drop cached secret keys drop these.
    */
-  async signingKeysFor(environmentId: string, now: Date, lookup: () => Promise<SigningKeys | null>): Promise<SigningKeys | null> {
+  signingKeysFor(environmentId: string, now: Date, lookup: () => Promise<SigningKeys | null>): Promise<SigningKeys | null> {
+    return this.#cached(this.#signing, environmentId, now, lookup, (f) => f.firstExpiry);
+  }
+
+  /** One cached lookup: used while live and fresh, kept until the TTL or `expiryOf`, whichever is first. */
+  async #cached<V>(map: Map<string, Entry<V>>, key: string, now: Date, lookup: () => Promise<V | null>, expiryOf: (value: V) => Date | null): Promise<V | null> {
     const live = this.#listener?.connected === true;
-    const entry = live ? this.#signing.get(environmentId) : undefined;
+    const entry = live ? map.get(key) : undefined;
     if (entry && entry.until > now.getTime()) return entry.value;
     const generation = this.#generation;
     const found = await lookup();
+    // A change notice that arrived during the lookup may concern this very entry: do not keep it.
     if (found && live && generation === this.#generation) {
-      if (this.#signing.size >= this.#maxEntries) this.#signing.clear();
-      this.#signing.set(environmentId, { value: found, until: Math.min(now.getTime() + this.#ttlMs, found.firstExpiry?.getTime() ?? Infinity) });
+      if (map.size >= this.#maxEntries) map.clear();
+      map.set(key, { value: found, until: Math.min(now.getTime() + this.#ttlMs, expiryOf(found)?.getTime() ?? Infinity) });
     }
     return found;
   }
