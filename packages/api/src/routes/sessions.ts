@@ -53,6 +53,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
     bodyLimit: MAX_SESSION_CREATE_BYTES,
     body: CreateSessionRequestBody,
     status: 201,
+    alsoSucceeds: [{ status: 200, description: "An open session with this externalId already existed: that session (isCached: true)" }],
     response: CreatedSessionResponse,
     async handler({ principal, body, reply }) {
       const env = environmentOf(principal);
