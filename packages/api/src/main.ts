@@ -24,7 +24,7 @@ const secretKeys = new SecretKeyCache();
 await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
 const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
 await untilReachable(() => sessionStreams.start());
-const deps = { engine, ...credentialVerifiers(engine), secretKeys, sessionStreams };
+const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
 const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS });
 await app.listen({ port: config.PORT, host: config.HOST });
 logger.info({ port: config.PORT }, "svc api listening");

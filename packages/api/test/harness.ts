@@ -32,7 +32,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   await secretKeys.start(te.db.url, () => {});
   const sessionStreams = new SessionStreamHub({ db: te.db.pool, databaseUrl: te.db.url, clock: engine.clock, onError: (error) => console.error(error) });
   await sessionStreams.start();
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys, sessionStreams };
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {

@@ -60,13 +60,17 @@ CREATE INDEX session_runs_list ON session_runs (session_id, created_at DESC, run
 
 -- A run waiting on a channel (`session.in.wait()`): a SESSION waitpoint, completed by the next
 -- append after `after_seq` with that record as its output, or timed out like any waitpoint.
+-- `out_appended`: how many `.out` records the run's attempt had appended to the session when it
+-- waited (their part ids are `<run>:<epoch>:<n>` for n below it); the completion records it in
+-- the ledger, so a replay of the run skips those appends without asking the database.
 ALTER TABLE waitpoints DROP CONSTRAINT waitpoints_type_check;
 ALTER TABLE waitpoints ADD CONSTRAINT waitpoints_type_check CHECK (type IN ('MANUAL', 'DATETIME', 'RUN', 'BATCH', 'SESSION'));
 CREATE TABLE session_waits (
   waitpoint_id text PRIMARY KEY REFERENCES waitpoints(id) ON DELETE CASCADE,
   session_id   text NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
   io           text NOT NULL CHECK (io IN ('in', 'out')),
-  after_seq    bigint NOT NULL
+  after_seq    bigint NOT NULL,
+  out_appended integer
 );
 CREATE INDEX session_waits_channel ON session_waits (session_id, io, after_seq);
 

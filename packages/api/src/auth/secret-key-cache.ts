@@ -9,6 +9,14 @@ interface Entry {
 
 type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null } | null>;
 
+/** What verifies an environment's public tokens: the environment and the keys that sign them. */
+export interface SigningKeys {
+  environment: Environment;
+  keys: string[];
+  /** When the first key expires (the end of a rotation's grace period); null: none does. */
+  firstExpiry: Date | null;
+}
+
 /**
  * Which environment a secret key opens, remembered for up to `ttlMs` so an authenticated request
  * needs no extra round trip. It is only used while its LISTEN connection is up: any change to a
@@ -18,6 +26,7 @@ type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null }
  */
 export class SecretKeyCache {
   readonly #entries = new Map<string, Entry>();
+  readonly #signing = new Map<string, { value: SigningKeys; until: number }>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   #generation = 0;
@@ -57,6 +66,7 @@ export class SecretKeyCache {
   clear(): void {
     this.#generation++;
     this.#entries.clear();
+    this.#signing.clear();
     const waiting = this.#cleared;
     this.#cleared = [];
     for (const resolve of waiting) resolve();
@@ -77,5 +87,23 @@ export class SecretKeyCache {
       this.#entries.set(hash, { environment: found.environment, until });
     }
     return found?.environment ?? null;
+  }
+
+  /**
+   * The keys that verify an environment's public tokens (by the token's `sub`), from the cache when
+   * it is live and fresh, else from `lookup`; kept no longer than the first key's expiry. The same
+   * change notices that drop cached secret keys drop these.
+   */
+  async signingKeysFor(environmentId: string, now: Date, lookup: () => Promise<SigningKeys | null>): Promise<SigningKeys | null> {
+    const live = this.#listener?.connected === true;
+    const entry = live ? this.#signing.get(environmentId) : undefined;
+    if (entry && entry.until > now.getTime()) return entry.value;
+    const generation = this.#generation;
+    const found = await lookup();
+    if (found && live && generation === this.#generation) {
+      if (this.#signing.size >= this.#maxEntries) this.#signing.clear();
+      this.#signing.set(environmentId, { value: found, until: Math.min(now.getTime() + this.#ttlMs, found.firstExpiry?.getTime() ?? Infinity) });
+    }
+    return found;
   }
 }

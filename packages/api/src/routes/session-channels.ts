@@ -8,6 +8,7 @@ import {
   lastRecord,
   MAX_RECORDS_PER_READ,
   NotFoundError,
+  PermissionError,
   readRecords,
   sseRecordJson,
   streamKey,
@@ -46,6 +47,20 @@ async function channelSession(deps: AppDeps, principal: Principal, ref: string, 
   const session = await findSession(deps.engine.db, env.id, ref);
   requireSessionAccess(principal, action, ref, session);
   return session;
+}
+
+/**
+ * Checks the credential may write to the session a path names, looking the session up only when
+ * it has to: a secret key may, and so may a token scoped to the name in the path; a token scoped
+ * to the session's other name needs the row to tell.
+ */
+async function authorizeWrite(deps: AppDeps, principal: Principal, ref: string): Promise<void> {
+  try {
+    requireSessionAccess(principal, "write", ref, null);
+  } catch (error) {
+    if (!(error instanceof PermissionError)) throw error;
+    await channelSession(deps, principal, ref, "write");
+  }
 }
 
 function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, name: string): z.infer<T> | undefined {
@@ -162,7 +177,7 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       response: AppendRecordResponse,
       async handler({ principal, params, request }) {
         const env = environmentOf(principal);
-        await channelSession(deps, principal, params.session, "write");
+        await authorizeWrite(deps, principal, params.session);
         if (params.io === "out") requireSecretKeyForOut(principal);
         const partId = parseHeader(PartId, header(request, "x-part-id"), "X-Part-Id");
         const text = typeof request.body === "string" ? request.body : "";

@@ -33,7 +33,7 @@ export {
 } from "./tenancy/members.ts";
 export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
 export {
-  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
+  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, activeSecretKeysWithExpiry, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
 } from "./tenancy/secret-keys.ts";
 export {
   createPersonalAccessToken, findUserIdByPersonalAccessToken, listPersonalAccessTokens, revokePersonalAccessToken,
@@ -74,6 +74,7 @@ export {
   holdClaim, ledgerEntryFromRow, markKeyedEntryUsed, recordStep, registerWait, type LedgerRow, type WaitRegistration,
 } from "../ledger/ledger-store.ts";
 export { LedgerSession } from "../ledger/replay.ts";
+export { DurableExecution, type CreateToken, type ExecutionEnd } from "../ledger/durable-execution.ts";
 export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";
 
 // Timers: time-driven transitions, due resumes, lapsed leases
@@ -114,10 +115,10 @@ export { expiredUploads } from "./packets/expired-uploads.ts";
 // Sessions: conversations with `.in`/`.out` channels, and the runs they start
 export { findSession, getSession, resolveSessionIds, sessionAddress, sessionStatus, type SessionAddress, type SessionRow } from "./sessions/store.ts";
 export { startSession, type StartSessionResult } from "./sessions/start-session.ts";
-export { closeSession, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
+export { closeSession, endAndContinueInTransaction, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
 export { listSessionRows, parseSessionListFilter, type SessionListFilter } from "./sessions/list-sessions.ts";
-export { appendRecord, appendRecordInTransaction, appendRecordsInTransaction, recordNotice, streamKey, type AppendInput, type AppendResult, type RecordInput } from "./sessions/append-record.ts";
+export { appendRecord, appendRecords, streamKey, type AppendInput, type AppendResults, type RecordInput, type RunWriter } from "./sessions/append-record.ts";
 export {
-  CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, type RecordHeader, type SessionRecordRow,
+  CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, trimOut, type RecordHeader, type SessionRecordRow,
 } from "./sessions/records.ts";
-export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, type ChannelWaitInput } from "./sessions/channel-waits.ts";
+export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";

@@ -2,46 +2,22 @@ import { randomUUID } from "node:crypto";
 import {
   decideAfterFailure,
   decodePacket,
+  DurableExecution,
   encodeOutput,
   loadStoredPacket,
   LedgerSession,
   maxAttemptsOf,
   NondeterminismError,
   type EngineDeps,
-  type Environment,
   type Packet,
 } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
 import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
 import { handBack } from "./hand-back.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
-import type { MicroBatcher } from "@svc/runtime/engine";
-import { DurableExecution, type CreateToken } from "./run-execution.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
-import type { WorkerEvents } from "../events.ts";
-
-export interface ExecutorDeps {
-  engine: EngineDeps;
-  environment: Environment;
-  tasks: Map<string, Task>;
-  workerId: string;
-  workerVersion: string;
-  events: WorkerEvents;
-  createToken: CreateToken;
-  /** Called before each execution: the environment's variables for process.env. */
-  prepareEnvironment?: () => Promise<void>;
-  /** Lease for executions without a pg-boss job (resume fast path). */
-  leaseMs: number;
-  /** Start claims of one event-loop turn share one statement. */
-  startClaims: MicroBatcher<{ runId: string; claimToken: string; jobId: string }, Claim | null>;
-  /** Fast-path resume claims of one event-loop turn share one statement. */
-  fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
-  /** Acceptances of resume offers (by claim token) of one event-loop turn share one statement. */
-  offerAcceptances: MicroBatcher<string, boolean>;
-  /** Finishes of one event-loop turn (of runs nobody waits on) share one statement. */
-  finishes: MicroBatcher<Finish, boolean>;
-  random?: () => number;
-}
+import type { ActiveExecutions } from "./active-executions.ts";
+import type { ExecutorDeps } from "./executor-deps.ts";
 
 export type Dispatch =
   | { kind: "start"; runId: string; jobId: string }
@@ -52,53 +28,6 @@ export type Dispatch =
 /** How an execution came to this worker (worker events report it). */
 export type Via = "offer" | "fast-path" | "job";
 
-/** One execution this process is running. */
-export interface ActiveExecution {
-  runId: string;
-  claimToken: string;
-  abort: AbortController;
-  leased: boolean;
-}
-
-/**
- * Executions this process is running (cancel, lease renewal and the lost-execution check look
- * here). One run can have two: an execution that stalled past its lease or job heartbeat, and the
- * takeover this same worker claimed; each is its own entry, by claim token.
- */
-export class ActiveExecutions {
-  readonly #byToken = new Map<string, ActiveExecution>();
-
-  add(execution: ActiveExecution): void {
-    this.#byToken.set(execution.claimToken, execution);
-  }
-
-  remove(execution: ActiveExecution): void {
-    this.#byToken.delete(execution.claimToken);
-  }
-
-  get size(): number {
-    return this.#byToken.size;
-  }
-
-  all(): ActiveExecution[] {
-    return [...this.#byToken.values()];
-  }
-
-  /** Aborts every execution of `runId` this process runs. */
-  abortRun(runId: string, reason: Error): void {
-    for (const execution of this.#byToken.values()) if (execution.runId === runId) execution.abort.abort(reason);
-  }
-
-  /** Aborts the execution holding `claimToken`, if it is still running here. */
-  abortExecution(claimToken: string, reason: Error): void {
-    this.#byToken.get(claimToken)?.abort.abort(reason);
-  }
-
-  leasedClaimTokens(): string[] {
-    return this.all().filter((e) => e.leased).map((e) => e.claimToken);
-  }
-}
-
 /**
  * Claims and executes one run: start (a fresh attempt, or a takeover after a crash) or resume
  * (replay the ledger and continue). Returns when the run finished, suspended or was lost;
@@ -108,28 +37,28 @@ export class ActiveExecutions {
 export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch, release: () => void = () => {}): Promise<void> {
   const { engine } = deps;
   const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : randomUUID();
-  const base = { runId: dispatch.runId, claimToken, workerId: deps.workerId, workerVersion: deps.workerVersion, now: engine.clock.now() };
+  const base = { runId: dispatch.runId, claimToken, workerId: deps.worker.id, workerVersion: deps.worker.version, now: engine.clock.now() };
   const claim =
     dispatch.kind === "offer"
       ? await dispatch.claim
       : dispatch.kind === "start"
-      ? await deps.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
+      ? await deps.batchers.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
       : dispatch.jobId === null
-        ? await deps.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
+        ? await deps.batchers.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
         : await claimResume(engine.db, { ...base, jobId: dispatch.jobId });
   if (!claim) return;
   const { run } = claim;
 
   if (claim.previousStatus === "EXECUTING") {
     deps.events.emit("runCrashRecovered", { runId: run.id, attempt: run.attempt_number });
-    if (run.attempt_number > maxAttemptsOf(deps.tasks.get(run.task_identifier)?.retry, run.max_attempts)) {
+    if (run.attempt_number > maxAttemptsOf(deps.worker.tasks.get(run.task_identifier)?.retry, run.max_attempts)) {
       await finish(deps, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
       deps.events.emit("runFinished", { runId: run.id, status: "CRASHED" });
       return;
     }
   }
 
-  const task = deps.tasks.get(run.task_identifier);
+  const task = deps.worker.tasks.get(run.task_identifier);
   if (!task) {
     // A shared queue (or the environment's resume queue) can carry a task this worker doesn't have.
     const kind = dispatch.kind === "start" ? "start" : "resume";
@@ -149,19 +78,33 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   // lapsed first, or the run was canceled). Nothing it did before could be written.
   const taken =
     via === "offer"
-      ? deps.offerAcceptances.add(claimToken).then(
+      ? deps.batchers.offerAcceptances.add(claimToken).then(
           (accepted) => accepted || (abort.abort(new Error("the resume offer was withdrawn")), false),
           (error: unknown) => (abort.abort(error instanceof Error ? error : new Error(String(error))), false),
         )
       : null;
   try {
-    await runTask(deps, run, task, claim, claimToken, abort, via, release, taken);
+    await runTask(deps, { run, task, claim, claimToken, abort, via, release, taken });
   } finally {
     active.remove(execution);
   }
 }
 
-async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: Claim, claimToken: string, abort: AbortController, via: Via, release: () => void, taken: Promise<boolean> | null): Promise<void> {
+/** A claimed run about to execute its task. */
+interface ClaimedExecution {
+  run: ClaimedRun;
+  task: Task;
+  claim: Claim;
+  claimToken: string;
+  abort: AbortController;
+  via: Via;
+  /** Frees the execution's slot once the task code is done. */
+  release: () => void;
+  /** An offered run's acceptance (false: withdrawn); null for any other. */
+  taken: Promise<boolean> | null;
+}
+
+async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort, via, release, taken }: ClaimedExecution): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
@@ -176,12 +119,12 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   const execution = new DurableExecution({
     deps: engine,
     run,
-    env: deps.environment,
+    env: deps.worker.environment,
     claimToken,
     ledger,
     ctx: contextOf(deps, run, task),
     signal: abort.signal,
-    createToken: deps.createToken,
+    createToken: deps.hooks.createToken,
     taken,
   });
   deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
@@ -205,8 +148,12 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
   void execution.ended.then((end) => interrupt(end.kind));
   // Preparing the environment (env vars) is part of the attempt: if it fails, the attempt fails
   // and is retried by the task's policy, instead of leaving the claimed run EXECUTING.
-  const prepare = deps.prepareEnvironment;
-  const runCode = () => task.run(payload, { ctx: execution.ctx, signal: abort.signal });
+  const prepare = deps.hooks.prepareEnvironment;
+  // The run has ended when its code returned and the `.out` records it appended are stored.
+  const runCode = () => Promise.resolve(task.run(payload, { ctx: execution.ctx, signal: abort.signal }) as unknown).then(async (output: unknown) => {
+    await execution.flushChannels();
+    return output;
+  });
   const userCode = runInExecution(execution, () => (prepare ? Promise.resolve().then(prepare).then(runCode) : Promise.resolve().then(runCode)));
   const outcome = await Promise.race([
     userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
@@ -255,7 +202,7 @@ async function runTask(deps: ExecutorDeps, run: ClaimedRun, task: Task, claim: C
       execution.fence();
       const error = outcome.error instanceof NondeterminismError ? { ...serializeError(outcome.error), type: "internal" as const, code: "NONDETERMINISM" } : serializeError(outcome.error);
       const retryable = !(outcome.error instanceof NondeterminismError) && (outcome.error as { name?: string })?.name !== "AbortTaskRunError";
-      const decision = decideAfterFailure(run.attempt_number, task.retry, run.max_attempts, engine.clock.now(), deps.random, retryable);
+      const decision = decideAfterFailure(run.attempt_number, task.retry, run.max_attempts, engine.clock.now(), Math.random, retryable);
       await finishAndReport(deps, run, claimToken, decision.kind === "retry" ? { kind: "retry", error, at: decision.at } : { kind: "failed", error });
       return;
     }
@@ -275,7 +222,7 @@ async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: 
 }
 
 function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext {
-  const env = deps.environment;
+  const env = deps.worker.environment;
   return {
     run: {
       id: run.id,
@@ -284,7 +231,7 @@ function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext
       createdAt: run.created_at,
       ...(run.idempotency_key_user ? { idempotencyKey: run.idempotency_key_user } : {}),
       ...(run.max_attempts ? { maxAttempts: run.max_attempts } : {}),
-      version: deps.workerVersion,
+      version: deps.worker.version,
     },
     attempt: { number: run.attempt_number, startedAt: deps.engine.clock.now() },
     task: { id: task.id },
@@ -318,7 +265,7 @@ function finish(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending:
   if (hasWaiters(item)) return finishWithWaiters(deps.engine, item);
   // Not written by the shared statement: fenced (canceled, taken over) — or attached to by a waiter
   // after it was claimed, which the shared statement leaves to finishWithWaiters.
-  return deps.finishes.add(item).then((written) => written || (ending.kind !== "retry" && finishWithWaiters(deps.engine, item)));
+  return deps.batchers.finishes.add(item).then((written) => written || (ending.kind !== "retry" && finishWithWaiters(deps.engine, item)));
 }
 
 /** The cancel service moves only the run; this worker records the attempt it was executing as CANCELED. */

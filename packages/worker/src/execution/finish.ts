@@ -1,5 +1,4 @@
-import { retryWhileUnavailable } from "@svc/runtime/db";
-import { retryWrite } from "./retry-write.ts";
+import { retryWhileUnavailable, retryWrite } from "@svc/runtime/db";
 import { FINISH_EXECUTIONS_SQL, FINISH_TARGETS, flushWal, notifyWaitersOfRun, prepared, withTransaction, type EngineDeps, type Packet, type Queryable, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { ClaimedRun } from "./claim.ts";
 import type { SerializedError } from "./serialize-error.ts";

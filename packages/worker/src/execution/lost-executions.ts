@@ -1,5 +1,5 @@
 import type { Queryable } from "@svc/runtime/engine";
-import type { ActiveExecutions } from "./execute-run.ts";
+import type { ActiveExecutions } from "./active-executions.ts";
 
 /**
  * Of the executions this process is running, the ones that lost their run: it was canceled, or

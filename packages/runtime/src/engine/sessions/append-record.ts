@@ -1,12 +1,14 @@
-import { flushWal, withTransaction, type Queryable } from "../../db/queryable.ts";
+import { flushWal, prepared, withTransaction, type Queryable } from "../../db/queryable.ts";
 import type { SessionChannel } from "../../contracts/sessions.ts";
-import { ValidationError } from "../../errors.ts";
+import { NotFoundError, ValidationError } from "../../errors.ts";
 import { randomId } from "../../ids.ts";
 import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
+import { FINAL_STATUSES } from "../runs/statuses.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { deliverToWaits } from "./channel-waits.ts";
-import { sseRecordJson, type RecordHeader, type SessionRecordRow } from "./records.ts";
+import { RESUME_GRACE_SECONDS } from "../waitpoints/complete-waitpoint.ts";
+import { RESUME_OFFERS } from "../waitpoints/resume-offers.ts";
+import type { RecordHeader } from "./records.ts";
 import { ensureSessionRun } from "./session-runs.ts";
 import { getSession, sessionStatus, type SessionRow } from "./store.ts";
 
@@ -22,27 +24,29 @@ export interface AppendInput extends RecordInput {
   io: SessionChannel;
 }
 
-export interface AppendResult {
-  seq: number;
-  /** The part id was already on the channel: nothing was written. */
-  duplicate: boolean;
-  session: SessionRow;
+/** A run's appends: fenced by its claim. */
+export interface RunWriter {
+  runId: string;
+  claimToken: string;
 }
 
-/** A NOTIFY payload stays under Postgres's 8000 bytes; a record that does not fit is read by the listener. */
-const MAX_NOTIFY_BYTES = 7900;
-
-/**
- * The NOTIFY of an append, on CHANNELS.sessionRecords: JSON `{ e, k, io, seq, r? }`: the
- * environment, the session's stream key (externalId, else its id), the channel, the sequence
- * number and, when it fits, the record as the SSE stream carries it.
- */
-export function recordNotice(session: Pick<SessionRow, "environment_id" | "external_id" | "id">, io: SessionChannel, row: SessionRecordRow): string {
-  const head = `{"e":${JSON.stringify(session.environment_id)},"k":${JSON.stringify(streamKey(session))},"io":"${io}","seq":${row.seq}`;
-  const record = sseRecordJson(row);
-  const full = `${head},"r":${record}}`;
-  return Buffer.byteLength(full) <= MAX_NOTIFY_BYTES ? full : `${head}}`;
+export interface AppendResults {
+  sessionId: string;
+  /** Per input: its sequence number, and whether it was already stored (nothing written). */
+  results: { seq: number; duplicate: boolean }[];
 }
+
+/** What `svc_append_session_records` needs besides the records: channels, and how waits complete. */
+const APPEND_CONTEXT = JSON.stringify({
+  recordChannel: CHANNELS.sessionRecords,
+  finalStatuses: FINAL_STATUSES,
+  graceSeconds: RESUME_GRACE_SECONDS,
+  resumeChannel: CHANNELS.resume,
+  timersChannel: CHANNELS.timers,
+  offers: RESUME_OFFERS,
+});
+
+type Appended = { error: "fenced" | "not_found" | "closed" | "expired" } | { sessionId: string; needsRun: boolean; seqs: (number | string)[]; duplicates: boolean[] };
 
 /** The key a session's channels are known by to subscribers: its externalId when it has one, else its id. */
 export function streamKey(session: Pick<SessionRow, "external_id" | "id">): string {
@@ -50,96 +54,54 @@ export function streamKey(session: Pick<SessionRow, "external_id" | "id">): stri
 }
 
 /**
- * Appends records to one channel of a session in `tx`: the session row's lock orders appends
- * (each record takes the next sequence number), the records are stored in one statement, and a
- * NOTIFY per record tells every API process's subscribers at commit. A record whose part id the
- * channel already has is not stored again (its result is `duplicate`, with the stored sequence
- * number). `.in` records also go to every run waiting on `.in`, and start a run when the session
- * has none alive. Closed or expired sessions refuse (ValidationError, 400).
+ * Appends records to one channel of a session in one statement, its own transaction
+ * (`svc_append_session_records`): under the session row's lock each record takes the next
+ * sequence number; a record whose part id the channel already has is acknowledged without being
+ * stored again (also once the session closed); each new one is announced to every API process's
+ * subscribers (NOTIFY on CHANNELS.sessionRecords, see recordNotice). `.in` records also complete
+ * every run's wait on `.in`, and when the session has no live run one is started (a second
+ * transaction, rare). It commits without waiting for the WAL flush, so subscribers and resumed
+ * runs see the records at once; this returns once they are durable (flushWal).
+ *
+ * Closed or expired sessions refuse new records (ValidationError, 400); unknown ones are a
+ * NotFoundError; a `writer` whose claim was lost gets null (the run is fenced).
  */
-export async function appendRecordsInTransaction(
-  deps: Pick<EngineDeps, "clock" | "dispatcher">,
-  tx: Queryable,
+export async function appendRecords(
+  deps: Pick<EngineDeps, "clock" | "dispatcher" | "db">,
   env: Environment,
   ref: string,
   io: SessionChannel,
   inputs: RecordInput[],
-): Promise<{ session: SessionRow; results: { seq: number; duplicate: boolean }[] }> {
-  const now = deps.clock.now();
-  const session = await getSession(tx, env.id, ref, "FOR UPDATE");
-  const status = sessionStatus(session, now);
-  if (status !== "ACTIVE") throw new ValidationError(`Cannot append to a ${status === "CLOSED" ? "closed" : "expired"} session`);
-  const partIds = inputs.map((i) => i.partId).filter((id): id is string => id !== undefined);
-  const stored = new Map<string, number>();
-  if (partIds.length > 0) {
-    const { rows } = await tx.query<{ part_id: string; seq: string }>(
-      `SELECT part_id, seq FROM session_records WHERE session_id = $1 AND io = $2 AND part_id = ANY($3::text[])`,
-      [session.id, io, partIds],
-    );
-    for (const row of rows) stored.set(row.part_id, Number(row.seq));
-  }
-  const fresh = inputs.filter((i) => i.partId === undefined || !stored.has(i.partId));
-  const results: { seq: number; duplicate: boolean }[] = [];
-  if (fresh.length === 0) {
-    return { session, results: inputs.map((i) => ({ seq: stored.get(i.partId!)!, duplicate: true })) };
-  }
-  const column = io === "in" ? "in_seq" : "out_seq";
-  const { rows: seqRows } = await tx.query<{ seq: string }>(`UPDATE sessions SET ${column} = ${column} + $2 WHERE id = $1 RETURNING ${column} AS seq`, [session.id, fresh.length]);
-  const firstSeq = Number(seqRows[0]!.seq) - fresh.length + 1;
-  const records: SessionRecordRow[] = fresh.map((input, i) => ({
-    seq: String(firstSeq + i),
-    part_id: input.partId ?? randomId(),
-    data: input.data,
-    headers: input.headers && input.headers.length > 0 ? input.headers : null,
-    created_at: now,
-  }));
-  await tx.query(
-    `INSERT INTO session_records (session_id, io, seq, part_id, data, headers, created_at)
-     SELECT $1, $2, r.seq, r.part_id, r.data, r.headers, $3
-     FROM unnest($4::bigint[], $5::text[], $6::text[], $7::jsonb[]) AS r(seq, part_id, data, headers)`,
-    [
-      session.id,
-      io,
-      now,
-      records.map((r) => r.seq),
-      records.map((r) => r.part_id),
-      records.map((r) => r.data),
-      records.map((r) => (r.headers === null ? null : JSON.stringify(r.headers))),
-    ],
+  writer?: RunWriter,
+): Promise<AppendResults | null> {
+  const records = inputs.map((i) => ({ data: i.data, headers: i.headers ?? null, partId: i.partId ?? randomId() }));
+  const { rows } = await deps.db.query<{ appended: Appended }>(
+    prepared(
+      "svc_append_session_records",
+      `SELECT svc_append_session_records($1, $2, $3, $4, $5, $6, $7) AS appended, set_config('synchronous_commit', 'off', true) AS async_commit`,
+      [env.id, ref, io, deps.clock.now(), JSON.stringify(records), writer ? JSON.stringify(writer) : null, APPEND_CONTEXT],
+    ),
   );
-  if (io === "in") {
-    let delivered = 0;
-    for (const record of records) delivered += await deliverToWaits(deps, tx, session.id, "in", record);
-    if (delivered > 0) await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, records[records.length - 1]!.seq]);
-    await ensureSessionRun(deps, tx, env, session, "append");
+  const appended = rows[0]!.appended;
+  if ("error" in appended) {
+    if (appended.error === "fenced") return null;
+    if (appended.error === "not_found") throw new NotFoundError("Session not found");
+    throw new ValidationError(`Cannot append to a ${appended.error} session`);
   }
-  await tx.query(`SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, [CHANNELS.sessionRecords, records.map((r) => recordNotice(session, io, r))]);
-  let next = 0;
-  for (const input of inputs) {
-    const known = input.partId === undefined ? undefined : stored.get(input.partId);
-    results.push(known !== undefined ? { seq: known, duplicate: true } : { seq: Number(records[next++]!.seq), duplicate: false });
+  const results = appended.seqs.map((seq, i) => ({ seq: Number(seq), duplicate: appended.duplicates[i]! }));
+  if (appended.needsRun) {
+    await withTransaction(deps.db, async (tx) => {
+      // Under the row's lock again: another append may have started the run meanwhile, or a close come in.
+      const session = await getSession(tx, env.id, appended.sessionId, "FOR UPDATE");
+      if (sessionStatus(session, deps.clock.now()) === "ACTIVE") await ensureSessionRun(deps, tx, env, session, "append");
+    });
   }
-  return { session, results };
+  if (results.some((r) => !r.duplicate)) await flushWal(deps.db);
+  return { sessionId: appended.sessionId, results };
 }
 
-/** Appends one record in `tx` (see appendRecordsInTransaction). */
-export async function appendRecordInTransaction(
-  deps: Pick<EngineDeps, "clock" | "dispatcher">,
-  tx: Queryable,
-  env: Environment,
-  ref: string,
-  input: AppendInput,
-): Promise<AppendResult> {
-  const { session, results } = await appendRecordsInTransaction(deps, tx, env, ref, input.io, [input]);
-  return { ...results[0]!, session };
-}
-
-/**
- * Appends one record in its own transaction. It commits without waiting for the WAL flush, so
- * subscribers and resumed runs see it at once; this returns only once it is durable (flushWal).
- */
-export async function appendRecord(deps: EngineDeps, env: Environment, ref: string, input: AppendInput): Promise<AppendResult> {
-  const result = await withTransaction(deps.db, (tx) => appendRecordInTransaction(deps, tx, env, ref, input), { asyncCommit: true });
-  if (!result.duplicate) await flushWal(deps.db);
-  return result;
+/** Appends one record (see appendRecords). */
+export async function appendRecord(deps: EngineDeps, env: Environment, ref: string, input: AppendInput): Promise<{ seq: number; duplicate: boolean }> {
+  const appended = await appendRecords(deps, env, ref, input.io, [input]);
+  return appended!.results[0]!;
 }

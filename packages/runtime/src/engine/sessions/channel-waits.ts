@@ -14,38 +14,19 @@ export const CHANNEL_WAIT_OUTPUT_TYPE = "application/json";
 /** The error a run's channel wait ends with when its session is closed while it waits. */
 export const SESSION_CLOSED_ERROR = { name: "SessionClosedError", code: "SESSION_CLOSED", message: "The session was closed" };
 
-/** The channel waits of a session still WAITING (and, with `beforeSeq`, reading before it). */
-async function waitingOn(tx: Queryable, sessionId: string, io: SessionChannel, beforeSeq: string | null): Promise<string[]> {
-  const { rows } = await tx.query<{ waitpoint_id: string }>(
-    `SELECT sw.waitpoint_id FROM session_waits sw JOIN waitpoints w ON w.id = sw.waitpoint_id
-     WHERE sw.session_id = $1 AND sw.io = $2 AND ($3::bigint IS NULL OR sw.after_seq < $3::bigint) AND w.status = 'WAITING'
-     ORDER BY sw.waitpoint_id`,
-    [sessionId, io, beforeSeq],
-  );
-  return rows.map((r) => r.waitpoint_id);
-}
-
 /**
- * Hands a record just appended to every run waiting on its channel: each wait completes with the
- * record as output (its runs resume if and only if `tx` commits). Returns how many waits it ended.
- * The caller holds the session row's lock, taken before the record got its sequence number, so
- * a wait registered before it is seen here and one registered after it finds the record itself.
+ * Ends every wait on the session's channels with SESSION_CLOSED_ERROR (the session was closed);
+ * their rows leave session_waits.
  */
-export async function deliverToWaits(deps: Pick<EngineDeps, "clock">, tx: Queryable, sessionId: string, io: SessionChannel, record: SessionRecordRow): Promise<number> {
-  const waits = await waitingOn(tx, sessionId, io, record.seq);
-  const output = waitOutputJson(record);
-  for (const waitpointId of waits) {
-    await completeWaitpoint(deps, tx, waitpointId, { ok: true, output, outputType: CHANNEL_WAIT_OUTPUT_TYPE }, { type: "SESSION" });
-  }
-  return waits.length;
-}
-
-/** Ends every wait on the session's channels with SESSION_CLOSED_ERROR (the session was closed). */
 export async function endWaitsOfClosedSession(deps: Pick<EngineDeps, "clock">, tx: Queryable, sessionId: string): Promise<void> {
-  for (const io of ["in", "out"] as const) {
-    for (const waitpointId of await waitingOn(tx, sessionId, io, null)) {
-      await completeWaitpoint(deps, tx, waitpointId, { ok: false, error: SESSION_CLOSED_ERROR }, { type: "SESSION", status: "COMPLETED" });
-    }
+  const { rows } = await tx.query<{ waitpoint_id: string; out_appended: number | null }>(
+    `DELETE FROM session_waits WHERE session_id = $1 RETURNING waitpoint_id, out_appended`,
+    [sessionId],
+  );
+  rows.sort((a, b) => (a.waitpoint_id < b.waitpoint_id ? -1 : 1));
+  for (const row of rows) {
+    const outcome = { ok: false, error: SESSION_CLOSED_ERROR, ...(row.out_appended === null ? {} : { outAppended: row.out_appended }) };
+    await completeWaitpoint(deps, tx, row.waitpoint_id, outcome, { type: "SESSION", status: "COMPLETED" });
   }
 }
 
@@ -59,6 +40,8 @@ export interface ChannelWaitInput {
   afterSeq: number | null;
   /** When the wait gives up (a TIMED_OUT waitpoint); null: never (or the session's expiry). */
   timeoutAt: Date | null;
+  /** How many `.out` records the run's attempt has appended to the session so far (see session_waits.out_appended). */
+  outAppended: number;
 }
 
 /**
@@ -89,7 +72,13 @@ export async function makeChannelWaitpoint(deps: Pick<EngineDeps, "clock">, tx: 
   const expiry = session.expires_at;
   const timeoutAt = expiry !== null && (input.timeoutAt === null || expiry < input.timeoutAt) ? expiry : input.timeoutAt;
   await insertWaitpoint(tx, { id, environmentId: input.environmentId, type: "SESSION", timeoutAt, createdAt: now });
-  await tx.query(`INSERT INTO session_waits (waitpoint_id, session_id, io, after_seq) VALUES ($1, $2, $3, $4)`, [id, session.id, input.io, afterSeq]);
+  await tx.query(`INSERT INTO session_waits (waitpoint_id, session_id, io, after_seq, out_appended) VALUES ($1, $2, $3, $4, $5)`, [
+    id,
+    session.id,
+    input.io,
+    afterSeq,
+    input.outAppended,
+  ]);
   if (timeoutAt !== null) await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
   return id;
 }
@@ -105,4 +94,18 @@ async function insertFinishedWaitpoint(tx: Queryable, id: string, environmentId:
      VALUES ($1, $2, 'SESSION', 'COMPLETED', $3, $4, $5, $6, $3)`,
     [id, environmentId, now, output, CHANNEL_WAIT_OUTPUT_TYPE, isError],
   );
+}
+
+/**
+ * The first record of a channel after a run's cursor (null: after its starting point), if there is
+ * one; without waiting and without handing it over (a later wait still returns it).
+ */
+export async function peekChannelRecord(
+  tx: Queryable,
+  input: { runId: string; environmentId: string; sessionRef: string; io: SessionChannel; afterSeq: number | null },
+): Promise<SessionRecordRow | null> {
+  const session = await getSession(tx, input.environmentId, input.sessionRef);
+  const afterSeq = input.afterSeq ?? (await startingPoint(tx, session, input.runId));
+  const [record] = await readRecords(tx, session.id, input.io, afterSeq, 1);
+  return record ?? null;
 }

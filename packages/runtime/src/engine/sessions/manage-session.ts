@@ -1,4 +1,4 @@
-import { withTransaction } from "../../db/queryable.ts";
+import { withTransaction, type Queryable } from "../../db/queryable.ts";
 import type { CloseSessionRequestBody, EndAndContinueSessionRequestBody, UpdateSessionRequestBody } from "../../contracts/sessions.ts";
 import { NotFoundError, UnprocessableError, ValidationError } from "../../errors.ts";
 import type { EngineDeps } from "../deps.ts";
@@ -63,7 +63,18 @@ export async function endAndContinueSession(
   ref: string,
   body: EndAndContinueSessionRequestBody,
 ): Promise<{ runId: string; swapped: boolean }> {
-  return withTransaction(deps.db, async (tx) => {
+  return withTransaction(deps.db, (tx) => endAndContinueInTransaction(deps, tx, env, ref, body));
+}
+
+/** endAndContinueSession in the caller's transaction (a run records the hand-over with it). */
+export async function endAndContinueInTransaction(
+  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  tx: Queryable,
+  env: Environment,
+  ref: string,
+  body: EndAndContinueSessionRequestBody,
+): Promise<{ runId: string; swapped: boolean }> {
+  {
     const session = await getSession(tx, env.id, ref, "FOR UPDATE");
     const status = sessionStatus(session, deps.clock.now());
     if (status !== "ACTIVE") throw new ValidationError(`Cannot continue a ${status === "CLOSED" ? "closed" : "expired"} session`);
@@ -77,5 +88,5 @@ export async function endAndContinueSession(
       continuation: true,
     });
     return { runId, swapped: true };
-  });
+  }
 }

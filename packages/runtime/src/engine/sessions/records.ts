@@ -69,3 +69,17 @@ export async function lastRecord(db: Queryable, sessionId: string, io: SessionCh
 export function isControl(row: Pick<SessionRecordRow, "headers" | "data">, subtype: string): boolean {
   return row.data === null && (row.headers ?? []).some(([name, value]) => name === CONTROL_HEADER && value === subtype);
 }
+
+/**
+ * Drops a session's `.out` records below `below` (never past its last record): how a long
+ * conversation keeps `.out` bounded. Monotonic and idempotent: trimming again, or lower, changes nothing.
+ */
+export async function trimOut(db: Queryable, environmentId: string, sessionRef: string, below: number): Promise<void> {
+  await db.query(
+    `WITH s AS (
+       UPDATE sessions SET out_trimmed_below = greatest(out_trimmed_below, least($3::bigint, out_seq + 1))
+       WHERE environment_id = $1 AND (id = $2 OR external_id = $2) RETURNING id, out_trimmed_below)
+     DELETE FROM session_records r USING s WHERE r.session_id = s.id AND r.io = 'out' AND r.seq < s.out_trimmed_below`,
+    [environmentId, sessionRef, below],
+  );
+}

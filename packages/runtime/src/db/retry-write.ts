@@ -1,4 +1,5 @@
-import { retryOnConflict, retryWhileUnavailable } from "@svc/runtime/db";
+import { retryOnConflict } from "./queryable.ts";
+import { retryWhileUnavailable } from "./unavailable.ts";
 
 /**
  * How an execution's own writes (claims, ledger records, endings) are run: again after a lock

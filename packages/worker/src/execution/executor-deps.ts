@@ -1,0 +1,44 @@
+import type { CreateToken, EngineDeps, Environment, MicroBatcher } from "@svc/runtime/engine";
+import type { Task } from "@svc/runtime/sdk";
+import type { WorkerEvents } from "../events.ts";
+import type { Claim } from "./claim.ts";
+import type { Finish } from "./finish.ts";
+
+/** Who executes: this worker, the environment it serves and the tasks it has. */
+export interface WorkerIdentity {
+  id: string;
+  version: string;
+  environment: Environment;
+  /** Its tasks, by id. */
+  tasks: Map<string, Task>;
+  /** Their ids, computed once (the fast path's claim and the worker registry take them). */
+  taskIds: string[];
+}
+
+/** What task code gets from the worker besides the engine. */
+export interface TaskHooks {
+  /** `wait.createToken` inside a run. */
+  createToken: CreateToken;
+  /** Called before each execution: the environment's variables for process.env. */
+  prepareEnvironment?: () => Promise<void>;
+}
+
+/** The writes of executions that the calls of one event-loop turn share (one statement for all). */
+export interface ExecutionBatchers {
+  startClaims: MicroBatcher<{ runId: string; claimToken: string; jobId: string }, Claim | null>;
+  /** Resume claims of the fast path (no pg-boss job). */
+  fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
+  /** Acceptances of resume offers, by claim token. */
+  offerAcceptances: MicroBatcher<string, boolean>;
+  /** Finishes of runs nobody waits on. */
+  finishes: MicroBatcher<Finish, boolean>;
+}
+
+/** What executing a run needs. */
+export interface ExecutorDeps {
+  engine: EngineDeps;
+  worker: WorkerIdentity;
+  events: WorkerEvents;
+  hooks: TaskHooks;
+  batchers: ExecutionBatchers;
+}

@@ -1,0 +1,44 @@
+import { MicroBatcher } from "@svc/runtime/engine";
+import { retryWrite } from "@svc/runtime/db";
+import { claimFastResumes, claimStarts } from "../execution/claim.ts";
+import type { ExecutionBatchers } from "../execution/executor-deps.ts";
+import { finishExecutions, type Finish } from "../execution/finish.ts";
+import { acceptOffers, declineOffers } from "../execution/offers.ts";
+import type { WorkerResources } from "./resources.ts";
+
+export interface WorkerBatchers extends ExecutionBatchers {
+  /** Offers this worker has no slot for, given back together (a completion can offer many at once). */
+  declines: MicroBatcher<{ runId: string; claimToken: string }, undefined>;
+}
+
+/**
+ * The worker's batched writes: what the calls of one event-loop turn share (one statement for
+ * all). Like every statement over many runs, each can deadlock with another one (a cancel locking
+ * a run tree, a completion offering many runs, lease renewals): run again (retryWrite).
+ */
+export function createBatchers({ engine, claimPool, worker, config }: WorkerResources): WorkerBatchers {
+  const { db, clock } = engine;
+  const { id, version } = worker;
+  return {
+    startClaims: new MicroBatcher(
+      (items: { runId: string; claimToken: string; jobId: string }[]) =>
+        retryWrite(() => claimStarts(db, items.map((i) => ({ ...i, workerId: id, workerVersion: version, now: clock.now() })), { id, version }, clock.now())),
+      500,
+      "microtask",
+    ),
+    // On the claim pool: these claims commit without waiting for the WAL flush.
+    fastResumeClaims: new MicroBatcher(
+      (items: { runId: string; claimToken: string }[]) =>
+        retryWrite(() => claimFastResumes(claimPool, items, { id, version, tasks: worker.taskIds }, clock.now(), config.leaseMs)),
+      500,
+      "microtask",
+    ),
+    // Taking an offer is written after the code has started (setImmediate), off the resume's path.
+    offerAcceptances: new MicroBatcher((tokens: string[]) => retryWrite(() => acceptOffers(claimPool, tokens, clock.now(), config.leaseMs))),
+    finishes: new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(db, items, clock.now()))),
+    declines: new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
+      await retryWrite(() => declineOffers(db, worker.environment.id, items, clock.now()));
+      return items.map(() => undefined);
+    }),
+  };
+}

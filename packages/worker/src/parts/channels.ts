@@ -1,0 +1,63 @@
+import { NotificationListener } from "@svc/runtime/db";
+import { CHANNELS } from "@svc/runtime/engine";
+import { BOSS_NOTIFY_CHANNEL } from "@svc/queue";
+import { offersChannel } from "../registry/workers.ts";
+import type { TimerLoop } from "../timers/timer-loop.ts";
+import type { Executions } from "./executions.ts";
+import type { FastPath } from "./fast-path.ts";
+import type { ListenerLock, Offers } from "./offers.ts";
+import type { Slots } from "./slots.ts";
+import type { WorkerResources } from "./resources.ts";
+
+/** The parts a NOTIFY is for. */
+export interface ChannelTargets {
+  slots: Slots;
+  timers: TimerLoop;
+  executions: Executions;
+  offers: Offers;
+  fastPath: FastPath;
+}
+
+/**
+ * The worker's LISTEN connection and where each channel goes: pg-boss job NOTIFYs to the slots'
+ * consumer, timer wake-ups to the timer loop, cancels to the executions, this worker's offers to
+ * Offers, due resumes to the fast path. Its session lock is what the registry entry names.
+ */
+export class Channels implements ListenerLock {
+  readonly #listener: NotificationListener;
+
+  constructor({ worker, config, report }: WorkerResources, { slots, timers, executions, offers, fastPath }: ChannelTargets) {
+    const ownOffers = offersChannel(worker.id);
+    this.#listener = new NotificationListener({
+      url: config.databaseUrl,
+      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, BOSS_NOTIFY_CHANNEL, ownOffers],
+      onNotification(channel, payload) {
+        if (channel === BOSS_NOTIFY_CHANNEL) return slots.notify(payload);
+        if (channel === CHANNELS.timers) return timers.wake();
+        if (channel === CHANNELS.runCanceled) return executions.active.abortRun(payload, new Error("run canceled"));
+        if (channel === ownOffers) return offers.take(payload);
+        if (channel === CHANNELS.resume) return fastPath.resume(payload);
+      },
+      onReconnect: () => {
+        slots.notify();
+        timers.wake();
+        // Offers follow the LISTEN connection: the registry must name the new one.
+        offers.enter(this).catch((error) => report(error, "registry"));
+      },
+      onError: (error) => report(error, "listener"),
+      holdSessionLock: true,
+    });
+  }
+
+  get sessionLock(): string | null {
+    return this.#listener.sessionLock;
+  }
+
+  start(): Promise<void> {
+    return this.#listener.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#listener.stop();
+  }
+}

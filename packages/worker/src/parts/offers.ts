@@ -1,0 +1,73 @@
+import { loadOffer, parseOffer, type Offer } from "../execution/offers.ts";
+import { registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "../registry/workers.ts";
+import type { WorkerBatchers } from "./batchers.ts";
+import type { Slots } from "./slots.ts";
+import type { WorkerResources } from "./resources.ts";
+
+/** The connection this worker's registry entry names: live while it holds its session lock. */
+export interface ListenerLock {
+  /** Null while disconnected. */
+  readonly sessionLock: string | null;
+}
+
+/**
+ * Resume offers: a completion offers a resume, already claimed, to one live worker of the registry,
+ * on that worker's own channel. Holds this worker's registry entry (what makes offers come) and
+ * takes the offers that come.
+ */
+export class Offers {
+  readonly #resources: WorkerResources;
+  readonly #slots: Slots;
+  readonly #declines: WorkerBatchers["declines"];
+  readonly #record: WorkerRecord;
+
+  constructor(resources: WorkerResources, slots: Slots, declines: WorkerBatchers["declines"]) {
+    this.#resources = resources;
+    this.#slots = slots;
+    this.#declines = declines;
+    const { worker } = resources;
+    this.#record = { id: worker.id, environmentId: worker.environment.id, tasks: worker.taskIds, version: worker.version };
+  }
+
+  /** Enters this worker in the registry under the listener's connection (again after a reconnect); not while draining. */
+  async enter(listener: ListenerLock): Promise<void> {
+    const lock = listener.sessionLock;
+    if (lock && !this.#slots.draining) await registerWorker(this.#resources.engine.db, this.#record, lock, this.#aliveUntil());
+  }
+
+  /** Keeps the entry live; enters it again if it was removed (while this worker was unreachable). */
+  async renew(listener: ListenerLock): Promise<void> {
+    if (!(await renewWorker(this.#resources.engine.db, this.#record.id, this.#aliveUntil()))) await this.enter(listener);
+  }
+
+  /** Takes this worker out of the registry: no more offers come (drain). */
+  withdraw(): Promise<void> {
+    return unregisterWorker(this.#resources.engine.db, this.#record.id);
+  }
+
+  /**
+   * An offer NOTIFY: a resume already claimed for this worker. Runs it now, or gives it back at
+   * once (no free slot, draining) so that another worker or pg-boss takes it.
+   */
+  take(payload: string): void {
+    const { engine, report } = this.#resources;
+    let offer: Offer;
+    try {
+      offer = parseOffer(payload);
+    } catch (error) {
+      report(error, "offer");
+      return;
+    }
+    const [runId, claimToken] = "claim" in offer ? [offer.claim.run.id, offer.claim.run.claim_token!] : [offer.runId, offer.claimToken];
+    if (!this.#slots.canTakeLeased) {
+      this.#declines.add({ runId, claimToken }).catch((error) => report(error, "offer"));
+      return;
+    }
+    const claim = "claim" in offer ? offer.claim : loadOffer(engine.db, claimToken);
+    this.#slots.runLeased({ kind: "offer", runId, claimToken, claim });
+  }
+
+  #aliveUntil(): Date {
+    return new Date(this.#resources.engine.clock.now().getTime() + this.#resources.config.leaseMs);
+  }
+}

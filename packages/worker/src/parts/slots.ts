@@ -1,0 +1,88 @@
+import { JobConsumer, type ConsumedJob, type QueueSubscription } from "@svc/queue";
+import type { Dispatch } from "../execution/execute-run.ts";
+import type { Executions } from "./executions.ts";
+import { fetchUnderQueueLock } from "./queue-fetch-lock.ts";
+import type { WorkerResources } from "./resources.ts";
+
+/**
+ * The worker's concurrency slots. pg-boss jobs take theirs through the consumer; leased executions
+ * (fast-path resumes and offers, which hold a lease instead of a job) take theirs here, and the
+ * consumer counts them. Also whether the worker still takes new work at all (`draining`).
+ */
+export class Slots {
+  readonly #consumer: JobConsumer;
+  readonly #executions: Executions;
+  readonly #report: WorkerResources["report"];
+  #leased = 0;
+  #leasedIdle: (() => void) | null = null;
+  #draining = false;
+
+  constructor({ engine, queue, config, report }: WorkerResources, executions: Executions) {
+    this.#executions = executions;
+    this.#report = report;
+    this.#consumer = new JobConsumer(queue.boss, {
+      concurrency: config.concurrency,
+      pollIntervalMs: config.pollIntervalMs,
+      heartbeatIntervalMs: 4000,
+      externalInFlight: () => this.#leased,
+      handle: (job: ConsumedJob, release) =>
+        executions.run(job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }, release),
+      onError: (error) => report(error, "consumer"),
+      serializeFetch: (queueName, fetch) => fetchUnderQueueLock(engine.db, queueName, fetch),
+    });
+  }
+
+  /** Set by drain and abandon: from then on this worker takes no new work, fast path and offers included. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** Whether a leased execution may start now: not draining, and a slot is free. */
+  get canTakeLeased(): boolean {
+    return !this.#draining && this.#consumer.freeSlots() > 0;
+  }
+
+  /** Runs a resume that holds a lease, not a pg-boss job (fast path, offer), in a slot of its own. */
+  runLeased(dispatch: Dispatch): void {
+    this.#leased++;
+    this.#executions
+      .run(dispatch)
+      .catch((error) => this.#report(error, "resume"))
+      .finally(() => {
+        this.#leased--;
+        if (this.#leased === 0) this.#leasedIdle?.();
+        this.#consumer.slotFreed();
+      });
+  }
+
+  subscribe(queue: QueueSubscription): void {
+    this.#consumer.subscribe(queue);
+  }
+
+  /** Jobs may be waiting in `queue` (a pg-boss NOTIFY), or anywhere (no queue named). */
+  notify(queue?: string): void {
+    this.#consumer.notify(queue);
+  }
+
+  start(): void {
+    this.#consumer.start();
+  }
+
+  /** Takes no new work from now on (see `draining`). */
+  close(): void {
+    this.#draining = true;
+  }
+
+  /** Waits until every execution has ended, jobs and leased ones (after close()). */
+  async drain(): Promise<void> {
+    await this.#consumer.drain();
+    // Leased executions end by finishing, suspending again or being abandoned: wait for the count.
+    if (this.#leased > 0) await new Promise<void>((resolve) => (this.#leasedIdle = resolve));
+  }
+
+  /** Stops at once: jobs in flight are left to pg-boss's heartbeat expiry. */
+  abandon(): void {
+    this.#draining = true;
+    this.#consumer.abandon();
+  }
+}
