@@ -25,7 +25,12 @@ export function sessionScopeIds(ref: string, session: Pick<SessionRow, "id" | "e
  * unless it carries the bare `admin` scope.
  */
 export function requireSessionAccess(principal: Principal, action: SessionAction, ref: string, session: Pick<SessionRow, "id" | "external_id"> | null): void {
-  requireScope(principal, [...sessionScopeIds(ref, session).map((id) => `${action}:sessions:${id}`), `${action}:sessions`]);
+  requireScope(principal, sessionScopes(action, ref, session));
+}
+
+/** The scopes any one of which grants `action` on the session: on either of its names, or on every session. */
+export function sessionScopes(action: SessionAction, ref: string, session: Pick<SessionRow, "id" | "external_id"> | null): string[] {
+  return [...sessionScopeIds(ref, session).map((id) => `${action}:sessions:${id}`), `${action}:sessions`];
 }
 
 /** Appending to `.out` is the run's side of the conversation: secret keys only. */

@@ -70,6 +70,8 @@ function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, 
   return parsed.data;
 }
 
+/** Any value; `1` or `true` peeks. */
+const PeekSettled = z.string();
 const TimeoutSeconds = z.string().regex(/^\d{1,4}$/, "must be a whole number of seconds from 1 to 600").transform(Number)
   .refine((n) => n >= 1 && n <= MAX_STREAM_TIMEOUT_SECONDS, "must be a whole number of seconds from 1 to 600");
 
@@ -83,6 +85,17 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
     auth: { allow: ["secretKey", "publicJwt"] },
     params: ChannelParams,
     responseMediaType: "text/event-stream",
+    successDescription:
+      "An event stream until Timeout-Seconds pass: `event: batch` events whose data is `{\"records\":[{\"seq_num\",\"timestamp\",\"headers\",\"body\"}]}` (a data record's body is the JSON text `{\"data\",\"id\"}`; a control record's is empty, its headers name it), and comment lines as heartbeats",
+    successHeaders: {
+      "X-Stream-Version": { description: "`v2`: the batch format above", required: true, schema: { type: "string", const: "v2" } },
+      "X-Session-Settled": { description: "`true` when X-Peek-Settled found the turn complete: the stream ends at once", required: false, schema: { type: "string" } },
+    },
+    documentedHeaders: [
+      { name: "Last-Event-ID", schema: SeqNumber, description: "Resume after this record sequence number (the last `seq_num` received)" },
+      { name: "Timeout-Seconds", schema: TimeoutSeconds, description: `How long the long poll stays open, 1 to 600 seconds (default ${DEFAULT_STREAM_TIMEOUT_SECONDS})` },
+      { name: "X-Peek-Settled", schema: PeekSettled, description: "`1`: when the last `.out` record is a turn-complete control record, send what follows Last-Event-ID and end at once" },
+    ],
     async handler({ principal, params, request, reply }) {
       const env = environmentOf(principal);
       const session = await channelSession(deps, principal, params.session, "read");

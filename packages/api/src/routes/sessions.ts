@@ -25,7 +25,7 @@ import {
   UpdateSessionRequestBody,
 } from "@svc/runtime/contracts";
 import { requireScope } from "../auth/scopes.ts";
-import { requireSessionAccess } from "../auth/session-access.ts";
+import { requireSessionAccess, sessionScopes } from "../auth/session-access.ts";
 import type { AppDeps } from "../deps.ts";
 import { mintPublicToken } from "../auth/public-tokens.ts";
 import { CursorPageQuery, keysetPage } from "../http/pagination.ts";
@@ -53,13 +53,16 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
     bodyLimit: MAX_SESSION_CREATE_BYTES,
     body: CreateSessionRequestBody,
     status: 201,
+    alsoSucceeds: [{ status: 200, description: "An open session with this externalId already existed: that session (isCached: true)" }],
     response: CreatedSessionResponse,
     async handler({ principal, body, reply }) {
       const env = environmentOf(principal);
+      // A public token may start the session its externalId names (or return it, cached): scoped to
+      // that externalId, or to the id of the open session that already has it.
+      const existing = principal.kind === "publicJwt" && body.externalId !== undefined ? await findSession(deps.engine.db, env.id, body.externalId) : null;
       requireScope(principal, [
-        "write:sessions",
         `write:tasks:${body.taskIdentifier}`,
-        ...(body.externalId !== undefined ? [`write:sessions:${body.externalId}`] : []),
+        ...(body.externalId !== undefined ? sessionScopes("write", body.externalId, existing) : ["write:sessions"]),
       ]);
       const { session, runId, isCached } = await startSession(deps.engine, env, body);
       const scopeId = session.external_id ?? session.id;
