@@ -175,4 +175,15 @@ describe("session scopes", () => {
     expect((await api.app.inject({ method: "POST", url: channel(s.id, "out", "/append"), headers: { ...write, ...text }, payload: "x" })).statusCode).toBe(403);
     expect((await api.app.inject({ method: "POST", url: channel(s.id, "out", "/append"), headers: { ...bearer(await mintPublicToken(api.deps, env, ["admin"])), ...text }, payload: "x" })).statusCode).toBe(403);
   });
+
+  it("lists with read:tasks, or read:tasks:<task> for every task filtered on", async () => {
+    const s = await newSession();
+    const list = async (query: string, scopes: string[]) =>
+      (await api.app.inject({ method: "GET", url: `/api/v1/sessions?${query}`, headers: bearer(await mintPublicToken(api.deps, env, scopes)) })).statusCode;
+    expect(await list(`filter[externalId]=${s.externalId}`, ["read:tasks"])).toBe(200);
+    expect(await list(`filter[taskIdentifier]=${TASK}`, [`read:tasks:${TASK}`])).toBe(200);
+    expect(await list(`filter[taskIdentifier]=${TASK},other-task`, [`read:tasks:${TASK}`])).toBe(403);
+    expect(await list("", [`read:tasks:${TASK}`])).toBe(403);
+    expect(await list("", [`read:sessions:${s.id}`])).toBe(403);
+  });
 });

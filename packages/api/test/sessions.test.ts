@@ -96,6 +96,7 @@ describe("POST /api/v1/sessions", () => {
       { tags: Array.from({ length: 11 }, (_, i) => `t${i}`) },
       { tags: ["x".repeat(129)] },
       { expiresAt: "not a date" },
+      { expiresAt: new Date(START.getTime() - 1000).toISOString() },
       { metadata: "string" },
     ];
     const before = (await api.db.pool.query(`SELECT count(*)::int AS n FROM sessions`)).rows[0].n;

@@ -6,6 +6,7 @@ import {
   findSession,
   getSession,
   listSessionRows,
+  PermissionError,
   parseSessionListFilter,
   startSession,
   updateSession,
@@ -24,6 +25,7 @@ import {
   SessionRef,
   UpdateSessionRequestBody,
 } from "@svc/runtime/contracts";
+import type { Principal } from "../auth/principal.ts";
 import { requireScope } from "../auth/scopes.ts";
 import { requireSessionAccess, sessionScopes } from "../auth/session-access.ts";
 import type { AppDeps } from "../deps.ts";
@@ -38,6 +40,21 @@ import { runListPage, RunListQuery } from "./runs.ts";
 export const SESSION_TOKEN_SECONDS = 3600;
 const SESSION_LIST_PAGE_SIZE = 20;
 const SessionParams = z.object({ session: SessionRef });
+
+/** A public token lists with `read:sessions` / `read:tasks`, or `read:tasks:<id>` for every task filtered on. */
+function requireListScope(principal: Principal, taskIdentifiers: string[]): void {
+  try {
+    requireScope(principal, ["read:sessions", "read:tasks"]);
+  } catch (error) {
+    if (!(error instanceof PermissionError) || taskIdentifiers.length === 0) throw error;
+    for (const task of taskIdentifiers) requireScope(principal, [`read:tasks:${task}`]);
+  }
+}
+
+/** The values of a comma-joined filter. */
+function commaParts(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+}
 
 export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
   const now = () => deps.engine.clock.now();
@@ -83,7 +100,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
     response: ListSessionsResponse,
     async handler({ principal, query }) {
       const env = environmentOf(principal);
-      requireScope(principal, ["read:sessions"]);
+      requireListScope(principal, commaParts(query["filter[taskIdentifier]"]));
       const at = now();
       const filter = parseSessionListFilter(query, at);
       return keysetPage(

@@ -1,6 +1,6 @@
 import { withTransaction } from "../../db/queryable.ts";
 import type { CreateSessionRequestBody } from "../../contracts/sessions.ts";
-import { ConflictError } from "../../errors.ts";
+import { ConflictError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { Environment } from "../tenancy/environments.ts";
@@ -25,6 +25,10 @@ function uniqueTags(tags: string[] | undefined): string[] {
  * session keeps its externalId: ConflictError (409).
  */
 export async function startSession(deps: EngineDeps, env: Environment, body: CreateSessionRequestBody): Promise<StartSessionResult> {
+  const created = deps.clock.now();
+  if (body.expiresAt !== undefined && body.expiresAt.getTime() <= created.getTime()) {
+    throw new ValidationError(`expiresAt: ${body.expiresAt.toISOString()} has passed; a session must be able to live`);
+  }
   return withTransaction(deps.db, async (tx) => {
     const now = deps.clock.now();
     // Two rounds at most: the second only after a concurrent create took the externalId first.
