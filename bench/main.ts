@@ -7,10 +7,11 @@ import { resumeLatencyScenario } from "./resume-latency.ts";
 import { suspendedScenario } from "./suspended.ts";
 import { timeoutScenario } from "./timeouts.ts";
 import { replayScenario } from "./replay.ts";
+import { sessionsScenario } from "./sessions.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,suspended").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,suspended").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 const embedded = await maybeEmbedded();
@@ -36,6 +37,9 @@ try {
   await scenario("resume", () => resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000), num("BENCH_WARMUP", 500)));
   await scenario("timeouts", () => timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
   await scenario("replay", () => replayScenario(embedded));
+  await scenario("sessions", () =>
+    sessionsScenario(embedded, { turns: num("BENCH_SESSION_TURNS", 1000), turnsPerSession: num("BENCH_TURNS_PER_SESSION", 100), subscribers: num("BENCH_SUBSCRIBERS", 10_000), idle: num("BENCH_IDLE_SESSIONS", 10_000) }),
+  );
   await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
   await check("after the scenarios");
 } finally {

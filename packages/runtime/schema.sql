@@ -157,7 +157,7 @@ CREATE TABLE run_ledger (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     resolved_at timestamp with time zone,
     used_epoch integer,
-    CONSTRAINT run_ledger_kind_check CHECK ((kind = ANY (ARRAY['token'::text, 'datetime'::text, 'child'::text, 'batch'::text, 'step'::text]))),
+    CONSTRAINT run_ledger_kind_check CHECK ((kind = ANY (ARRAY['token'::text, 'datetime'::text, 'child'::text, 'batch'::text, 'step'::text, 'session'::text]))),
     CONSTRAINT run_ledger_pkey PRIMARY KEY (run_id, epoch, step_key),
     CONSTRAINT run_ledger_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE,
     CONSTRAINT run_ledger_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE SET NULL
@@ -275,6 +275,72 @@ CREATE TABLE secret_keys (
 CREATE INDEX secret_keys_environment ON public.secret_keys USING btree (environment_id);
 CREATE TRIGGER secret_keys_changed AFTER DELETE OR UPDATE OR TRUNCATE ON public.secret_keys FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_credentials_changed();
 
+CREATE TABLE session_records (
+    session_id text NOT NULL,
+    io text NOT NULL,
+    seq bigint NOT NULL,
+    part_id text NOT NULL,
+    data text,
+    headers jsonb,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT session_records_io_check CHECK ((io = ANY (ARRAY['in'::text, 'out'::text]))),
+    CONSTRAINT session_records_pkey PRIMARY KEY (session_id, io, seq),
+    CONSTRAINT session_records_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE UNIQUE INDEX session_records_part ON public.session_records USING btree (session_id, io, part_id);
+
+CREATE TABLE session_runs (
+    session_id text NOT NULL,
+    run_id text NOT NULL,
+    reason text NOT NULL,
+    start_after bigint NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT session_runs_pkey PRIMARY KEY (session_id, run_id),
+    CONSTRAINT session_runs_reason_check CHECK ((reason = ANY (ARRAY['create'::text, 'append'::text, 'continue'::text]))),
+    CONSTRAINT session_runs_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
+);
+CREATE INDEX session_runs_list ON public.session_runs USING btree (session_id, created_at DESC, run_id DESC);
+CREATE INDEX session_runs_run ON public.session_runs USING btree (run_id);
+
+CREATE TABLE session_waits (
+    waitpoint_id text NOT NULL,
+    session_id text NOT NULL,
+    io text NOT NULL,
+    after_seq bigint NOT NULL,
+    out_appended integer,
+    CONSTRAINT session_waits_io_check CHECK ((io = ANY (ARRAY['in'::text, 'out'::text]))),
+    CONSTRAINT session_waits_pkey PRIMARY KEY (waitpoint_id),
+    CONSTRAINT session_waits_session_id_fkey FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE,
+    CONSTRAINT session_waits_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE CASCADE
+);
+CREATE INDEX session_waits_channel ON public.session_waits USING btree (session_id, io, after_seq);
+
+CREATE TABLE sessions (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    external_id text,
+    type text NOT NULL,
+    task_identifier text NOT NULL,
+    trigger_config jsonb NOT NULL,
+    current_run_id text,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    metadata jsonb,
+    closed_at timestamp with time zone,
+    closed_reason text,
+    expires_at timestamp with time zone,
+    in_seq bigint DEFAULT 0 NOT NULL,
+    out_seq bigint DEFAULT 0 NOT NULL,
+    in_delivered bigint DEFAULT 0 NOT NULL,
+    out_trimmed_below bigint DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT sessions_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT sessions_pkey PRIMARY KEY (id)
+) WITH (fillfactor=80);
+CREATE UNIQUE INDEX sessions_external_id ON public.sessions USING btree (environment_id, external_id) WHERE (external_id IS NOT NULL);
+CREATE INDEX sessions_list ON public.sessions USING btree (environment_id, created_at DESC, id DESC);
+CREATE INDEX sessions_tags ON public.sessions USING gin (tags);
+
 CREATE TABLE svc_functions (
     name text NOT NULL,
     checksum text NOT NULL,
@@ -320,7 +386,7 @@ CREATE TABLE waitpoints (
     CONSTRAINT waitpoints_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT waitpoints_pkey PRIMARY KEY (id),
     CONSTRAINT waitpoints_status_check CHECK ((status = ANY (ARRAY['WAITING'::text, 'COMPLETED'::text, 'TIMED_OUT'::text]))),
-    CONSTRAINT waitpoints_type_check CHECK ((type = ANY (ARRAY['MANUAL'::text, 'DATETIME'::text, 'RUN'::text, 'BATCH'::text])))
+    CONSTRAINT waitpoints_type_check CHECK ((type = ANY (ARRAY['MANUAL'::text, 'DATETIME'::text, 'RUN'::text, 'BATCH'::text, 'SESSION'::text])))
 );
 CREATE INDEX waitpoints_batch ON public.waitpoints USING btree (completed_by_batch_id) WHERE (completed_by_batch_id IS NOT NULL);
 CREATE INDEX waitpoints_child_run ON public.waitpoints USING btree (completed_by_run_id) WHERE (completed_by_run_id IS NOT NULL);
@@ -364,6 +430,117 @@ CREATE INDEX workers_environment ON public.workers USING btree (environment_id);
 CREATE SEQUENCE personal_access_tokens_id_seq AS bigint START 1 INCREMENT 1 OWNED BY personal_access_tokens.id;
 
 CREATE SEQUENCE secret_keys_id_seq AS bigint START 1 INCREMENT 1 OWNED BY secret_keys.id;
+
+CREATE OR REPLACE FUNCTION public.svc_append_session_records(p_environment_id text, p_ref text, p_io text, p_now timestamp with time zone, p_records jsonb, p_writer jsonb, p_context jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  s sessions;
+  stored jsonb;
+  fresh_count int;
+  first_seq bigint;
+  last_seq bigint;
+  first_record record;
+  waiting record;
+  delivered int := 0;
+  needs_run boolean := false;
+  stream_key text;
+  sent int;
+  was_changed boolean;
+BEGIN
+  IF p_writer IS NOT NULL THEN
+    PERFORM 1 FROM runs WHERE id = p_writer->>'runId' AND claim_token = p_writer->>'claimToken' AND status = 'EXECUTING' FOR UPDATE;
+    IF NOT FOUND THEN RETURN jsonb_build_object('error', 'fenced'); END IF;
+  END IF;
+  IF starts_with(p_ref, 'session_') THEN
+    SELECT * INTO s FROM sessions WHERE id = p_ref AND environment_id = p_environment_id FOR UPDATE;
+  ELSE
+    SELECT * INTO s FROM sessions WHERE environment_id = p_environment_id AND external_id = p_ref FOR UPDATE;
+  END IF;
+  IF NOT FOUND THEN RETURN jsonb_build_object('error', 'not_found'); END IF;
+
+  SELECT coalesce(jsonb_object_agg(r.part_id, r.seq), '{}') INTO stored
+  FROM session_records r
+  WHERE r.session_id = s.id AND r.io = p_io AND r.part_id IN (SELECT x->>'partId' FROM jsonb_array_elements(p_records) x);
+
+  SELECT count(*) INTO fresh_count FROM jsonb_array_elements(p_records) x WHERE NOT stored ? (x->>'partId');
+  IF fresh_count > 0 THEN
+    -- A part already stored is acknowledged whatever became of the session since; new ones are not.
+    IF s.closed_at IS NOT NULL THEN RETURN jsonb_build_object('error', 'closed'); END IF;
+    IF s.expires_at IS NOT NULL AND s.expires_at <= p_now THEN RETURN jsonb_build_object('error', 'expired'); END IF;
+    IF p_io = 'in' THEN
+      UPDATE sessions SET in_seq = in_seq + fresh_count WHERE id = s.id RETURNING in_seq INTO last_seq;
+    ELSE
+      UPDATE sessions SET out_seq = out_seq + fresh_count WHERE id = s.id RETURNING out_seq INTO last_seq;
+    END IF;
+    first_seq := last_seq - fresh_count + 1;
+    stream_key := coalesce(s.external_id, s.id);
+
+    WITH fresh AS (
+      SELECT x, first_seq + row_number() OVER (ORDER BY ord) - 1 AS seq
+      FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
+      WHERE NOT stored ? (x->>'partId')),
+    inserted AS (
+      INSERT INTO session_records (session_id, io, seq, part_id, data, headers, created_at)
+      SELECT s.id, p_io, fresh.seq, fresh.x->>'partId', fresh.x->>'data',
+             CASE WHEN jsonb_typeof(fresh.x->'headers') = 'array' AND jsonb_array_length(fresh.x->'headers') > 0 THEN fresh.x->'headers' END, p_now
+      FROM fresh
+      RETURNING seq, part_id, data, headers),
+    announced AS (
+      -- The SSE record (see sseRecordJson), inside the notice when the notice stays under 8000 bytes.
+      SELECT i.seq, json_build_object(
+          'seq_num', i.seq,
+          'timestamp', floor(extract(epoch FROM p_now) * 1000)::bigint,
+          'headers', coalesce(i.headers, '[]'::jsonb),
+          'body', CASE WHEN i.data IS NULL THEN '' ELSE '{"data":' || i.data || ',"id":' || to_json(i.part_id)::text || '}' END)::text AS record
+      FROM inserted i),
+    notices AS (
+      -- In sequence order: the ordered subquery is read in order, and each row notified as it is read.
+      SELECT pg_notify(p_context->>'recordChannel',
+        CASE WHEN octet_length(n.head || ',"r":' || n.record || '}') <= 7900 THEN n.head || ',"r":' || n.record || '}' ELSE n.head || '}' END)
+      FROM (
+        SELECT a.record, '{"e":' || to_json(s.environment_id)::text || ',"k":' || to_json(stream_key)::text || ',"s":' || to_json(s.id)::text
+                 || ',"io":"' || p_io || '","seq":' || a.seq AS head
+        FROM announced a ORDER BY a.seq) n)
+    SELECT count(*) INTO sent FROM notices;
+
+    IF p_io = 'in' THEN
+      SELECT seq, part_id, data, headers INTO first_record FROM session_records WHERE session_id = s.id AND io = 'in' AND seq = first_seq;
+      -- The waits this record ends leave session_waits (so the next append does not read them
+      -- again); one that already timed out is just removed (svc_complete_waitpoint changes nothing).
+      FOR waiting IN
+        DELETE FROM session_waits sw WHERE sw.session_id = s.id AND sw.io = 'in' AND sw.after_seq < first_seq
+        RETURNING sw.waitpoint_id, sw.out_appended
+      LOOP
+        SELECT c.changed INTO was_changed FROM svc_complete_waitpoint(
+          waiting.waitpoint_id, 'COMPLETED', p_now,
+          '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
+            || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}',
+          'application/json', false, p_environment_id, 'SESSION',
+          jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output',
+            '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
+            || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}')),
+          (p_context->>'graceSeconds')::double precision, p_context->>'resumeChannel', p_context->>'timersChannel', p_context->'offers') c;
+        IF was_changed THEN delivered := delivered + 1; END IF;
+      END LOOP;
+      IF delivered > 0 THEN
+        UPDATE sessions SET in_delivered = greatest(in_delivered, first_seq) WHERE id = s.id;
+      END IF;
+      needs_run := s.current_run_id IS NULL OR NOT EXISTS (
+        SELECT 1 FROM runs r WHERE r.id = s.current_run_id
+          AND r.status <> ALL (ARRAY(SELECT jsonb_array_elements_text(p_context->'finalStatuses'))));
+    END IF;
+  END IF;
+
+  RETURN jsonb_build_object(
+    'sessionId', s.id,
+    'needsRun', needs_run,
+    'seqs', (SELECT jsonb_agg(r.seq ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
+             JOIN session_records r ON r.session_id = s.id AND r.io = p_io AND r.part_id = t.x->>'partId'),
+    'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)));
+END;
+$function$;
 
 CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text, p_offers jsonb)
  RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints)

@@ -20,6 +20,8 @@ import { registerAuthRoutes } from "./routes/auth.ts";
 import { registerProjectRunRoutes } from "./routes/project-runs.ts";
 import { registerWaitpointRoutes } from "./routes/waitpoints.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
+import { registerSessionRoutes } from "./routes/sessions.ts";
+import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
 
 export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 /** Longest path segment the router accepts (packet paths travel as one %-encoded segment). */
@@ -77,6 +79,8 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerProjectRunRoutes(app, deps);
   registerWaitpointRoutes(app, deps);
   registerScheduleRoutes(app, deps);
+  registerSessionRoutes(app, deps);
+  registerSessionChannelRoutes(app, deps);
   registerOpenApiRoute(app, deps);
   return app;
 }

@@ -1,6 +1,7 @@
 import type { EngineDeps } from "@svc/runtime/engine";
 import type { Principal } from "./auth/principal.ts";
 import type { SecretKeyCache } from "./auth/secret-key-cache.ts";
+import type { SessionStreamHub } from "./realtime/session-stream-hub.ts";
 
 export interface AppDeps {
   engine: EngineDeps;
@@ -10,4 +11,6 @@ export interface AppDeps {
   verifyPublicJwt?: (token: string) => Promise<Extract<Principal, { kind: "publicJwt" }>>;
   /** Remembers which environment a secret key opens (see SecretKeyCache); without it, every request looks the key up. */
   secretKeys?: SecretKeyCache;
+  /** Live delivery of session channel records to this process's SSE subscribers (one LISTEN connection). */
+  sessionStreams?: SessionStreamHub;
 }

@@ -6,6 +6,7 @@ import { createApp } from "./app.ts";
 import { limitsFromConfig, parseApiConfig } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
 import { SecretKeyCache } from "./auth/secret-key-cache.ts";
+import { SessionStreamHub } from "./realtime/session-stream-hub.ts";
 
 const config = parseApiConfig(process.env);
 const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
@@ -21,13 +22,17 @@ const engine = {
 };
 const secretKeys = new SecretKeyCache();
 await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
-const deps = { engine, ...credentialVerifiers(engine), secretKeys };
+const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
+await untilReachable(() => sessionStreams.start());
+const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
 const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS });
 await app.listen({ port: config.PORT, host: config.HOST });
 logger.info({ port: config.PORT }, "svc api listening");
 
 async function shutdown(signal: string) {
   logger.info({ signal }, "shutting down");
+  // Open streams end first (their clients reconnect elsewhere with Last-Event-ID): close waits for them.
+  await sessionStreams.stop();
   await app.close();
   await secretKeys.stop();
   await boss.stop({ graceful: false, close: true });

@@ -24,11 +24,11 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
     return res.json();
   };
   let counter = 0;
-  const shared = new Map<string, Promise<string>>();
-  const once = (key: string, make: () => Promise<string>, reuse?: boolean) => {
+  const shared = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, make: () => Promise<T>, reuse?: boolean): Promise<T> => {
     if (!reuse) return make();
     if (!shared.has(key)) shared.set(key, make());
-    return shared.get(key)!;
+    return shared.get(key) as Promise<T>;
   };
   const unique = (prefix: string) => `${prefix}_${++counter}${Math.random().toString(36).slice(2, 8)}`;
   return {
@@ -47,6 +47,12 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
         const env = (await getEnvironment(api.db.pool, owner.environments.dev.id))!;
         await createEnvironmentVariable(api.db.pool, api.engine.secrets, env, { name, value: marker }, new Date());
         return name;
+      }, reuse),
+    session: (reuse) =>
+      once("session", async () => {
+        const body = { type: "chat.agent", externalId: unique("chat"), taskIdentifier: task, triggerConfig: { basePayload: { secret: marker } }, tags: [marker], metadata: { secret: marker } };
+        const created = await post("/api/v1/sessions", body);
+        return { id: created.id, externalId: created.externalId, runId: created.runId };
       }, reuse),
     packet: async () => {
       const path = `matrix/${unique("pk")}/payload.json`;

@@ -32,6 +32,8 @@ export interface MatrixFixtures {
   schedule(shared?: boolean): Promise<string>;
   variable(shared?: boolean): Promise<string>;
   packet(): Promise<string>;
+  /** A session of A/dev with an externalId (its tags and metadata carry the marker); fresh unless `shared`. */
+  session(shared?: boolean): Promise<{ id: string; externalId: string; runId: string }>;
   unique(prefix: string): string;
 }
 
@@ -51,6 +53,7 @@ const SK: CredentialKind[] = ["secretKey"];
 const SK_JWT: CredentialKind[] = ["secretKey", "publicJwt"];
 const SK_PAT: CredentialKind[] = ["secretKey", "personalAccessToken"];
 const envvars = (fx: MatrixFixtures, rest = "") => `/api/v1/projects/${fx.projectRef}/envvars/dev${rest}`;
+const sessionBody = (fx: MatrixFixtures, externalId: string) => ({ type: "chat.agent", externalId, taskIdentifier: fx.task, triggerConfig: { basePayload: { n: 1 } } });
 const ndjson = (task: string, marker: string) => `${JSON.stringify({ index: 0, task, payload: JSON.stringify({ m: marker }), options: { payloadType: "application/json" } })}\n`;
 
 export const MATRIX: Record<string, MatrixEntry> = {
@@ -194,6 +197,80 @@ export const MATRIX: Record<string, MatrixEntry> = {
   "POST /api/v1/auth/jwt/claims": {
     kinds: SK, target: "collection", success: 200,
     build: async () => ({ url: "/api/v1/auth/jwt/claims" }),
+  },
+
+  // Sessions: public tokens need session scopes (`read:sessions:<id>`, `write:sessions:<id>`);
+  // PATCH and close need a secret key (or a bare `admin` JWT). session-scopes.test.ts has the full
+  // matrix of session scopes; `.out` appends (secret key only) are there too.
+  "POST /api/v1/sessions": {
+    kinds: SK_JWT, target: "collection", success: 201,
+    build: async (fx) => {
+      const externalId = fx.unique("chat");
+      return { url: "/api/v1/sessions", payload: sessionBody(fx, externalId), scope: `write:sessions:${externalId}`, wrongScope: `read:sessions:${externalId}` };
+    },
+  },
+  "GET /api/v1/sessions": {
+    kinds: SK_JWT, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: "/api/v1/sessions?page[size]=100", scope: "read:sessions", wrongScope: `read:sessions:${id}` };
+    },
+  },
+  "GET /api/v1/sessions/:session": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: `/api/v1/sessions/${id}`, scope: `read:sessions:${id}`, wrongScope: `write:sessions:${id}` };
+    },
+  },
+  "PATCH /api/v1/sessions/:session": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: `/api/v1/sessions/${id}`, payload: { tags: [fx.marker, "patched"] }, scope: "admin", wrongScope: `write:sessions:${id}` };
+    },
+  },
+  "POST /api/v1/sessions/:session/close": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session();
+      return { url: `/api/v1/sessions/${id}/close`, payload: { reason: "matrix" }, scope: "admin", wrongScope: `write:sessions:${id}` };
+    },
+  },
+  "POST /api/v1/sessions/:session/end-and-continue": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id, runId } = await fx.session();
+      return { url: `/api/v1/sessions/${id}/end-and-continue`, payload: { callingRunId: runId, reason: "matrix" }, scope: `write:sessions:${id}`, wrongScope: `read:sessions:${id}` };
+    },
+  },
+  "GET /api/v1/sessions/:session/runs": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: `/api/v1/sessions/${id}/runs`, scope: `read:sessions:${id}`, wrongScope: `write:sessions:${id}` };
+    },
+  },
+  "GET /realtime/v1/sessions/:session/:io": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: `/realtime/v1/sessions/${id}/in`, scope: `read:sessions:${id}`, wrongScope: `write:sessions:${id}` };
+    },
+  },
+  "GET /realtime/v1/sessions/:session/:io/records": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: `/realtime/v1/sessions/${id}/in/records`, scope: `read:sessions:${id}`, wrongScope: `write:sessions:${id}` };
+    },
+  },
+  "POST /realtime/v1/sessions/:session/:io/append": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { id } = await fx.session(true);
+      return { url: `/realtime/v1/sessions/${id}/in/append`, payload: `{"text":"hi"}`, contentType: "application/json", scope: `write:sessions:${id}`, wrongScope: `read:sessions:${id}` };
+    },
   },
 
   // Environment variables: a secret key of that environment, or a PAT of a member.

@@ -6,6 +6,7 @@ import { MATRIX, type MatrixFixtures, type MatrixRequest } from "./auth-matrix-t
 import { makeMatrixFixtures, registerScheduledTask } from "./auth-matrix-fixtures.ts";
 import { bearer, createOtherProject, createUserWithPat, signJwt, tamperedJwt, unsignedJwt } from "./credentials-fixtures.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
+import { injectUntilHeaders } from "./inject-stream.ts";
 
 /** Appears only in project A/dev's data: any other caller seeing it is a cross-tenant leak. */
 const MARKER = "tenant-a-marker-q7x2";
@@ -126,12 +127,12 @@ describe("auth matrix", () => {
     if (entry.unauthenticated) continue;
     it(`${key}: every credential gets exactly its status and never another tenant's data`, async (ctx) => {
       if (!registered().has(key)) ctx.skip();
-      const [method] = key.split(" ") as ["GET" | "POST" | "PUT" | "DELETE"];
+      const [method] = key.split(" ") as ["GET" | "POST" | "PUT" | "PATCH" | "DELETE"];
       const failures: string[] = [];
       for (const cred of credentials()) {
         const request = await entry.build(fx);
         const headers = { ...(await cred.headers(request)), ...(request.contentType ? { "content-type": request.contentType } : {}) };
-        const res = await api.app.inject({
+        const res = await injectUntilHeaders(api.app, {
           method,
           url: request.url,
           headers,

@@ -7,8 +7,8 @@ export interface ListeningApi extends TestApi {
 }
 
 /** Starts the in-process API on a free loopback port (its presigned URLs point there too). */
-export async function startListeningApi(): Promise<ListeningApi> {
-  const api = await startTestApi();
+export async function startListeningApi(options: Parameters<typeof startTestApi>[0] = {}): Promise<ListeningApi> {
+  const api = await startTestApi(options);
   await api.app.listen({ port: 0, host: "127.0.0.1" });
   const { port } = api.app.server.address() as AddressInfo;
   const baseURL = `http://127.0.0.1:${port}`;

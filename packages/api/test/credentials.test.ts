@@ -102,7 +102,10 @@ describe("verifyPublicJwt", () => {
     const id = await createPreviewBranch(api, api.project.projectRef, "short-lived");
     const token = await signJwt(env().preview.secretKey, { sub: id, pub: true }, { now: nowSeconds() });
     await expect(verify(token)).resolves.toMatchObject({ kind: "publicJwt" });
+    // Verification keys are cached like secret keys: dropped by the change notice the archive sends.
+    const noticed = api.deps.secretKeys!.nextClear();
     await archiveBranch(api.db.pool, api.project.projectRef, "short-lived", clock.now());
+    await noticed;
     await expect(verify(token)).rejects.toThrow(/invalid/);
   });
 

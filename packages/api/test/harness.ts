@@ -9,6 +9,7 @@ import type { ApiLimits } from "../src/http/limits.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
+import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
 
 export { FakeClock, TEST_ENCRYPTION_KEY };
 
@@ -29,7 +30,9 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
   const secretKeys = new SecretKeyCache();
   await secretKeys.start(te.db.url, () => {});
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine), secretKeys };
+  const sessionStreams = new SessionStreamHub({ db: te.db.pool, databaseUrl: te.db.url, clock: engine.clock, onError: (error) => console.error(error) });
+  await sessionStreams.start();
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
@@ -38,6 +41,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
     deps,
     devAuth: { authorization: `Bearer ${te.project.environments.dev.secretKey}` },
     async close() {
+      await sessionStreams.stop();
       await app.close();
       await secretKeys.stop();
       await te.close();
@@ -58,6 +62,24 @@ export async function startAppWithDatabaseDown(api: TestApi): Promise<{ app: Fas
     async close() {
       await app.close();
       await deadPool.end();
+    },
+  };
+}
+
+/** A second API process on `api`'s database: its own pool, engine and listeners (what another replica has). */
+export async function startTestApiOn(api: TestApi): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const pool = createPool(api.db.url, { max: 3, onError: () => {} });
+  const engine = { ...api.engine, db: pool };
+  const sessionStreams = new SessionStreamHub({ db: pool, databaseUrl: api.db.url, clock: engine.clock, onError: (error) => console.error(error) });
+  await sessionStreams.start();
+  const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams }, { logger: false });
+  await app.ready();
+  return {
+    app,
+    async close() {
+      await sessionStreams.stop();
+      await app.close();
+      await pool.end();
     },
   };
 }

@@ -6,6 +6,7 @@ import { makeMatrixFixtures, registerScheduledTask } from "./auth-matrix-fixture
 import { MATRIX, type MatrixFixtures, type MatrixRequest } from "./auth-matrix-table.ts";
 import { bearer, createUserWithPat } from "./credentials-fixtures.ts";
 import { startAppWithDatabaseDown, startTestApi, type TestApi } from "./harness.ts";
+import { injectUntilHeaders } from "./inject-stream.ts";
 import { OpenApiChecker } from "./openapi-checker.ts";
 
 /**
@@ -87,6 +88,7 @@ const MISSING: Record<string, string> = {
   id: "sched_doesnotexist",
   name: "NO_SUCH_VARIABLE",
   taskId: "no-such-task",
+  session: "session_doesnotexist000000",
 };
 
 async function casesFor(route: RouteDefinition<any, any, any>): Promise<Case[]> {
@@ -134,6 +136,36 @@ async function casesFor(route: RouteDefinition<any, any, any>): Promise<Case[]> 
   if (route.url === "/api/v1/schedules" && method === "POST") {
     cases.push({ name: "bad cron", method, url: request.url, headers: sk(), payload: { task: TASK, cron: "not a cron" }, expect: 422 });
   }
+  if (route.url === "/api/v1/sessions" && method === "POST") {
+    const { externalId } = await fx.session(true);
+    const closed = await fx.session();
+    await api.app.inject({ method: "POST", url: `/api/v1/sessions/${closed.id}/close`, headers: sk(), payload: {} });
+    const body = (ext: string) => ({ type: "chat.agent", externalId: ext, taskIdentifier: TASK, triggerConfig: { basePayload: {} } });
+    cases.push(
+      { name: "open externalId again (cached)", method, url: request.url, headers: sk(), payload: body(externalId), expect: 200 },
+      { name: "closed externalId", method, url: request.url, headers: sk(), payload: body(closed.externalId), expect: 409 },
+    );
+  }
+  if (route.url === "/realtime/v1/sessions/:session/:io") {
+    const { id } = await fx.session(true);
+    cases.push(
+      { name: "Timeout-Seconds out of range", method, url: request.url, headers: { ...sk(), "timeout-seconds": "0" }, expect: 400 },
+      { name: "Last-Event-ID not a number", method, url: request.url, headers: { ...sk(), "last-event-id": "x" }, expect: 400 },
+      { name: ".out, peeking", method, url: `/realtime/v1/sessions/${id}/out`, headers: { ...sk(), "x-peek-settled": "1", "timeout-seconds": "1" }, expect: 200 },
+    );
+  }
+  if (route.url === "/realtime/v1/sessions/:session/:io/append") {
+    const create = async () => (await api.app.inject({ method: "POST", url: "/api/v1/sessions", headers: sk(), payload: { type: "t", taskIdentifier: TASK, triggerConfig: { basePayload: {} } } })).json();
+    const open = await create();
+    const closed = await create();
+    await api.app.inject({ method: "POST", url: `/api/v1/sessions/${closed.id}/close`, headers: sk(), payload: {} });
+    const text = { "content-type": "text/plain" };
+    cases.push(
+      { name: ".out with a public token", method, url: `/realtime/v1/sessions/${open.id}/out/append`, headers: { ...bearer(open.publicAccessToken), ...text }, payload: "x", expect: 403 },
+      { name: "closed session", method, url: `/realtime/v1/sessions/${closed.id}/in/append`, headers: { ...sk(), ...text }, payload: "x", expect: 400 },
+    );
+    cases.push({ name: "over 1 MiB", method, url: request.url, headers: { ...sk(), ...text }, payload: "x".repeat(1024 * 1024 + 1), expect: 413 });
+  }
   return cases;
 }
 
@@ -162,7 +194,7 @@ describe("every route's responses match the OpenAPI document", () => {
     let checked = 0;
     for (const route of routesOf(api.app)) {
       for (const c of await casesFor(route)) {
-        const res = await api.app.inject({ method: c.method, url: c.url, headers: c.headers ?? {}, ...(c.payload !== undefined ? { payload: c.payload } : {}) });
+        const res = await injectUntilHeaders(api.app, { method: c.method, url: c.url, headers: c.headers ?? {}, ...(c.payload !== undefined ? { payload: c.payload } : {}) });
         const label = `${route.method} ${route.url} (${c.name})`;
         if (c.expect === "4xx" ? res.statusCode < 400 || res.statusCode >= 500 : res.statusCode !== c.expect) {
           problems.push(`${label}: expected ${c.expect}, got ${res.statusCode} ${res.body.slice(0, 200)}`);
@@ -180,7 +212,7 @@ describe("every route's responses match the OpenAPI document", () => {
     const statuses = new Set<number>();
     for (const route of routesOf(api.app)) {
       const [good] = await casesFor(route);
-      const res = await down.inject({ method: good!.method, url: good!.url, headers: good!.headers ?? {}, ...(good!.payload !== undefined ? { payload: good!.payload } : {}) });
+      const res = await injectUntilHeaders(down, { method: good!.method, url: good!.url, headers: good!.headers ?? {}, ...(good!.payload !== undefined ? { payload: good!.payload } : {}) });
       statuses.add(res.statusCode);
       // Public reference data needs no database.
       if (res.statusCode !== 503 && route.url !== "/api/v1/timezones") problems.push(`${route.method} ${route.url}: ${res.statusCode} ${res.body.slice(0, 200)}`);

@@ -8,6 +8,7 @@ import { bearer, createOtherProject, createUserWithPat, signJwt } from "./creden
 import { operationsOf, requestFor, type FuzzContext, type FuzzRequest } from "./fuzz/requests.ts";
 import { routeReached } from "./fuzz/route-match.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
+import { injectUntilHeaders } from "./inject-stream.ts";
 import { OpenApiChecker } from "./openapi-checker.ts";
 
 /**
@@ -54,6 +55,7 @@ beforeAll(async () => {
     new URL((await api.app.inject({ method, url: `/api/v${method === "GET" ? 1 : 2}/packets/${encodeURIComponent(path)}`, headers: bearer(dev.secretKey) })).json().presignedUrl).pathname.split("/").at(-1)!;
   const packetTokens = [await packetUrl(packets[0]!, "GET"), await packetUrl("fuzz/upload/payload.json", "PUT")];
   const callbacks = tokens.map((t) => new URL(t.url).pathname.split("/"));
+  const sessions = [await fx.session(), await fx.session()];
 
   const now = Math.floor(Date.now() / 1000);
   const jwt = (scopes: string[], extra: Record<string, unknown> = {}) => signJwt(dev.secretKey, { sub: dev.id, pub: true, scopes, ...extra });
@@ -75,7 +77,12 @@ beforeAll(async () => {
       cron: ["0 * * * *", "*/5 * * * *", "0 0 31 2 *"],
       timezone: ["UTC", "Europe/Paris"],
       timeout: ["1h", "10m", "1s"],
-      "filter[status]": ["COMPLETED", "QUEUED,EXECUTING"],
+      "filter[status]": ["COMPLETED", "QUEUED,EXECUTING", "ACTIVE", "CLOSED"],
+      session: [...sessions.flatMap((x) => [x.id, x.externalId]), "not-yet-created"],
+      externalId: [sessions[0]!.externalId, "fuzz-chat"],
+      io: ["in", "out"],
+      callingRunId: [...sessions.map((x) => x.runId), ...runs],
+      afterEventId: ["0", "1", "2"],
     },
     credentials: [
       { name: "none", header: undefined, weight: 1 },
@@ -91,6 +98,7 @@ beforeAll(async () => {
       { name: "personal access token", header: `Bearer ${pat}`, weight: 4 },
       { name: "unknown PAT", header: "Bearer svc_pat_00000000000000000000", weight: 1 },
       { name: "public JWT (broad scopes)", header: `Bearer ${await jwt(["read:runs", "write:runs", "write:waitpoints", "batchTrigger:tasks", `trigger:tasks:${TASK}`, "read:tasks"])}`, weight: 4 },
+      { name: "public JWT (session scopes)", header: `Bearer ${await jwt([...sessions.flatMap((x) => [`read:sessions:${x.id}`, `write:sessions:${x.externalId}`]), "read:sessions", "write:sessions"])}`, weight: 3 },
       { name: "public JWT (no scopes)", header: `Bearer ${await jwt([])}`, weight: 1 },
       { name: "public JWT (one-time use)", header: `Bearer ${await jwt([`trigger:tasks:${TASK}`], { otu: true })}`, weight: 1 },
       { name: "public JWT (expired)", header: `Bearer ${await signJwt(dev.secretKey, { sub: dev.id, pub: true, scopes: ["read:runs"] }, { now: now - 7200, expiresAt: now - 60 })}`, weight: 1 },
@@ -123,7 +131,7 @@ it(`${RUNS} generated requests over every operation: no 5xx, every answer as doc
   try {
     await fc.assert(
       fc.asyncProperty(request, async (req) => {
-        const res = await api.app.inject({ method: req.method, url: req.url, headers: req.headers, ...(req.payload !== undefined ? { payload: req.payload } : {}) });
+        const res = await injectUntilHeaders(api.app, { method: req.method, url: req.url, headers: req.headers, ...(req.payload !== undefined ? { payload: req.payload } : {}) });
         sent++;
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         const problems = res.statusCode >= 500 ? [`${res.statusCode}: ${res.body.slice(0, 300)}`] : [];

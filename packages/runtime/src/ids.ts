@@ -23,4 +23,5 @@ export const newId = {
   user: () => `user_${id21()}`,
   packet: () => `packet_${id21()}`,
   worker: () => `worker_${id12()}`,
+  session: () => `session_${id21()}`,
 };

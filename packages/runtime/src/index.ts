@@ -8,7 +8,9 @@ export type { ScheduledTaskPayload, ScheduledTaskOptions, CronOption } from "./s
 export type { RetryPolicy } from "./engine/runs/retry-policy.ts";
 
 // What task code calls during a run, merged with the HTTP client where both exist.
-export { tasks, wait, schedules } from "./sdk/namespaces.ts";
+export { tasks, wait, schedules, sessions } from "./sdk/namespaces.ts";
+export { RunSession, SessionInput, SessionOutput, TURN_COMPLETE, type SessionWriter } from "./sdk/session-channels.ts";
+export type { ChannelRecord, ChannelWaitOptions } from "./sdk/run-context.ts";
 export { step } from "./sdk/step.ts";
 export { WaitpointTimeoutError, type WaitResult } from "./sdk/wait-result.ts";
 export type { TaskRunResult } from "./sdk/trigger-and-wait.ts";

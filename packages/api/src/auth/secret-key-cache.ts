@@ -1,13 +1,21 @@
 import { NotificationListener } from "@svc/runtime/db";
 import { CHANNELS, sha256Hex, type Environment } from "@svc/runtime/engine";
 
-interface Entry {
-  environment: Environment;
-  /** Epoch ms after which the entry is not used: the cache's TTL or the key's own expiry. */
+type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null } | null>;
+
+/** A cached value and the epoch ms after which it is not used: the cache's TTL or the value's own expiry. */
+interface Entry<V> {
+  value: V;
   until: number;
 }
 
-type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null } | null>;
+/** What verifies an environment's public tokens: the environment and the keys that sign them. */
+export interface SigningKeys {
+  environment: Environment;
+  keys: string[];
+  /** When the first key expires (the end of a rotation's grace period); null: none does. */
+  firstExpiry: Date | null;
+}
 
 /**
  * Which environment a secret key opens, remembered for up to `ttlMs` so an authenticated request
@@ -17,7 +25,8 @@ type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null }
  * is honoured without any notice. Unknown keys are never cached.
  */
 export class SecretKeyCache {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, Entry<{ environment: Environment; expiresAt: Date | null }>>();
+  readonly #signing = new Map<string, Entry<SigningKeys>>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   #generation = 0;
@@ -57,6 +66,7 @@ export class SecretKeyCache {
   clear(): void {
     this.#generation++;
     this.#entries.clear();
+    this.#signing.clear();
     const waiting = this.#cleared;
     this.#cleared = [];
     for (const resolve of waiting) resolve();
@@ -64,18 +74,31 @@ export class SecretKeyCache {
 
   /** The key's environment, from the cache when it is live and fresh, else from `lookup`. */
   async environmentFor(key: string, now: Date, lookup: Lookup): Promise<Environment | null> {
+    const found = await this.#cached(this.#entries, sha256Hex(key), now, lookup, (f) => f.expiresAt);
+    return found?.environment ?? null;
+  }
+
+  /**
+   * The keys that verify an environment's public tokens (by the token's `sub`), from the cache when
+   * it is live and fresh, else from `lookup`; kept no longer than the first key's expiry. The same
+   * change notices that drop cached secret keys drop these.
+   */
+  signingKeysFor(environmentId: string, now: Date, lookup: () => Promise<SigningKeys | null>): Promise<SigningKeys | null> {
+    return this.#cached(this.#signing, environmentId, now, lookup, (f) => f.firstExpiry);
+  }
+
+  /** One cached lookup: used while live and fresh, kept until the TTL or `expiryOf`, whichever is first. */
+  async #cached<V>(map: Map<string, Entry<V>>, key: string, now: Date, lookup: () => Promise<V | null>, expiryOf: (value: V) => Date | null): Promise<V | null> {
     const live = this.#listener?.connected === true;
-    const hash = sha256Hex(key);
-    const entry = live ? this.#entries.get(hash) : undefined;
-    if (entry && entry.until > now.getTime()) return entry.environment;
+    const entry = live ? map.get(key) : undefined;
+    if (entry && entry.until > now.getTime()) return entry.value;
     const generation = this.#generation;
     const found = await lookup();
-    // A change notice that arrived during the lookup may concern this very key: do not keep it.
+    // A change notice that arrived during the lookup may concern this very entry: do not keep it.
     if (found && live && generation === this.#generation) {
-      if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
-      const until = Math.min(now.getTime() + this.#ttlMs, found.expiresAt?.getTime() ?? Infinity);
-      this.#entries.set(hash, { environment: found.environment, until });
+      if (map.size >= this.#maxEntries) map.clear();
+      map.set(key, { value: found, until: Math.min(now.getTime() + this.#ttlMs, expiryOf(found)?.getTime() ?? Infinity) });
     }
-    return found?.environment ?? null;
+    return found;
   }
 }

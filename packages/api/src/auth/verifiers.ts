@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import {
-  activeSecretKeys,
+  activeSecretKeysWithExpiry,
   AuthenticationError,
   findUserIdByPersonalAccessToken,
   getLiveEnvironment,
@@ -10,6 +10,7 @@ import {
 import type { AppDeps } from "../deps.ts";
 import type { Principal } from "./principal.ts";
 import { JWT_AUDIENCE, JWT_ISSUER } from "./public-tokens.ts";
+import type { SecretKeyCache, SigningKeys } from "./secret-key-cache.ts";
 
 type PublicJwtPrincipal = Extract<Principal, { kind: "publicJwt" }>;
 
@@ -50,13 +51,15 @@ function checkClaims(payload: JWTPayload): string[] {
  * environment named by `sub` (for a preview branch: its parent preview environment's keys),
  * `exp` present and in the future by the engine clock, `pub: true`.
  */
-export async function verifyPublicJwt(engine: EngineDeps, token: string): Promise<PublicJwtPrincipal> {
+export async function verifyPublicJwt(engine: EngineDeps, token: string, cache?: SecretKeyCache): Promise<PublicJwtPrincipal> {
   const claims = unverifiedClaims(token);
-  if (typeof claims.sub !== "string" || claims.sub.length === 0) throw new AuthenticationError(`${INVALID}: missing subject`);
-  const environment = await getLiveEnvironment(engine.db, claims.sub);
-  if (!environment) throw new AuthenticationError(INVALID);
+  const sub = claims.sub;
+  if (typeof sub !== "string" || sub.length === 0) throw new AuthenticationError(`${INVALID}: missing subject`);
   const now = engine.clock.now();
-  const keys = await activeSecretKeys(engine.db, engine.secrets, environment.parentEnvironmentId ?? environment.id, now);
+  const lookup = () => signingKeysOf(engine, sub, now);
+  const signing = cache ? await cache.signingKeysFor(sub, now, lookup) : await lookup();
+  if (!signing) throw new AuthenticationError(INVALID);
+  const { environment, keys } = signing;
   // Keys inside their rotation grace period are tried too, newest first.
   for (const key of keys) {
     try {
@@ -83,15 +86,22 @@ export async function verifyPublicJwt(engine: EngineDeps, token: string): Promis
   throw new AuthenticationError(INVALID);
 }
 
+/** The environment a token's `sub` names and the keys that sign its tokens (a preview branch's parent's), or null. */
+async function signingKeysOf(engine: EngineDeps, environmentId: string, now: Date): Promise<SigningKeys | null> {
+  const environment = await getLiveEnvironment(engine.db, environmentId);
+  if (!environment) return null;
+  return { environment, ...(await activeSecretKeysWithExpiry(engine.db, engine.secrets, environment.parentEnvironmentId ?? environment.id, now)) };
+}
+
 /** The user id of a valid (known, not revoked) personal access token, or null. */
 export async function verifyPersonalAccessToken(engine: EngineDeps, token: string): Promise<string | null> {
   return findUserIdByPersonalAccessToken(engine.db, token);
 }
 
 /** The PAT and public-JWT verifiers wired into the app (`createApp({ engine, ...credentialVerifiers(engine) })`). */
-export function credentialVerifiers(engine: EngineDeps): Pick<AppDeps, "verifyPersonalAccessToken" | "verifyPublicJwt"> {
+export function credentialVerifiers(engine: EngineDeps, cache?: SecretKeyCache): Pick<AppDeps, "verifyPersonalAccessToken" | "verifyPublicJwt"> {
   return {
     verifyPersonalAccessToken: (token) => verifyPersonalAccessToken(engine, token),
-    verifyPublicJwt: (token) => verifyPublicJwt(engine, token),
+    verifyPublicJwt: (token) => verifyPublicJwt(engine, token, cache),
   };
 }

@@ -46,6 +46,14 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
   responseMediaType?: string;
   /** Success status; 200 unless the handler sets another (202 for batches). */
   status?: number;
+  /** Other success statuses the handler answers with, with the same body (a create that finds the resource already there: 200 where a new one is 201). */
+  alsoSucceeds?: { status: number; description: string }[];
+  /** What the success answer is, for the document ("OK" / "Accepted" otherwise). */
+  successDescription?: string;
+  /** Headers of the success answer, for the document. */
+  successHeaders?: Record<string, { description: string; required: boolean; schema: Record<string, unknown> }>;
+  /** Request headers the handler reads itself, documented as header parameters (the handler validates them with these schemas). */
+  documentedHeaders?: { name: string; schema: ZodType; description: string }[];
   /**
    * Error statuses the handler itself produces beyond those the OpenAPI document derives from the
    * definition (auth → 401/403, no auth → 429, params → 404/414, a body → 413/415, every route → 400/405/408/503).

@@ -25,6 +25,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   packets: "Large payloads and outputs, stored out of band",
   runs: "Runs: list, retrieve, cancel, replay",
   schedules: "Cron schedules",
+  sessions: "Sessions: a task's conversation with its callers, over an `.in` and an `.out` channel, across runs",
   tasks: "Triggering tasks",
   waitpoints: "Waitpoint tokens a run can wait for",
 };
@@ -47,6 +48,9 @@ function parametersOf(route: Route, defs: Record<string, JsonSchema>) {
       });
     }
   }
+  for (const header of route.documentedHeaders ?? []) {
+    parameters.push({ name: header.name, in: "header", required: false, description: header.description, schema: toJsonSchema(header.schema, defs) });
+  }
   return parameters;
 }
 
@@ -64,11 +68,14 @@ function requestBodyOf(route: Route, defs: Record<string, JsonSchema>) {
 function operationOf(route: Route, defs: Record<string, JsonSchema>) {
   const parameters = parametersOf(route, defs);
   const requestBody = requestBodyOf(route, defs);
+  const content = { [route.responseMediaType ?? "application/json"]: { schema: route.response ? toJsonSchema(route.response, defs) : {} } };
   const success = {
-    description: route.status === 202 ? "Accepted" : "OK",
-    content: { [route.responseMediaType ?? "application/json"]: { schema: route.response ? toJsonSchema(route.response, defs) : {} } },
+    description: route.successDescription ?? (route.status === 202 ? "Accepted" : "OK"),
+    ...(route.successHeaders ? { headers: route.successHeaders } : {}),
+    content,
   };
   const responses: Record<string, unknown> = { [String(route.status ?? 200)]: success };
+  for (const other of route.alsoSucceeds ?? []) responses[String(other.status)] = { description: other.description, content };
   for (const status of errorStatusesOf(route)) responses[String(status)] = errorRef(status);
   return {
     operationId: operationIdOf(route),

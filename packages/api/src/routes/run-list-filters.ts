@@ -21,6 +21,8 @@ export interface RunListQueryFilters {
   schedule?: string[];
   queue?: string[];
   isTest?: "true" | "false" | boolean;
+  /** Session ids (already resolved from ids or externalIds): the runs they started, from any time. */
+  sessionIds?: string[];
   period?: string;
   from?: string;
   to?: string;
@@ -71,7 +73,8 @@ export function resolveRunListFilters(query: RunListQueryFilters, now: Date): Ru
     filters.createdFrom = parseInstant(query.from, "filter[createdAt][from]");
   }
   if (query.to !== undefined) filters.createdTo = parseInstant(query.to, "filter[createdAt][to]");
-  if (query.period === undefined && query.from === undefined && query.to === undefined) {
+  if (query.sessionIds !== undefined) filters.sessionIds = query.sessionIds;
+  else if (query.period === undefined && query.from === undefined && query.to === undefined) {
     filters.createdFrom = new Date(now.getTime() - DEFAULT_RUN_LIST_WINDOW_MS);
   }
   return filters;

@@ -6,6 +6,7 @@ import {
   listRuns,
   PermissionError,
   replayRun,
+  resolveSessionIds,
   retrieveRun,
   type RunListRow,
   ValidationError,
@@ -41,6 +42,7 @@ export type RunListQuery = z.infer<typeof RunListQuery>;
  * (default window: the last 7 days). Shared with the PAT route `GET /api/v1/projects/{ref}/runs`.
  */
 export async function runListPage(deps: AppDeps, environmentIds: string[], query: RunListQuery): Promise<Page<RunListItem>> {
+  const sessions = query["filter[session]"];
   const filters = resolveRunListFilters(
     {
       status: query["filter[status]"],
@@ -54,6 +56,7 @@ export async function runListPage(deps: AppDeps, environmentIds: string[], query
       period: query["filter[createdAt][period]"],
       from: query["filter[createdAt][from]"],
       to: query["filter[createdAt][to]"],
+      ...(sessions?.length ? { sessionIds: await resolveSessionIds(deps.engine.db, environmentIds, sessions) } : {}),
     },
     deps.engine.clock.now(),
   );

@@ -143,8 +143,11 @@ function stringFor(schema: Schema): fc.Arbitrary<string> {
 }
 
 function numberFor(schema: Schema, integer: boolean): fc.Arbitrary<number> {
-  const min = schema.minimum ?? -(2 ** 31);
-  const max = Math.min(schema.maximum ?? 2 ** 31, Number.MAX_SAFE_INTEGER);
+  // An exclusive bound (zod's positive(): exclusiveMinimum 0) is the next integer for integers; for
+  // other numbers it is kept as the boundary value, just past the valid range.
+  const step = integer ? 1 : 0;
+  const min = schema.minimum ?? (typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + step : -(2 ** 31));
+  const max = Math.min(schema.maximum ?? (typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - step : 2 ** 31), Number.MAX_SAFE_INTEGER);
   const inRange = integer ? fc.integer({ min: Math.max(min, Number.MIN_SAFE_INTEGER), max }) : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
   return fc.oneof({ weight: 3, arbitrary: inRange }, { weight: 1, arbitrary: fc.constantFrom(min, max, min - 1, max + 1, 1.5, ...BOUNDARY_NUMBERS) });
 }

@@ -6,6 +6,7 @@ import { HttpTransport } from "./http.ts";
 import { flattenScopes, signPublicToken, type Expiration, type PublicTokenScopes } from "./public-tokens.ts";
 import { RunsResource } from "./runs.ts";
 import { SchedulesResource } from "./schedules.ts";
+import { SessionsResource } from "./sessions.ts";
 import { TasksResource } from "./tasks.ts";
 import { WaitpointsResource } from "./waitpoints.ts";
 
@@ -47,6 +48,7 @@ export class ApiClient {
   readonly envvars: EnvVarsResource;
   readonly schedules: SchedulesResource;
   readonly waitpoints: WaitpointsResource;
+  readonly sessions: SessionsResource;
   readonly #resolve: () => ResolvedConfig;
 
   constructor(config: ClientConfig | FixedConfig = {}) {
@@ -62,6 +64,7 @@ export class ApiClient {
     this.envvars = new EnvVarsResource(connect);
     this.schedules = new SchedulesResource(connect);
     this.waitpoints = new WaitpointsResource(connect);
+    this.sessions = new SessionsResource(connect);
   }
 
   /** The configuration this client's next call is sent with (credential, base URL, branch). */

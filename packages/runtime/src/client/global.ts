@@ -7,6 +7,7 @@ import type { ClientConfig } from "./config.ts";
 import type { EnvVarsResource } from "./envvars.ts";
 import type { RunsResource } from "./runs.ts";
 import type { SchedulesResource } from "./schedules.ts";
+import type { SessionsResource } from "./sessions.ts";
 import type { TasksResource } from "./tasks.ts";
 import type { WaitpointsResource } from "./waitpoints.ts";
 
@@ -163,4 +164,29 @@ export const schedulesClient: Pick<
   deactivate: (id) => currentApiClient().schedules.deactivate(id),
   del: (id) => currentApiClient().schedules.del(id),
   timezones: (options) => currentApiClient().schedules.timezones(options),
+};
+
+/**
+ * Sessions over HTTP: start, read, change and close them, and their `.in` / `.out` channels
+ * (merged into `sessions` with the in-run helpers).
+ *
+ * @example
+ * const session = await sessionsClient.start({ type: "chat.agent", externalId: "chat-42", taskIdentifier: "chat-agent", triggerConfig: { basePayload: {} } });
+ * await sessionsClient.append("chat-42", "in", { text: "hello" });
+ * for await (const record of sessionsClient.subscribe("chat-42", "out")) console.log(parseRecordData(record.data));
+ */
+export const sessionsClient: Pick<
+  SessionsResource,
+  "start" | "retrieve" | "update" | "close" | "list" | "endAndContinue" | "listRuns" | "append" | "records" | "subscribe"
+> = {
+  start: (options) => currentApiClient().sessions.start(options),
+  retrieve: (ref) => currentApiClient().sessions.retrieve(ref),
+  update: (ref, options) => currentApiClient().sessions.update(ref, options),
+  close: (ref, options) => currentApiClient().sessions.close(ref, options),
+  list: (filter) => currentApiClient().sessions.list(filter),
+  endAndContinue: (ref, options) => currentApiClient().sessions.endAndContinue(ref, options),
+  listRuns: (ref, query) => currentApiClient().sessions.listRuns(ref, query),
+  append: (ref, io, value, options) => currentApiClient().sessions.append(ref, io, value, options),
+  records: (ref, io, options) => currentApiClient().sessions.records(ref, io, options),
+  subscribe: (ref, io, options) => currentApiClient().sessions.subscribe(ref, io, options),
 };

@@ -27,6 +27,15 @@ export interface HttpRequest {
   responseType?: "json" | "text";
 }
 
+/** A server-sent event stream to open (GET): see HttpTransport.openEventStream. */
+export interface EventStreamRequest {
+  /** Path under the base URL, with its dynamic segments already encoded. */
+  path: string;
+  headers?: Record<string, string>;
+  /** Aborts the request, and reading the body once it is open. */
+  signal?: AbortSignal;
+}
+
 export interface HttpResponse<T> {
   status: number;
   data: T;
@@ -80,14 +89,9 @@ export class HttpTransport {
 
   async request<T>(req: HttpRequest): Promise<HttpResponse<T>> {
     const url = req.url ?? this.#url(req.path, req.query);
-    let origin: string;
-    try {
-      origin = new URL(url).origin;
-    } catch {
-      throw new ApiConnectionError(`Invalid URL "${url}": check baseURL / SERVICE_API_URL`);
-    }
-    const fetchImpl = this.config.requestOptions.fetch ?? globalThis.fetch;
-    const headers = this.#headers(req);
+    const origin = originOf(url);
+    const fetchImpl = this.#fetch();
+    const headers = this.#headers(req, "application/json");
     const body = req.rawBody ? req.rawBody.content : req.body === undefined ? undefined : JSON.stringify(req.body);
     for (let attempt = 1; ; attempt++) {
       let response: Response;
@@ -118,9 +122,39 @@ export class HttpTransport {
         await this.sleep(decision.delayMs);
         continue;
       }
-      const errorBody = parsed === NOT_JSON ? text : parsed;
-      throw ApiError.generate(response.status, errorBody, response.headers, `${response.status} ${response.statusText || "error"}`);
+      throw errorFromResponse(response, text);
     }
+  }
+
+  /**
+   * Opens a server-sent event stream (GET) with the same headers as every other request, in one
+   * attempt: the subscriber reconnects by itself, with Last-Event-ID, so a retry here would only
+   * hide where it is. Resolves with the 2xx response, its body unread. A non-2xx is the mapped
+   * ApiError, an unreachable server an ApiConnectionError, a 2xx that is not an event stream an
+   * ApiResponseError; an abort through `signal` rejects with the signal's reason.
+   */
+  async openEventStream(req: EventStreamRequest): Promise<Response> {
+    const url = this.#url(req.path, undefined);
+    const origin = originOf(url);
+    const headers = this.#headers({ method: "GET", path: req.path, ...(req.headers ? { headers: req.headers } : {}) }, "text/event-stream");
+    let response: Response;
+    try {
+      response = await this.#fetch()(url, { method: "GET", headers, ...(req.signal ? { signal: req.signal } : {}) });
+    } catch (error) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      throw new ApiConnectionError(`Could not reach ${origin}: ${(error as Error).message}`, { cause: error });
+    }
+    if (!response.ok) throw errorFromResponse(response, await response.text().catch(() => ""));
+    const type = response.headers.get("content-type") ?? "";
+    if (!type.startsWith("text/event-stream")) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new ApiResponseError(response.status, `GET ${req.path}: response is not an event stream (content-type "${type}")`, undefined, response.headers);
+    }
+    return response;
+  }
+
+  #fetch(): typeof fetch {
+    return this.config.requestOptions.fetch ?? globalThis.fetch;
   }
 
   #url(path: string, query: Record<string, QueryValue> | undefined): string {
@@ -133,9 +167,9 @@ export class HttpTransport {
     return `${base}${path}${search ? `?${search}` : ""}`;
   }
 
-  #headers(req: HttpRequest): Record<string, string> {
+  #headers(req: HttpRequest, accept: string): Record<string, string> {
     const own: Record<string, string> = {
-      accept: "application/json",
+      accept,
       "x-trigger-api-version": API_VERSION,
       "x-trigger-request-idempotency-key": crypto.randomUUID(),
     };
@@ -155,6 +189,20 @@ export class HttpTransport {
 }
 
 const NOT_JSON = Symbol("not json");
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    throw new ApiConnectionError(`Invalid URL "${url}": check baseURL / SERVICE_API_URL`);
+  }
+}
+
+/** The ApiError subclass of a non-2xx response, its message from the JSON body's `error` (or the text). */
+function errorFromResponse(response: Response, text: string): ApiError {
+  const parsed = parseJson(text);
+  return ApiError.generate(response.status, parsed === NOT_JSON ? text : parsed, response.headers, `${response.status} ${response.statusText || "error"}`);
+}
 
 function parseJson(text: string): unknown {
   if (!text.trim()) return NOT_JSON;

@@ -1,5 +1,5 @@
 // The management client: what backends (and task code) use to call svc's HTTP API.
-export { configure, withAuth, auth, runs, envvars, tasksClient, waitClient, schedulesClient, currentApiClient } from "./global.ts";
+export { configure, withAuth, auth, runs, envvars, tasksClient, waitClient, schedulesClient, sessionsClient, currentApiClient } from "./global.ts";
 export { ApiClient, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
 export type { ClientConfig, RequestOptions, RetryOptions, ResolvedConfig } from "./config.ts";
 export {
@@ -29,3 +29,25 @@ export type {
   RetrievedToken as RetrievedWaitpointToken,
   ListTokensFilter,
 } from "./waitpoints.ts";
+export type {
+  SessionObject,
+  SessionStatus,
+  SessionTriggerConfig,
+  CreatedSession,
+  StartSessionOptions,
+  UpdateSessionOptions,
+  CloseSessionOptions,
+  EndAndContinueOptions,
+  ListSessionsFilter,
+} from "./sessions.ts";
+export {
+  parseRecordData,
+  controlSubtype,
+  type SessionChannel,
+  type SessionRecord,
+  type SessionRecordHeader,
+  type AppendRecordOptions,
+  type AppendedRecord,
+  type ReadRecordsOptions,
+  type SubscribeOptions as SessionSubscribeOptions,
+} from "./session-channels.ts";

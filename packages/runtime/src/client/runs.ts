@@ -81,6 +81,17 @@ function runQuery(query: ListProjectRunsQuery): Record<string, string | number |
   };
 }
 
+/** Cursor pages of run list items from `path` (the runs list, a project's, a session's). */
+export function listRunPages(http: HttpTransport, path: string, query: ListProjectRunsQuery): PagePromise<CursorPage<RunSummary>, RunSummary> {
+  const fetchPage = async (cursor: { after?: string; before?: string }): Promise<CursorPage<RunSummary>> => {
+    const { after: _a, before: _b, ...rest } = query;
+    const response = await http.request<unknown>({ method: "GET", path, query: runQuery({ ...rest, ...cursor }) });
+    const page = validateResponse(RunListResponse, response, `GET ${path}`);
+    return new CursorPage<RunSummary>(page.data.map(reviveRun), page.pagination, fetchPage);
+  };
+  return pagePromise(fetchPage({ after: query.after, before: query.before }));
+}
+
 export class RunsResource {
   constructor(private readonly connect: () => HttpTransport) {}
 
@@ -101,14 +112,7 @@ export class RunsResource {
     const projectRef = typeof first === "string" ? first : undefined;
     const query: ListProjectRunsQuery = (typeof first === "string" ? second : first) ?? {};
     const path = projectRef ? `/api/v1/projects/${segment(projectRef)}/runs` : "/api/v1/runs";
-    const http = this.connect();
-    const fetchPage = async (cursor: { after?: string; before?: string }): Promise<CursorPage<RunSummary>> => {
-      const { after: _a, before: _b, ...rest } = query;
-      const response = await http.request<unknown>({ method: "GET", path, query: runQuery({ ...rest, ...cursor }) });
-      const page = validateResponse(RunListResponse, response, `GET ${path}`);
-      return new CursorPage<RunSummary>(page.data.map(reviveRun), page.pagination, fetchPage);
-    };
-    return pagePromise(fetchPage({ after: query.after, before: query.before }));
+    return listRunPages(this.connect(), path, query);
   }
 
   /**

@@ -6,3 +6,4 @@ export * from "./runs.ts";
 export * from "./run-object.ts";
 export * from "./batches.ts";
 export * from "./text.ts";
+export * from "./sessions.ts";

@@ -22,6 +22,8 @@ export const RunListFilterQuery = z.object({
   "filter[schedule]": CommaList.optional(),
   "filter[queue]": CommaList.optional(),
   "filter[isTest]": z.enum(["true", "false"]).optional(),
+  /** Runs these sessions started (`session_…` ids or externalIds); no default time window then. */
+  "filter[session]": CommaList.optional(),
   "filter[createdAt][period]": z.string().min(1).refine(...NUL_FREE).optional(),
   "filter[createdAt][from]": z.string().min(1).refine(...NUL_FREE).optional(),
   "filter[createdAt][to]": z.string().min(1).refine(...NUL_FREE).optional(),

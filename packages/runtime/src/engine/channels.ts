@@ -10,4 +10,6 @@ export const CHANNELS = {
   offersPrefix: "svc_offers_",
   /** A secret key or environment changed (sent by a trigger, migration 0011): API replicas drop their key cache. */
   credentials: "svc_credentials",
+  /** A record was appended to a session channel: JSON `{ e, k, io, seq, r? }` (engine/sessions/append-record.ts). */
+  sessionRecords: "svc_session_records",
 } as const;

@@ -33,7 +33,7 @@ export {
 } from "./tenancy/members.ts";
 export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
 export {
-  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
+  DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, activeSecretKeysWithExpiry, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
 } from "./tenancy/secret-keys.ts";
 export {
   createPersonalAccessToken, findUserIdByPersonalAccessToken, listPersonalAccessTokens, revokePersonalAccessToken,
@@ -111,3 +111,14 @@ export {
 } from "./packets/store.ts";
 export { PACKET_DOWNLOAD_URL_SECONDS, packetDownloadUrl, packetForDownloadToken, packetUploadUrl } from "./packets/urls.ts";
 export { expiredUploads } from "./packets/expired-uploads.ts";
+
+// Sessions: conversations with `.in`/`.out` channels, and the runs they start
+export { findSession, getSession, resolveSessionIds, sessionAddress, sessionStatus, type SessionAddress, type SessionRow } from "./sessions/store.ts";
+export { startSession, type StartSessionResult } from "./sessions/start-session.ts";
+export { closeSession, endAndContinueInTransaction, endAndContinueSession, updateSession } from "./sessions/manage-session.ts";
+export { listSessionRows, parseSessionListFilter, type SessionListFilter } from "./sessions/list-sessions.ts";
+export { appendRecord, appendRecords, streamKey, type AppendInput, type AppendResults, type RecordInput, type RunWriter } from "./sessions/append-record.ts";
+export {
+  CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, trimOut, type RecordHeader, type SessionRecordRow,
+} from "./sessions/records.ts";
+export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";

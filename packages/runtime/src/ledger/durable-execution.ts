@@ -1,7 +1,7 @@
 import { retryWrite } from "../db/retry-write.ts";
 import { retryWhileUnavailable } from "../db/unavailable.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
-import { parseTtl } from "../durations.ts";
+import { parseTtl, resolveTime } from "../durations.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
@@ -14,7 +14,14 @@ import type { Environment } from "../engine/tenancy/environments.ts";
 import { completeWaitpoint } from "../engine/waitpoints/complete-waitpoint.ts";
 import { insertWaitpoint } from "../engine/waitpoints/store.ts";
 import { never } from "../sdk/never.ts";
-import type { ChildRunResult, CreatedToken, CreateTokenOptions, RawWaitResult, RunExecution, WaitOptions } from "../sdk/run-context.ts";
+import type {
+  ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
+} from "../sdk/run-context.ts";
+import { appendRecords } from "../engine/sessions/append-record.ts";
+import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
+import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
+import { trimOut, waitOutputJson } from "../engine/sessions/records.ts";
+import { ChannelOutQueue, type OutRecord } from "./channel-out-queue.ts";
 import type { TaskContext } from "../sdk/task.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
@@ -50,6 +57,10 @@ export class DurableExecution implements RunExecution {
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
+  /** Per session channel (`<ref>:in`): the last record the code received, so the next wait reads after it. */
+  readonly #cursors = new Map<string, number>();
+  /** Per session: the `.out` records the code appended (numbered), and those in flight. */
+  readonly #out = new Map<string, OutState>();
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -245,6 +256,136 @@ export class DurableExecution implements RunExecution {
   }
 
 
+  async waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult> {
+    if (this.#fenced) return never();
+    const now = this.#deps.clock.now();
+    const key = this.#ledger.nextKey(options?.idempotencyKey);
+    const target = `${sessionRef}:in`;
+    const entry = this.#ledger.lookup(key, "session", target, now);
+    if (entry?.resolved) {
+      const passes = this.#passes(key, entry);
+      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome) : never();
+    }
+    const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
+    const afterSeq = this.#cursors.get(target) ?? null;
+    const outcome = await this.#register(key, "session", target, entry?.waitpointId ?? null, options, (tx) =>
+      makeChannelWaitpoint(this.#deps, tx, {
+        runId: this.#run.id,
+        environmentId: this.#env.id,
+        sessionRef,
+        io: "in",
+        afterSeq,
+        timeoutAt,
+        // #register flushed `.out` first: every record numbered so far is stored.
+        outAppended: this.#outState(sessionRef).next,
+      }),
+    );
+    return this.#channelResult(target, outcome);
+  }
+
+  async peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {
+    if (this.#fenced) return never();
+    const key = this.#ledger.nextKey();
+    const afterSeq = this.#cursors.get(`${sessionRef}:in`) ?? null;
+    const entry = this.#ledger.lookup(key, "step", "session.in.peek", this.#deps.clock.now());
+    const record = entry?.resolved
+      ? (parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a peek's ledger outcome").value) as ChannelRecord | null)
+      : await this.#makeAndRecordStep(key, "session.in.peek", async (tx) => {
+          const row = await peekChannelRecord(tx, { runId: this.#run.id, environmentId: this.#env.id, sessionRef, io: "in", afterSeq });
+          return row ? channelRecordOf(JSON.parse(waitOutputJson(row))) : null;
+        });
+    return record ?? undefined;
+  }
+
+  appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void> {
+    if (this.#fenced) return never();
+    const out = this.#outState(sessionRef);
+    // Numbered in the order the code appends: a replay numbers them the same.
+    const numbered = records.map((r) => ({ ...r, index: out.next++ }));
+    return out.queue.push(numbered);
+  }
+
+  #outState(sessionRef: string): OutState {
+    let out = this.#out.get(sessionRef);
+    if (!out) {
+      const state: OutState = { next: 0, stored: this.#storedBeforeWaits(sessionRef), queue: null as unknown as ChannelOutQueue };
+      state.queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, state, batch));
+      this.#out.set(sessionRef, (out = state));
+    }
+    return out;
+  }
+
+  async trimChannel(sessionRef: string, below: number): Promise<void> {
+    if (this.#fenced) return never();
+    // After the appends before it; fenced by the claim; idempotent, so a replay may do it again.
+    await this.flushChannels();
+    if (!(await this.#mayWrite())) return never();
+    const done = await retryWrite(() =>
+      withTransaction(this.#deps.db, async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? (await trimOut(tx, this.#env.id, sessionRef, below), true) : false)),
+    );
+    if (!done) {
+      this.fence();
+      return never();
+    }
+  }
+
+  async continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {
+    if (this.#fenced) return never();
+    await this.flushChannels();
+    const key = this.#ledger.nextKey();
+    const entry = this.#ledger.lookup(key, "step", "session.endAndContinue", this.#deps.clock.now());
+    if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a hand-over's ledger outcome").value) as { runId: string; swapped: boolean };
+    return this.#makeAndRecordStep(key, "session.endAndContinue", (tx) =>
+      endAndContinueInTransaction(this.#deps, tx, this.#env, sessionRef, { callingRunId: this.#run.id, reason }),
+    );
+  }
+
+  /** Resolves once every `.out` record appended so far is stored (before a wait, and before the run ends). */
+  async flushChannels(): Promise<void> {
+    for (const out of this.#out.values()) await out.queue.drain();
+  }
+
+  /**
+   * How many `.out` records this attempt stored before its last channel wait on the session that
+   * the ledger has (a replay: the appends the code makes again up to there are skipped).
+   */
+  #storedBeforeWaits(sessionRef: string): number {
+    let stored = 0;
+    for (const entry of this.#ledger.resolved("session", `${sessionRef}:in`)) {
+      const appended = (entry.outcome as { outAppended?: unknown } | null)?.outAppended;
+      if (typeof appended === "number" && appended > stored) stored = appended;
+    }
+    return stored;
+  }
+
+  /**
+   * Sends a batch of `.out` records. Those this attempt appended before its last channel wait (a
+   * replay: `stored`, known from the ledger) are acknowledged without a round trip; part ids
+   * catch any other repeat (records appended after the last wait, before a crash).
+   */
+  async #sendOut(sessionRef: string, state: OutState, records: OutRecord[]): Promise<void> {
+    if (!(await this.#mayWrite())) return never();
+    const epoch = this.#ledger.epoch;
+    const fresh = records.filter((r) => r.index >= state.stored);
+    if (fresh.length === 0) return;
+    const inputs = fresh.map((r) => ({ data: r.data, ...(r.headers ? { headers: r.headers } : {}), partId: `${this.#run.id}:${epoch}:${r.index}` }));
+    // One statement, fenced by the claim; subscribers get the records at its commit.
+    const appended = await retryWrite(() => appendRecords(this.#deps, this.#env, sessionRef, "out", inputs, { runId: this.#run.id, claimToken: this.#claimToken }));
+    if (!appended) {
+      this.fence();
+      return never();
+    }
+  }
+
+  #channelResult(target: string, outcome: unknown): RawChannelResult {
+    const o = parseStored(WaitOutcomeSchema, outcome, "a channel wait's ledger outcome");
+
+    if (!o.ok) return { ok: false, error: withMessage(o.error, "wait failed") };
+    const record = channelRecordOf(JSON.parse(o.output ?? "null"));
+    this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, record.seq));
+    return { ok: true, record };
+  }
+
   /**
    * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
    * with `makeWaitpoint` in the same transaction) and suspends unless it is already finished.
@@ -257,6 +398,8 @@ export class DurableExecution implements RunExecution {
     options: WaitOptions | undefined,
     makeWaitpoint: (tx: Queryable) => Promise<string>,
   ): Promise<any> {
+    // Every `.out` record the code appended lands before the run can suspend.
+    await this.flushChannels();
     if (!(await this.#mayWrite())) return never();
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
@@ -354,4 +497,20 @@ export class DurableExecution implements RunExecution {
 /** A stored error as task code gets it: always with a message (one stored as `{}` gets `fallback`). */
 function withMessage<E extends { message?: string | undefined }>(error: E | undefined, fallback: string): E & { message: string } {
   return { ...error, message: error?.message ?? fallback } as E & { message: string };
+}
+
+/**
+ * The `.out` records of one session in this execution: `next` numbers them in the order the code
+ * appends; below `stored` they were stored by an earlier execution of this attempt (a replay).
+ */
+interface OutState {
+  next: number;
+  stored: number;
+  queue: ChannelOutQueue;
+}
+
+/** A channel wait's output (`{ seq, id, data, headers? }`, see waitOutputJson) as task code gets it. */
+function channelRecordOf(value: unknown): ChannelRecord {
+  const r = value as { seq: number; id: string; data: unknown; headers?: [string, string][] };
+  return { seq: Number(r.seq), id: r.id, data: r.data, ...(r.headers ? { headers: r.headers } : {}) };
 }

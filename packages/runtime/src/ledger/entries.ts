@@ -1,6 +1,6 @@
 import { SvcError } from "../errors.ts";
 
-export const LEDGER_KINDS = ["token", "datetime", "child", "batch", "step"] as const;
+export const LEDGER_KINDS = ["token", "datetime", "child", "batch", "step", "session"] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** Epoch used for entries keyed by a user's idempotency key: they outlive retried attempts. */

@@ -35,6 +35,8 @@ export const WaitOutcomeSchema = z.object({
   outputType: z.string().nullish(),
   error: OutcomeErrorSchema.optional(),
   runId: z.string().optional(),
+  /** A channel wait: how many `.out` records the run had appended to the session when it waited. */
+  outAppended: z.number().int().nonnegative().optional(),
 });
 
 /** A memoised step's outcome (runStep, wait.createToken): its value as superjson text. */

@@ -49,6 +49,11 @@ export class LedgerSession {
     this.#entries.set(`${entry.epoch}|${entry.stepKey}`, entry);
   }
 
+  /** The resolved entries of a kind and target, in no particular order (what a replay will pass). */
+  *resolved(kind: LedgerKind, target: string): Iterable<LedgerEntry> {
+    for (const entry of this.#entries.values()) if (entry.resolved && entry.kind === kind && entry.target === target) yield entry;
+  }
+
   get size(): number {
     return this.#entries.size;
   }

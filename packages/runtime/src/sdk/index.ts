@@ -7,3 +7,4 @@ export * from "./step.ts";
 export * from "./trigger-and-wait.ts";
 export * from "./config.ts";
 export * from "./never.ts";
+export * from "./session-channels.ts";

@@ -1,9 +1,10 @@
-import { schedulesClient, tasksClient, waitClient } from "../client/global.ts";
+import { schedulesClient, sessionsClient, tasksClient, waitClient } from "../client/global.ts";
 import { never } from "./never.ts";
 import { currentExecution } from "./run-context.ts";
 import { schedules as scheduleTasks } from "./schedules-task.ts";
 import { batchTriggerAndWait, triggerAndWait } from "./trigger-and-wait.ts";
 import { createTokenInRun, forToken, waitFor, waitUntil } from "./wait.ts";
+import { RunSession } from "./session-channels.ts";
 
 
 /** Inside a run, code abandoned at suspension must not act for the run: its calls never settle. */
@@ -63,3 +64,36 @@ export const wait = {
  * await schedules.create({ task: "nightly", cron: "0 9 * * 1", deduplicationKey: "weekly" });
  */
 export const schedules = { ...schedulesClient, task: scheduleTasks.task };
+
+/**
+ * Sessions: long-lived conversations with `.in` (clients → runs) and `.out` (runs → clients)
+ * channels. From a backend: `start`, `retrieve`, `update`, `close`, `list`, `listRuns`, and
+ * `open(id)`'s `in.append()`, `out.subscribe()`, `out.records()` (over HTTP). Inside a run,
+ * `sessions.open(payload.sessionId)` gives `in.wait()` (checkpointed), `in.peek()`,
+ * `out.append()`, `out.writer()`, `out.writeControl()`, `out.trimTo()` and `endAndContinue()`.
+ *
+ * @example
+ * export const chat = task({ id: "chat-agent", run: async (payload: { sessionId: string }) => {
+ *   const session = sessions.open(payload.sessionId);
+ *   for (;;) {
+ *     const message = await session.in.wait<{ text: string }>({ timeout: "1h" });
+ *     if (!message.ok) return;
+ *     await session.out.append({ text: `You said: ${message.output.text}` });
+ *     await session.out.writeControl("turn-complete");
+ *   }
+ * }});
+ */
+export const sessions = {
+  start: sessionsClient.start,
+  retrieve: sessionsClient.retrieve,
+  update: sessionsClient.update,
+  close: sessionsClient.close,
+  list: sessionsClient.list,
+  listRuns: sessionsClient.listRuns,
+  endAndContinue: sessionsClient.endAndContinue,
+  append: sessionsClient.append,
+  records: sessionsClient.records,
+  subscribe: sessionsClient.subscribe,
+  /** A handle on a session's channels (no call is made until you use it). */
+  open: <TIn = unknown, TOut = unknown>(sessionIdOrExternalId: string) => new RunSession<TIn, TOut>(sessionIdOrExternalId),
+};

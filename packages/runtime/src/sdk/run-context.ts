@@ -32,6 +32,24 @@ export interface ChildRunResult {
   error?: { name?: string; message: string; stackTrace?: string };
 }
 
+/** A record of a session channel as a run receives it: `data` is the appended value. */
+export interface ChannelRecord<T = unknown> {
+  seq: number;
+  /** The record's part id. */
+  id: string;
+  data: T;
+  /** Control records (`trigger-control`) carry their meaning here. */
+  headers?: [string, string][];
+}
+
+export interface ChannelWaitOptions extends WaitOptions {
+  /** Give up after this duration ("1h") or at this date. @default none (or the session's expiry) */
+  timeout?: string | Date;
+}
+
+/** A channel wait's result as the engine hands it to the SDK: the record, or why there is none. */
+export type RawChannelResult = { ok: true; record: ChannelRecord } | { ok: false; error: { name?: string; message: string; code?: string } };
+
 /**
  * The durable operations of one execution of a run. The worker implements it (against Postgres);
  * the SDK functions task code calls (`wait.*`, `step.run`, `tasks.triggerAndWait`) delegate here.
@@ -48,6 +66,16 @@ export interface RunExecution {
   createToken(options: CreateTokenOptions): Promise<CreatedToken>;
   triggerAndWait(taskId: string, payload: unknown, options?: Record<string, unknown>): Promise<ChildRunResult>;
   batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]>;
+  /** Waits (checkpointed) for the next `.in` record of a session after this execution's cursor. */
+  waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult>;
+  /** The next `.in` record after the cursor if one is there, without waiting or moving the cursor (recorded). */
+  peekChannel(sessionRef: string): Promise<ChannelRecord | undefined>;
+  /** Appends records to a session's `.out`, each once however often the run is replayed. */
+  appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void>;
+  /** Drops the session's `.out` records below `below` (idempotent). */
+  trimChannel(sessionRef: string, below: number): Promise<void>;
+  /** Hands the session over to a new run of its task (recorded). */
+  continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }>;
 }
 
 const storage = new AsyncLocalStorage<RunExecution>();

@@ -149,7 +149,11 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
   // Preparing the environment (env vars) is part of the attempt: if it fails, the attempt fails
   // and is retried by the task's policy, instead of leaving the claimed run EXECUTING.
   const prepare = deps.hooks.prepareEnvironment;
-  const runCode = () => task.run(payload, { ctx: execution.ctx, signal: abort.signal });
+  // The run has ended when its code returned and the `.out` records it appended are stored.
+  const runCode = () => Promise.resolve(task.run(payload, { ctx: execution.ctx, signal: abort.signal }) as unknown).then(async (output: unknown) => {
+    await execution.flushChannels();
+    return output;
+  });
   const userCode = runInExecution(execution, () => (prepare ? Promise.resolve().then(prepare).then(runCode) : Promise.resolve().then(runCode)));
   const outcome = await Promise.race([
     userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),

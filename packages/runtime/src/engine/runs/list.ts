@@ -17,6 +17,8 @@ export interface RunListFilters {
   scheduleIds?: string[];
   queues?: string[];
   isTest?: boolean;
+  /** Runs a session started (session ids). */
+  sessionIds?: string[];
   createdFrom?: Date;
   createdTo?: Date;
 }
@@ -50,6 +52,7 @@ export async function listRuns(db: Queryable, environmentIds: string[], filters:
   if (filters.batchIds) add((n) => `batch_id = ANY($${n}::text[])`, filters.batchIds);
   if (filters.scheduleIds) add((n) => `schedule_id = ANY($${n}::text[])`, filters.scheduleIds);
   if (filters.queues) add((n) => `queue_name = ANY($${n}::text[])`, filters.queues);
+  if (filters.sessionIds) add((n) => `id IN (SELECT run_id FROM session_runs WHERE session_id = ANY($${n}::text[]))`, filters.sessionIds);
   if (filters.isTest !== undefined) add((n) => `is_test = $${n}`, filters.isTest);
   if (filters.createdFrom) add((n) => `created_at >= $${n}`, filters.createdFrom);
   if (filters.createdTo) add((n) => `created_at <= $${n}`, filters.createdTo);

@@ -57,6 +57,17 @@ export async function activeSecretKeys(db: Queryable, box: SecretBox, environmen
   return rows.map((r) => box.decrypt(r.key_encrypted));
 }
 
+/** The environment's valid secret keys (newest first) and when the first of them expires (null: none does). */
+export async function activeSecretKeysWithExpiry(db: Queryable, box: SecretBox, environmentId: string, now: Date): Promise<{ keys: string[]; firstExpiry: Date | null }> {
+  const { rows } = await db.query<{ key_encrypted: string; expires_at: Date | null }>(
+    `SELECT key_encrypted, expires_at FROM secret_keys WHERE environment_id = $1 AND (expires_at IS NULL OR expires_at > $2)
+     ORDER BY created_at DESC, id DESC`,
+    [environmentId, now],
+  );
+  const expiries = rows.map((r) => r.expires_at).filter((d): d is Date => d !== null);
+  return { keys: rows.map((r) => box.decrypt(r.key_encrypted)), firstExpiry: expiries.length > 0 ? new Date(Math.min(...expiries.map((d) => d.getTime()))) : null };
+}
+
 /** How long a rotated-out secret key keeps working unless the operator says otherwise. */
 export const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 

@@ -14,6 +14,8 @@ export interface WaitOutcome {
   error?: { name?: string; message: string; code?: string };
   /** For RUN waitpoints: the child run that finished. */
   runId?: string;
+  /** For SESSION waitpoints: the `.out` records the waiting run had appended (see session_waits). */
+  outAppended?: number;
 }
 
 export type CompleteResult = { changed: true; waitpoint: WaitpointRow; resumedRunIds: string[] } | { changed: false; waitpoint: WaitpointRow | null };

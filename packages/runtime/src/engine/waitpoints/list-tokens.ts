@@ -1,17 +1,9 @@
 import type { ListWaitpointTokensFilterQuery } from "../../contracts/waitpoints.ts";
 import type { Queryable } from "../../db/queryable.ts";
-import { isRealCalendarDate, storableDate } from "../../durations.ts";
+import { commaList, createdAtRange } from "../list-filters.ts";
 import { ValidationError } from "../../errors.ts";
 import { isWaitpointStatus, type WaitpointStatus } from "./statuses.ts";
 import type { WaitpointRow } from "./store.ts";
-
-/** The only `period` values the management API accepts. */
-export const TOKEN_LIST_PERIODS: Record<string, number> = {
-  "1h": 3_600_000,
-  "1d": 86_400_000,
-  "7d": 7 * 86_400_000,
-  "30d": 30 * 86_400_000,
-};
 
 export interface TokenListFilter {
   statuses?: WaitpointStatus[];
@@ -20,19 +12,6 @@ export interface TokenListFilter {
   tags?: string[];
   createdFrom?: Date;
   createdTo?: Date;
-}
-
-function commaList(value: string | undefined): string[] {
-  return (value ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
-}
-
-/** `from`/`to`: epoch milliseconds (what the SDK sends for a Date) or an ISO 8601 date. */
-function parseInstant(value: string, param: string): Date {
-  const trimmed = value.trim();
-  const date = /^\d+$/.test(trimmed) ? new Date(Number(trimmed)) : /^\d{4}-\d{2}-\d{2}/.test(trimmed) ? new Date(trimmed) : new Date(Number.NaN);
-  if (Number.isNaN(date.getTime()) || !isRealCalendarDate(trimmed)) throw new ValidationError(`${param}: "${value}" is neither epoch milliseconds nor an ISO 8601 date`);
-  storableDate(date, param);
-  return date;
 }
 
 /** Turns the query's filters into a TokenListFilter (pure; `now` anchors `period`). Bad values → ValidationError. */
@@ -45,20 +24,7 @@ export function parseTokenListFilter(query: ListWaitpointTokensFilterQuery, now:
   if (query["filter[idempotencyKey]"]) filter.idempotencyKey = query["filter[idempotencyKey]"];
   const tags = commaList(query["filter[tags]"]);
   if (tags.length > 0) filter.tags = tags;
-  const period = query["filter[createdAt][period]"];
-  if (period !== undefined) {
-    const ms = TOKEN_LIST_PERIODS[period.trim()];
-    if (ms === undefined) throw new ValidationError(`filter[createdAt][period]: "${period}" is not one of ${Object.keys(TOKEN_LIST_PERIODS).join(", ")}`);
-    filter.createdFrom = new Date(now.getTime() - ms);
-  }
-  const from = query["filter[createdAt][from]"];
-  if (from !== undefined) {
-    const at = parseInstant(from, "filter[createdAt][from]");
-    // With both a period and a from, the later start wins (both conditions hold).
-    if (!filter.createdFrom || at > filter.createdFrom) filter.createdFrom = at;
-  }
-  const to = query["filter[createdAt][to]"];
-  if (to !== undefined) filter.createdTo = parseInstant(to, "filter[createdAt][to]");
+  Object.assign(filter, createdAtRange(query, now));
   return filter;
 }
 

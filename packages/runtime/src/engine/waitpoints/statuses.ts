@@ -8,7 +8,7 @@ export const WAITPOINT_TRANSITIONS: Readonly<Record<WaitpointStatus, readonly Wa
   TIMED_OUT: [],
 };
 
-export const WAITPOINT_TYPES = ["MANUAL", "DATETIME", "RUN", "BATCH"] as const;
+export const WAITPOINT_TYPES = ["MANUAL", "DATETIME", "RUN", "BATCH", "SESSION"] as const;
 export type WaitpointType = (typeof WAITPOINT_TYPES)[number];
 
 export function isWaitpointStatus(value: string): value is WaitpointStatus {

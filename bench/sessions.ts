@@ -1,0 +1,176 @@
+import { readFileSync } from "node:fs";
+import { startSession, withTransaction } from "../packages/runtime/src/engine/index.ts";
+import { task } from "../packages/runtime/src/sdk/index.ts";
+import { sessions } from "../packages/runtime/src/sdk/namespaces.ts";
+import { postJson } from "./http-client.ts";
+import { benchDatabase, benchStack, type BenchStack } from "./setup.ts";
+import { openSse } from "./sse-client.ts";
+import { line, now, percentiles } from "./stats.ts";
+
+/** How runs resumed in the round trips: offered to the worker, claimed on NOTIFY, or through a job. */
+export const via: Record<string, number> = {};
+
+/** The chat task: waits for the next message (a checkpoint), answers it on .out, again. */
+const chat = task({
+  id: "bench-chat",
+  run: async (payload: { sessionId: string }) => {
+    const session = sessions.open<{ n: number }, { n: number }>(payload.sessionId);
+    for (;;) {
+      const message = await session.in.wait<{ n: number }>();
+      if (!message.ok) return 0;
+      await session.out.append({ n: message.output.n });
+    }
+  },
+});
+
+function mb(bytes: number) {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) * 1024;
+}
+
+async function startChat(stack: BenchStack, externalId: string) {
+  const res = await postJson(`${stack.apiUrl}/api/v1/sessions`, JSON.stringify({ type: "chat", externalId, taskIdentifier: "bench-chat", triggerConfig: { basePayload: {} } }), {
+    authorization: `Bearer ${stack.project.environments.dev.secretKey}`,
+  });
+  if (res.status !== 201) throw new Error(`start session: ${res.status} ${res.text}`);
+  return JSON.parse(res.text) as { id: string; runId: string; publicAccessToken: string };
+}
+
+/**
+ * Chat round trips, one at a time: the client appends {n} to .in over HTTP; the run waiting in
+ * session.in.wait resumes and appends {n} to .out; the client's open SSE stream receives it.
+ * Each session carries `turnsPerSession` turns (every resume replays the turns before it).
+ */
+async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSession: number, label: string): Promise<{ latencies: number[]; answered: number[]; stages: number[] }> {
+  const latencies: number[] = [];
+  const answered: number[] = [];
+  const stages: number[] = [];
+  for (let s = 0; s < sessionsCount; s++) {
+    // Nothing else runs here: the next suspension is this session's run reaching its first wait.
+    const waiting = stack.worker!.events.next("runSuspended");
+    const session = await startChat(stack, `${label}-${s}`);
+    await waiting;
+    const waiters = new Map<number, (at: number) => void>();
+    const sse = await openSse(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/out`, { authorization: `Bearer ${session.publicAccessToken}`, "timeout-seconds": "600" }, (record, at) => {
+      const n = (JSON.parse(record.body).data as { n: number }).n;
+      waiters.get(n)?.(at);
+    });
+    for (let turn = 0; turn < turnsPerSession; turn++) {
+      const n = s * 1_000_000 + turn;
+      const received = new Promise<number>((resolve) => waiters.set(n, resolve));
+      const suspended = stack.worker!.events.next("runSuspended", (e) => e.runId === session.runId);
+      const resumed = stack.worker!.events.next("runResumed", (e) => e.runId === session.runId).then((e) => {
+        via[e.via] = (via[e.via] ?? 0) + 1;
+        return now();
+      });
+      const t0 = now();
+      const res = await postJson(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/in/append`, JSON.stringify({ n }), { authorization: `Bearer ${session.publicAccessToken}` });
+      answered.push(now() - t0);
+      if (res.status !== 200) throw new Error(`append: ${res.status} ${res.text}`);
+      latencies.push((await received) - t0);
+      stages.push((await resumed) - t0);
+      // One round trip in the system at a time: the run is waiting again before the next message.
+      await suspended;
+    }
+    sse.close();
+  }
+  return { latencies, answered, stages };
+}
+
+/** N SSE subscribers on one session's .out in the API process: its RSS growth, and one append's delivery to all. */
+async function fanOut(stack: BenchStack, subscribers: number): Promise<string[]> {
+  const session = await startChat(stack, "fan-out");
+  const auth = { authorization: `Bearer ${session.publicAccessToken}`, "timeout-seconds": "600" };
+  // Warm-up: a few hundred streams opened and closed, so the API's allocator has its working size.
+  const warm = await Promise.all(Array.from({ length: 200 }, () => openSse(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/out`, auth, () => {})));
+  for (const w of warm) w.close();
+  await new Promise((r) => setTimeout(r, 500));
+  const before = rssOf(stack.apiPid!);
+  const arrivals: number[] = [];
+  const streams = [];
+  for (let i = 0; i < subscribers; i += 500) {
+    streams.push(...(await Promise.all(Array.from({ length: Math.min(500, subscribers - i) }, () => openSse(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/out`, auth, (_r, at) => arrivals.push(at))))));
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  const withSubscribers = rssOf(stack.apiPid!);
+  const t0 = now();
+  const res = await postJson(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/out/append`, `{"fan":"out"}`, { authorization: `Bearer ${stack.project.environments.dev.secretKey}` });
+  if (res.status !== 200) throw new Error(`append: ${res.status} ${res.text}`);
+  while (arrivals.length < subscribers) await new Promise((r) => setTimeout(r, 5));
+  const delivery = percentiles(arrivals.map((at) => at - t0));
+  for (const s of streams) s.close();
+  return [
+    `API process RSS: ${mb(before)} → ${mb(withSubscribers)} with ${subscribers.toLocaleString("en-US")} SSE subscribers (+${mb(withSubscribers - before)}, ${((withSubscribers - before) / subscribers / 1024).toFixed(1)} KB each)`,
+    line(`one append → all ${subscribers.toLocaleString("en-US")} subscribers`, delivery),
+  ];
+}
+
+/** N open sessions, each with its run waiting on .in: the worker's RSS, and the rows an idle session costs. */
+async function idleSessions(stack: BenchStack, n: number): Promise<string[]> {
+  const open = async (count: number, prefix: string) => {
+    let suspended = 0;
+    let off = () => {};
+    const all = new Promise<void>((resolve) => (off = stack.worker!.events.on("runSuspended", () => ++suspended >= count && resolve())));
+    for (let i = 0; i < count; i++) {
+      await startSession(stack.engine, stack.env, { type: "chat", externalId: `${prefix}-${i}`, taskIdentifier: "bench-chat", triggerConfig: { basePayload: {} } });
+    }
+    await all;
+    off();
+  };
+  await open(Math.min(1000, n / 10), "idle-warm");
+  global.gc?.();
+  const before = process.memoryUsage().rss;
+  const t0 = now();
+  await open(n, "idle");
+  const ms = now() - t0;
+  global.gc?.();
+  const after = process.memoryUsage().rss;
+  const { rows } = await stack.engine.db.query(`
+    SELECT (SELECT count(*) FROM sessions WHERE external_id LIKE 'idle-%' AND external_id NOT LIKE 'idle-warm-%')::int AS sessions,
+           (SELECT count(*) FROM runs WHERE status = 'WAITING')::int AS waiting`);
+  const perSession = await withTransaction(stack.engine.db, async (tx) => {
+    const { rows: r } = await tx.query(`
+      WITH s AS (SELECT id FROM sessions WHERE external_id = 'idle-0'),
+           run AS (SELECT run_id FROM session_runs WHERE session_id = (SELECT id FROM s))
+      SELECT (SELECT count(*) FROM sessions WHERE id = (SELECT id FROM s)) AS sessions,
+             (SELECT count(*) FROM session_runs WHERE session_id = (SELECT id FROM s)) AS session_runs,
+             (SELECT count(*) FROM runs WHERE id IN (SELECT run_id FROM run)) AS runs,
+             (SELECT count(*) FROM run_attempts WHERE run_id IN (SELECT run_id FROM run)) AS run_attempts,
+             (SELECT count(*) FROM run_ledger WHERE run_id IN (SELECT run_id FROM run)) AS run_ledger,
+             (SELECT count(*) FROM session_waits WHERE session_id = (SELECT id FROM s)) AS session_waits,
+             (SELECT count(*) FROM waitpoints w JOIN session_waits sw ON sw.waitpoint_id = w.id WHERE sw.session_id = (SELECT id FROM s)) AS waitpoints,
+             (SELECT count(*) FROM pgboss.job j WHERE j.data->>'runId' IN (SELECT run_id FROM run)) AS pgboss_jobs`);
+    return r[0] as Record<string, string>;
+  });
+  return [
+    `${rows[0].sessions.toLocaleString("en-US")} sessions opened, each run to its first session.in.wait and suspended, in ${(ms / 1000).toFixed(1)} s; WAITING runs: ${rows[0].waiting}`,
+    `worker process RSS ${mb(before)} → ${mb(after)} (${after >= before ? "+" : ""}${mb(after - before)})${global.gc ? " (after forced GC)" : ""}`,
+    `rows per idle session: ${Object.entries(perSession).map(([table, count]) => `${table} ${count}`).join(", ")}`,
+  ];
+}
+
+export async function sessionsScenario(embedded: { url: string } | undefined, options: { turns: number; turnsPerSession: number; subscribers: number; idle: number }) {
+  const db = await benchDatabase("sessions", embedded);
+  const stack = await benchStack(db.url, { tasks: [chat], api: true, concurrency: 50 });
+  const out = [`## Sessions (issue #15)`];
+  try {
+    await roundTrips(stack, 4, 50, "warm");
+    const sessionsCount = Math.max(1, Math.ceil(options.turns / options.turnsPerSession));
+    const { latencies, answered, stages } = await roundTrips(stack, sessionsCount, options.turnsPerSession, "chat");
+    out.push(line(`chat round trip, one at a time (${options.turnsPerSession} turns per session)`, percentiles(latencies)));
+    out.push(line(`  the same appends to .in, HTTP → 200 received`, percentiles(answered)));
+    out.push(line(`  the same appends to .in, HTTP → run resumed`, percentiles(stages)) + `  (${Object.entries(via).map(([k, v]) => `${k} ${v}`).join(", ")})`);
+    const late = latencies.filter((_, i) => i % options.turnsPerSession >= options.turnsPerSession - 10);
+    out.push(line(`  the last 10 turns of each session`, percentiles(late)));
+    if (options.subscribers > 0) out.push(...(await fanOut(stack, options.subscribers)));
+    if (options.idle > 0) out.push(...(await idleSessions(stack, options.idle)));
+  } finally {
+    await stack.close();
+    await db.close();
+  }
+  return out;
+}
