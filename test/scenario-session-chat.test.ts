@@ -49,12 +49,23 @@ const trimmer = task({
   },
 });
 
+const onceThenWait = task({
+  id: "once-then-wait",
+  run: async (payload: { sessionId: string }) => {
+    const session = sessions.open(payload.sessionId);
+    const first = await session.in.once({ timeout: "30s" }); // keeps the slot
+    const second = await session.in.wait({ timeout: "1h" }); // a checkpoint: the resume replays the once
+    const third = await session.in.once({ timeout: 20 });
+    return { first: first.ok ? first.output : null, second: second.ok ? second.output : null, third: third.ok ? third.output : third.error.message };
+  },
+});
+
 beforeAll(async () => {
   api = await startTestApi();
   await api.app.listen({ port: 0, host: "127.0.0.1" });
   baseURL = `http://127.0.0.1:${(api.app.server.address() as { port: number }).port}`;
   api.engine.apiUrl = baseURL;
-  tw = await startTestWorker(api, [chat, peeker, trimmer]);
+  tw = await startTestWorker(api, [chat, peeker, trimmer, onceThenWait]);
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey });
 });
 afterAll(async () => {
@@ -184,5 +195,25 @@ describe("a chat on a session", () => {
     expect(replies).toEqual(["echo:", "from", "the", "client"]);
     await sessions.close("own-client");
     expect((await sessions.retrieve("own-client")).closedAt).not.toBeNull();
+  });
+
+  it("session.in.once waits keeping the slot, is replayed from the ledger after a checkpoint, and times out", async () => {
+    const started = tw.worker.events.next("runStarted");
+    const session = await start("once-then-wait", "once-e2e");
+    await started;
+    const suspended = tw.worker.events.next("runSuspended", (e) => e.runId === session.runId);
+    await send("once-e2e", session.publicAccessToken, { n: 1 });
+    await suspended; // the once returned without a checkpoint; the wait after it suspended
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === session.runId);
+    await send("once-e2e", session.publicAccessToken, { n: 2 });
+    expect((await finished).status).toBe("COMPLETED");
+    const run: any = await (await fetch(`${baseURL}/api/v3/runs/${session.runId}`, { headers: api.devAuth })).json();
+    expect(run.output).toEqual({ first: { n: 1 }, second: { n: 2 }, third: "session.in.once() timed out" });
+    const steps = await api.db.pool.query(`SELECT kind, target FROM run_ledger WHERE run_id = $1 ORDER BY step_key`, [session.runId]);
+    expect(steps.rows).toEqual([
+      { kind: "step", target: "session.in.once" },
+      { kind: "session", target: `${session.id}:in` },
+      { kind: "step", target: "session.in.once" },
+    ]);
   });
 });

@@ -506,6 +506,8 @@ BEGIN
     SELECT count(*) INTO sent FROM notices;
 
     IF p_io = 'in' THEN
+      -- For runs waiting in session.in.once (a wait that keeps its worker slot).
+      PERFORM pg_notify(p_context->>'inChannel', s.id || ' ' || last_seq);
       SELECT seq, part_id, data, headers INTO first_record FROM session_records WHERE session_id = s.id AND io = 'in' AND seq = first_seq;
       -- The waits this record ends leave session_waits (so the next append does not read them
       -- again); one that already timed out is just removed (svc_complete_waitpoint changes nothing).

@@ -74,6 +74,7 @@ export function createWorker(options: WorkerOptions): Worker {
     leases.stop();
     await timers.stop();
     await channels.stop();
+    await resources.hooks.arrivals.stop();
     if (!resources.claimPool.ending) await resources.claimPool.end();
   }
 

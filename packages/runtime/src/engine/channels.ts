@@ -12,4 +12,6 @@ export const CHANNELS = {
   credentials: "svc_credentials",
   /** A record was appended to a session channel: JSON `{ e, k, io, seq, r? }` (engine/sessions/append-record.ts). */
   sessionRecords: "svc_session_records",
+  /** An `.in` record was appended: `<sessionId> <seq>` (what runs in session.in.once listen for). */
+  sessionIn: "svc_session_in",
 } as const;

@@ -121,4 +121,5 @@ export { appendRecord, appendRecords, streamKey, type AppendInput, type AppendRe
 export {
   CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, trimOut, type RecordHeader, type SessionRecordRow,
 } from "./sessions/records.ts";
+export { SessionInArrivals, type ArrivalWatch, type ChannelArrivals } from "./sessions/in-arrivals.ts";
 export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";

@@ -19,6 +19,8 @@ import type {
 } from "../sdk/run-context.ts";
 import { appendRecords } from "../engine/sessions/append-record.ts";
 import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
+import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
+import { getSession } from "../engine/sessions/store.ts";
 import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
 import { trimOut, waitOutputJson } from "../engine/sessions/records.ts";
 import { ChannelOutQueue, type OutRecord } from "./channel-out-queue.ts";
@@ -53,6 +55,7 @@ export class DurableExecution implements RunExecution {
   readonly #claimToken: string;
   readonly #ledger: LedgerSession;
   readonly #createToken: CreateToken;
+  readonly #arrivals: ChannelArrivals | null;
   #fenced = false;
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
@@ -74,6 +77,8 @@ export class DurableExecution implements RunExecution {
     signal: AbortSignal;
     createToken: CreateToken;
     taken?: Promise<boolean> | null;
+    /** What wakes session.in.once; without it, once() throws. */
+    arrivals?: ChannelArrivals;
   }) {
     this.#deps = args.deps;
     this.#run = args.run;
@@ -81,6 +86,7 @@ export class DurableExecution implements RunExecution {
     this.#claimToken = args.claimToken;
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
+    this.#arrivals = args.arrivals ?? null;
     this.#taken = args.taken ?? null;
     this.ctx = args.ctx;
     this.signal = args.signal;
@@ -281,6 +287,46 @@ export class DurableExecution implements RunExecution {
       }),
     );
     return this.#channelResult(target, outcome);
+  }
+
+  async onceChannel(sessionRef: string, timeoutMs: number): Promise<RawChannelResult> {
+    if (this.#fenced) return never();
+    const key = this.#ledger.nextKey();
+    const target = `${sessionRef}:in`;
+    const entry = this.#ledger.lookup(key, "step", "session.in.once", this.#deps.clock.now());
+    if (entry?.resolved) {
+      const value = parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a once's ledger outcome").value) as { record?: ChannelRecord };
+      return this.#onceResult(target, value);
+    }
+    if (!this.#arrivals) throw new Error("session.in.once(): this worker does not listen for session records");
+    const session = await retryWhileUnavailable(() => getSession(this.#deps.db, this.#env.id, sessionRef));
+    const deadline = this.#deps.clock.now().getTime() + timeoutMs;
+    const afterSeq = this.#cursors.get(target) ?? null;
+    const peek = (db: Queryable) => peekChannelRecord(db, { runId: this.#run.id, environmentId: this.#env.id, sessionRef: session.id, io: "in", afterSeq });
+    for (;;) {
+      // Watching before looking: a record appended in between wakes the watch.
+      const watch = await this.#arrivals.watch(session.id, afterSeq ?? -1);
+      const row = await retryWhileUnavailable(() => peek(this.#deps.db));
+      const remaining = deadline - this.#deps.clock.now().getTime();
+      if (row || remaining <= 0) {
+        watch.cancel();
+        // Recorded with the record the code gets (handed over like a wait's), or the timeout.
+        const value = await this.#makeAndRecordStep(key, "session.in.once", async (tx) => {
+          if (!row) return {};
+          await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, row.seq]);
+          return { record: channelRecordOf(JSON.parse(waitOutputJson(row))) };
+        });
+        return this.#onceResult(target, value);
+      }
+      await watch.wait(remaining);
+      if (this.#fenced) return never();
+    }
+  }
+
+  #onceResult(target: string, value: { record?: ChannelRecord }): RawChannelResult {
+    if (!value.record) return { ok: false, error: { name: "WaitpointTimeoutError", code: "TIMED_OUT", message: "session.in.once() timed out" } };
+    this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, value.record.seq));
+    return { ok: true, record: value.record };
   }
 
   async peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {

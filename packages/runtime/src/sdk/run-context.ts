@@ -68,6 +68,8 @@ export interface RunExecution {
   batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]>;
   /** Waits (checkpointed) for the next `.in` record of a session after this execution's cursor. */
   waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult>;
+  /** Waits for the next `.in` record after the cursor keeping the worker slot, up to `timeoutMs` (recorded). */
+  onceChannel(sessionRef: string, timeoutMs: number): Promise<RawChannelResult>;
   /** The next `.in` record after the cursor if one is there, without waiting or moving the cursor (recorded). */
   peekChannel(sessionRef: string): Promise<ChannelRecord | undefined>;
   /** Appends records to a session's `.out`, each once however often the run is replayed. */

@@ -1,6 +1,7 @@
 import { sessionsClient } from "../client/global.ts";
 import type { AppendedRecord, AppendRecordOptions, ReadRecordsOptions, SessionRecord, SubscribeOptions } from "../client/session-channels.ts";
 import { currentExecution, requireExecution, type ChannelRecord, type ChannelWaitOptions } from "./run-context.ts";
+import { MAX_DURATION_MS, parseDuration } from "../durations.ts";
 import { toWaitResult, type WaitResult } from "./wait-result.ts";
 
 /** The control record that ends a turn: a client reading `.out` knows the run is done answering. */
@@ -69,6 +70,24 @@ export class SessionInput<T = unknown> {
    */
   async wait<U = T>(options?: ChannelWaitOptions): Promise<WaitResult<U>> {
     const raw = await requireExecution("session.in.wait").waitForChannel(this.sessionRef, options);
+    return toWaitResult<U>(raw.ok ? { ok: true, output: decodeRecordData(raw.record.data) } : raw);
+  }
+
+  /**
+   * Waits for the next record the run has not received yet without a checkpoint: the run keeps its
+   * worker slot (a reply within seconds costs no suspend and resume), up to `timeout` (a duration
+   * such as "30s", or milliseconds; default 10 minutes). `ok: false` when it passes. A replay of
+   * the run gets the same result.
+   *
+   * @example
+   * const quick = await session.in.once({ timeout: "30s" });
+   * const message = quick.ok ? quick : await session.in.wait({ timeout: "1h" });
+   */
+  async once<U = T>(options: { timeout?: string | number } = {}): Promise<WaitResult<U>> {
+    const timeout = options.timeout ?? "10m";
+    const ms = typeof timeout === "number" ? timeout : parseDuration(timeout);
+    if (ms === null || !Number.isFinite(ms) || ms < 0 || ms > MAX_DURATION_MS) throw new Error(`session.in.once(): ${JSON.stringify(timeout)} is not a timeout (e.g. "30s", or milliseconds)`);
+    const raw = await requireExecution("session.in.once").onceChannel(this.sessionRef, ms);
     return toWaitResult<U>(raw.ok ? { ok: true, output: decodeRecordData(raw.record.data) } : raw);
   }
 

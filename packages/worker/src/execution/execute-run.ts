@@ -125,6 +125,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     ctx: contextOf(deps, run, task),
     signal: abort.signal,
     createToken: deps.hooks.createToken,
+    arrivals: deps.hooks.arrivals,
     taken,
   });
   deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });

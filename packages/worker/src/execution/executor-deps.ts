@@ -1,4 +1,4 @@
-import type { CreateToken, EngineDeps, Environment, MicroBatcher } from "@svc/runtime/engine";
+import type { ChannelArrivals, CreateToken, EngineDeps, Environment, MicroBatcher } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import type { WorkerEvents } from "../events.ts";
 import type { Claim } from "./claim.ts";
@@ -19,6 +19,8 @@ export interface WorkerIdentity {
 export interface TaskHooks {
   /** `wait.createToken` inside a run. */
   createToken: CreateToken;
+  /** What wakes runs waiting in session.in.once (one LISTEN connection per worker, opened on first use). */
+  arrivals: ChannelArrivals;
   /** Called before each execution: the environment's variables for process.env. */
   prepareEnvironment?: () => Promise<void>;
 }

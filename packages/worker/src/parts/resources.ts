@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createPool, type Pool } from "@svc/runtime/db";
-import type { DueWork, EngineDeps } from "@svc/runtime/engine";
+import { SessionInArrivals, type DueWork, type EngineDeps } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 import { WorkerEvents } from "../events.ts";
@@ -40,6 +40,7 @@ export interface WorkerResources {
   queue: { boss: PgBoss; dispatcher: PgBossDispatcher };
   config: WorkerConfig;
   hooks: TaskHooks & {
+    arrivals: SessionInArrivals;
     /** Runs once after tasks are registered (e.g. declarative schedules). */
     onRegistered?: (tasks: Task[]) => Promise<void>;
   };
@@ -70,7 +71,12 @@ export function createResources(options: WorkerOptions): WorkerResources {
       timerMaxSleepMs: options.timerMaxSleepMs ?? 1000,
       dueWork: options.dueWork ?? [],
     },
-    hooks: { createToken: options.createToken, prepareEnvironment: options.prepareEnvironment, onRegistered: options.onRegistered },
+    hooks: {
+      createToken: options.createToken,
+      arrivals: new SessionInArrivals({ databaseUrl: options.databaseUrl, onError: (error) => report(error, "session arrivals") }),
+      prepareEnvironment: options.prepareEnvironment,
+      onRegistered: options.onRegistered,
+    },
     events,
     report,
   };

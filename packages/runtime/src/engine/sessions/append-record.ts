@@ -39,6 +39,7 @@ export interface AppendResults {
 /** What `svc_append_session_records` needs besides the records: channels, and how waits complete. */
 const APPEND_CONTEXT = JSON.stringify({
   recordChannel: CHANNELS.sessionRecords,
+  inChannel: CHANNELS.sessionIn,
   finalStatuses: FINAL_STATUSES,
   graceSeconds: RESUME_GRACE_SECONDS,
   resumeChannel: CHANNELS.resume,
