@@ -59,8 +59,9 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, svc_queue_is_limited(r.environment_id, r.queue_name) AS limited
-    FROM runs r WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
+    SELECT r.id, r.environment_id, r.task_identifier, q.limited
+    FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
+    WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
     -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
     SELECT waiting.id, pick.id AS worker_id, pick.version
