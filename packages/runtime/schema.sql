@@ -545,19 +545,19 @@ END;
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text, p_offers jsonb)
- RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints)
+ RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints, offered_runs runs[], offered_ledgers json[])
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   w waitpoints;
   resumed text[];
   limited_count int;
-  offer_prefix text := p_offers->>'channelPrefix';
+  offer_runs runs[];
+  offer_ledgers json[];
   offer_lease interval := make_interval(secs => (p_offers->>'leaseSeconds')::double precision);
   offer_max_runs int := (p_offers->>'maxRuns')::int;
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
-  offer_columns text[] := ARRAY(SELECT jsonb_array_elements_text(p_offers->'columns'));
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
          output_type = p_output_type, output_is_error = p_output_is_error
@@ -567,7 +567,7 @@ BEGIN
   RETURNING * INTO w;
   IF NOT FOUND THEN
     SELECT * INTO w FROM waitpoints WHERE id = p_id AND (p_environment_id IS NULL OR environment_id = p_environment_id);
-    RETURN QUERY SELECT false, '{}'::text[], w;
+    RETURN QUERY SELECT false, '{}'::text[], w, NULL::runs[], NULL::json[];
     RETURN;
   END IF;
 
@@ -575,8 +575,9 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, svc_queue_is_limited(r.environment_id, r.queue_name) AS limited
-    FROM runs r WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
+    SELECT r.id, r.environment_id, r.task_identifier, q.limited
+    FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
+    WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
     -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
     SELECT waiting.id, pick.id AS worker_id, pick.version
@@ -606,7 +607,7 @@ BEGIN
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
     WHERE r.id = waiting.id AND r.status = 'WAITING'
-    RETURNING r.*, waiting.limited, chosen.id IS NOT NULL AS offered),
+    RETURNING r.*, r AS run, waiting.limited, chosen.id IS NOT NULL AS offered),
   notified AS (
     -- ≤ 100 run ids per payload: `<environmentId> <waitpointId> <runId>,<runId>,…`
     SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
@@ -614,32 +615,28 @@ BEGIN
       FROM marked WHERE NOT limited AND NOT offered) c
     GROUP BY environment_id, chunk),
   offers AS (
-    -- What the worker's claim would have returned: the run (as this statement left it) and its
-    -- ledger, whose entries resolved here are only visible as this statement's own output. NOTIFY
-    -- payloads must stay under 8000 bytes: a large payload is not even serialised.
-    SELECT pg_notify(offer_prefix || o.worker_id,
-      CASE WHEN octet_length(o.offer) <= offer_max_bytes THEN o.offer
-           ELSE json_build_object('claimToken', o.claim_token, 'runId', o.id)::text END)
-    FROM (
-      SELECT m.id, m.worker_id, m.claim_token, CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN json_build_object(
-        'run', (SELECT json_object_agg(c.key, c.value) FROM json_each(row_to_json(m)) c WHERE c.key = ANY (offer_columns)),
-        'ledger', (SELECT json_agg(x) FROM (
+    -- The ledger of each offered run, whose entries resolved here are only visible as this
+    -- statement's own output. NOTIFY payloads must stay under 8000 bytes: when the payload alone is
+    -- too large, the ledger is not even serialised.
+    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN (
+        SELECT json_agg(x) FROM (
           SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
             AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
           UNION ALL
           SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)
-      )::text END AS offer
-      FROM marked m WHERE m.offered) o)
-  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited)
-  INTO resumed, limited_count
+      END ORDER BY m.id) AS ledgers
+    FROM marked m WHERE m.offered)
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited),
+         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers)
+  INTO resumed, limited_count, offer_runs, offer_ledgers
   FROM marked
-  WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT count(*) FROM offers) >= 0;
+  WHERE (SELECT count(*) FROM notified) >= 0;
 
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN
     PERFORM pg_notify(p_timers_channel, 'resume');
   END IF;
-  RETURN QUERY SELECT true, resumed, w;
+  RETURN QUERY SELECT true, resumed, w, offer_runs, offer_ledgers;
 END;
 $function$;
 
@@ -654,7 +651,7 @@ END;
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_queue_is_limited(p_environment_id text, p_queue_name text)
- RETURNS boolean
+ RETURNS TABLE(limited boolean)
  LANGUAGE sql
  STABLE
 AS $function$

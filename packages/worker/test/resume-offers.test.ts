@@ -1,7 +1,8 @@
 // Resume offers: a completion hands the run it wakes to one live worker, already claimed for it,
-// with the run and its ledger in the NOTIFY (migration 0018). Covered here: the offer itself, a
-// payload too large for a NOTIFY, a worker whose LISTEN connection is gone (never chosen), an offer
-// nobody takes (its lease lapses: the run waits again, no attempt lost) and the registry's upkeep.
+// with the run and its ledger in the NOTIFY (migration 0018). Covered here: the offer itself, the
+// runs of one completion each with its own ledger, a payload too large for a NOTIFY, a worker whose
+// LISTEN connection is gone (never chosen), an offer nobody takes (its lease lapses: the run waits
+// again, no attempt lost) and the registry's upkeep.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
 import { completeToken, createToken, FakeClock, lapsedLeases, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
@@ -50,6 +51,16 @@ const stepAfterWait = task({
   },
 });
 
+/** `steps` steps, then a wait on a token other runs wait on too: each run's ledger is its own. */
+const stepsThenWait = task({
+  id: "steps-then-wait",
+  run: async (payload: { steps: number; tokenId: string }) => {
+    for (let i = 0; i < payload.steps; i++) await step.run(`s${i}`, async () => i);
+    await wait.forToken(payload.tokenId);
+    return payload.steps;
+  },
+});
+
 const gates = new Map<string, () => void>();
 const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
 
@@ -81,7 +92,7 @@ afterAll(async () => {
 describe("resume offers", () => {
   let tw: TestWorker;
   beforeAll(async () => {
-    tw = await startTestWorker(te, [offered, replays, stepAfterWait], { timerLoop: false });
+    tw = await startTestWorker(te, [offered, replays, stepAfterWait, stepsThenWait], { timerLoop: false });
   });
   afterAll(async () => {
     await tw?.stop();
@@ -121,6 +132,23 @@ describe("resume offers", () => {
     expect((await finished).status).toBe("COMPLETED");
     expect(JSON.parse((await getRunRow(te, id)).output!).json).toEqual({ side: 1, outputs: [1, 2, 3] });
     expect(sideEffects).toBe(1);
+  });
+
+  it("offers each run a completion wakes with its own ledger", async () => {
+    const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
+    const runs: { id: string; steps: number }[] = [];
+    for (const steps of [1, 3, 2]) {
+      const { id } = await triggerRun(te.engine, te.env, "steps-then-wait", { steps, tokenId });
+      await tw.worker.events.next("runSuspended", (e) => e.runId === id);
+      runs.push({ id, steps });
+    }
+    const resumed = runs.map(({ id }) => tw.worker.events.next("runResumed", (e) => e.runId === id));
+    const finished = runs.map(({ id }) => tw.worker.events.next("runFinished", (e) => e.runId === id));
+    const result = await complete(tokenId);
+    expect(result.changed && [...result.resumedRunIds].sort()).toEqual(runs.map((r) => r.id).sort());
+    // Each replays its own steps and the wait: a ledger handed to another run would not match.
+    expect(await Promise.all(resumed)).toMatchObject(runs.map((r) => ({ via: "offer", replayedEntries: r.steps + 1 })));
+    expect((await Promise.all(finished)).map((e) => e.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
   });
 
   it("offers a run whose payload does not fit in a NOTIFY by its claim token, and the worker loads it", async () => {

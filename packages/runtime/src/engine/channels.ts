@@ -6,7 +6,7 @@ export const CHANNELS = {
   runCanceled: "svc_run_canceled",
   /** Something time-based was scheduled (delay, retry, timeout, schedule): timer loops re-plan. */
   timers: "svc_timers",
-  /** Prefix of a worker's own channel (+ its id): resume offers, JSON (svc_complete_waitpoint is handed it, see RESUME_OFFERS). */
+  /** Prefix of a worker's own channel (+ its id): resume offers, JSON (sent by the completion statement, see SEND_OFFERS). */
   offersPrefix: "svc_offers_",
   /** A secret key or environment changed (sent by a trigger, migration 0011): API replicas drop their key cache. */
   credentials: "svc_credentials",

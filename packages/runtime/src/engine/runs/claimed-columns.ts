@@ -3,7 +3,7 @@ import { KEYED_EPOCH } from "../../ledger/entries.ts";
 
 /**
  * The columns an execution uses: a claim returns only these (less to send, parse and collect),
- * and a resume offer (svc_complete_waitpoint, which is handed this list) carries the same.
+ * and a resume offer (SEND_OFFERS, built from this list) carries the same.
  */
 export const CLAIMED_COLUMNS = [
   "id", "environment_id", "task_identifier", "queue_name", "payload", "payload_type", "attempt_number", "ledger_epoch",

@@ -4,9 +4,10 @@ import type { DueWork } from "./fire-due.ts";
 /**
  * True, for a run aliased `r`, when the run's queue has a concurrencyLimit, as its workers
  * registered it: such runs take a slot of their queue to resume, like a start. The one definition
- * is the SQL function svc_queue_is_limited, which svc_complete_waitpoint uses too.
+ * is the SQL function svc_queue_is_limited, which svc_complete_waitpoint uses too (a one-row set,
+ * so that the planner inlines it: hence the subquery).
  */
-export const LIMITED_QUEUE_TEST = `svc_queue_is_limited(r.environment_id, r.queue_name)`;
+export const LIMITED_QUEUE_TEST = `(SELECT q.limited FROM svc_queue_is_limited(r.environment_id, r.queue_name) q)`;
 
 /**
  * Resumes that no worker took through the NOTIFY fast path by their `resume_due_at` (nobody was

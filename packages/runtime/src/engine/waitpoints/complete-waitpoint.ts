@@ -1,6 +1,6 @@
 import { flushWal, isPool, prepared, retryOnConflict, type Queryable } from "../../db/queryable.ts";
 import { CHANNELS } from "../channels.ts";
-import { RESUME_OFFERS_PARAMETER } from "./resume-offers.ts";
+import { RESUME_OFFERS_PARAMETER, SEND_OFFERS } from "./resume-offers.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { WaitpointRow } from "./store.ts";
 
@@ -43,12 +43,12 @@ export async function completeWaitpoint(
   const now = deps.clock.now();
   const status = options.status ?? (outcome.ok ? "COMPLETED" : "TIMED_OUT");
   const onPool = isPool(tx);
-  const complete = () => tx.query<WaitpointRow & { changed: boolean; resumed_run_ids: string[]; async_commit?: string }>(prepared(
+  const complete = () => tx.query<WaitpointRow & { changed: boolean; resumed_run_ids: string[]; offers_sent: string; async_commit?: string }>(prepared(
     onPool ? "svc_complete_waitpoint_early" : "svc_complete_waitpoint",
     // On a pool the statement is its own transaction, committed without waiting for the WAL flush
     // (synchronous_commit off for this transaction only): see flushWal below.
-    `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*${onPool ? ", set_config('synchronous_commit', 'off', true) AS async_commit" : ""}
-     FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS c`,
+    `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*, offers.sent AS offers_sent${onPool ? ", set_config('synchronous_commit', 'off', true) AS async_commit" : ""}
+     FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS c, LATERAL ${SEND_OFFERS} AS offers`,
     [
       waitpointId,
       status,
@@ -75,7 +75,7 @@ export async function completeWaitpoint(
   // them flushes the completion first. Also when nothing changed: the completion this call found
   // may be another caller's, still on its way to disk.
   if (onPool) await flushWal(tx);
-  const { changed, resumed_run_ids, async_commit: _, ...waitpoint } = rows[0]!;
+  const { changed, resumed_run_ids, offers_sent: _sent, async_commit: _, ...waitpoint } = rows[0]!;
   if (!changed) return { changed: false, waitpoint: waitpoint.id === null ? null : waitpoint };
   return { changed: true, waitpoint, resumedRunIds: resumed_run_ids };
 }

@@ -1,0 +1,47 @@
+// svc_queue_is_limited, the one definition of "this run's queue has a concurrencyLimit": its
+// answers, and that the planner inlines it where it is called (a SQL function Postgres does not
+// inline is parsed and planned again by every statement that calls it, completions included).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIMITED_QUEUE_TEST, triggerRun, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { startTestEngine, type TestDatabase, type TestEngine } from "@svc/runtime/testing";
+
+let te: TestEngine;
+let db: TestDatabase;
+let engine: EngineDeps;
+let env: Environment;
+
+beforeAll(async () => {
+  te = await startTestEngine();
+  ({ db, engine, env } = te);
+  await db.pool.query(
+    `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, concurrency_limit, worker_version)
+     VALUES ($1, 'limited', 'task/limited', 2, 'v1'), ($1, 'free', 'task/free', NULL, 'v1')`,
+    [env.id],
+  );
+});
+afterAll(async () => te?.close());
+
+const limitedOf = async (runId: string) =>
+  (await db.pool.query<{ limited: boolean }>(`SELECT ${LIMITED_QUEUE_TEST} AS limited FROM runs r WHERE r.id = $1`, [runId])).rows[0]!.limited;
+
+describe("svc_queue_is_limited", () => {
+  it("is true for a run of a queue registered with a concurrencyLimit, false otherwise (also for a task no worker registered)", async () => {
+    const limited = await triggerRun(engine, env, "limited", {});
+    const free = await triggerRun(engine, env, "free", {});
+    const unknown = await triggerRun(engine, env, "unknown", {});
+    expect([await limitedOf(limited.id), await limitedOf(free.id), await limitedOf(unknown.id)]).toEqual([true, false, false]);
+  });
+
+  it("is inlined by the planner, in an expression (LIMITED_QUEUE_TEST) and in FROM (svc_complete_waitpoint)", async () => {
+    const plans = [
+      `SELECT ${LIMITED_QUEUE_TEST} AS limited FROM runs r WHERE r.id = 'x'`,
+      `SELECT q.limited FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q WHERE r.id = 'x'`,
+    ];
+    for (const sql of plans) {
+      const { rows } = await db.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN (VERBOSE) ${sql}`);
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(plan).toContain("worker_tasks");
+      expect(plan).not.toContain("svc_queue_is_limited");
+    }
+  });
+});
