@@ -432,7 +432,7 @@ CREATE SEQUENCE personal_access_tokens_id_seq AS bigint START 1 INCREMENT 1 OWNE
 CREATE SEQUENCE secret_keys_id_seq AS bigint START 1 INCREMENT 1 OWNED BY secret_keys.id;
 
 CREATE OR REPLACE FUNCTION public.svc_append_session_records(p_environment_id text, p_ref text, p_io text, p_now timestamp with time zone, p_records jsonb, p_writer jsonb, p_context jsonb)
- RETURNS jsonb
+ RETURNS TABLE(result jsonb, offered_runs runs[], offered_ledgers json[])
  LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -448,17 +448,21 @@ DECLARE
   stream_key text;
   sent int;
   was_changed boolean;
+  run_offers runs[];
+  ledger_offers json[];
+  all_runs runs[] := '{}';
+  all_ledgers json[] := '{}';
 BEGIN
   IF p_writer IS NOT NULL THEN
     PERFORM 1 FROM runs WHERE id = p_writer->>'runId' AND claim_token = p_writer->>'claimToken' AND status = 'EXECUTING' FOR UPDATE;
-    IF NOT FOUND THEN RETURN jsonb_build_object('error', 'fenced'); END IF;
+    IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'fenced'), NULL::runs[], NULL::json[]; RETURN; END IF;
   END IF;
   IF starts_with(p_ref, 'session_') THEN
     SELECT * INTO s FROM sessions WHERE id = p_ref AND environment_id = p_environment_id FOR UPDATE;
   ELSE
     SELECT * INTO s FROM sessions WHERE environment_id = p_environment_id AND external_id = p_ref FOR UPDATE;
   END IF;
-  IF NOT FOUND THEN RETURN jsonb_build_object('error', 'not_found'); END IF;
+  IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'not_found'), NULL::runs[], NULL::json[]; RETURN; END IF;
 
   SELECT coalesce(jsonb_object_agg(r.part_id, r.seq), '{}') INTO stored
   FROM session_records r
@@ -467,8 +471,8 @@ BEGIN
   SELECT count(*) INTO fresh_count FROM jsonb_array_elements(p_records) x WHERE NOT stored ? (x->>'partId');
   IF fresh_count > 0 THEN
     -- A part already stored is acknowledged whatever became of the session since; new ones are not.
-    IF s.closed_at IS NOT NULL THEN RETURN jsonb_build_object('error', 'closed'); END IF;
-    IF s.expires_at IS NOT NULL AND s.expires_at <= p_now THEN RETURN jsonb_build_object('error', 'expired'); END IF;
+    IF s.closed_at IS NOT NULL THEN RETURN QUERY SELECT jsonb_build_object('error', 'closed'), NULL::runs[], NULL::json[]; RETURN; END IF;
+    IF s.expires_at IS NOT NULL AND s.expires_at <= p_now THEN RETURN QUERY SELECT jsonb_build_object('error', 'expired'), NULL::runs[], NULL::json[]; RETURN; END IF;
     IF p_io = 'in' THEN
       UPDATE sessions SET in_seq = in_seq + fresh_count WHERE id = s.id RETURNING in_seq INTO last_seq;
     ELSE
@@ -515,7 +519,7 @@ BEGIN
         DELETE FROM session_waits sw WHERE sw.session_id = s.id AND sw.io = 'in' AND sw.after_seq < first_seq
         RETURNING sw.waitpoint_id, sw.out_appended
       LOOP
-        SELECT c.changed INTO was_changed FROM svc_complete_waitpoint(
+        SELECT c.changed, c.offered_runs, c.offered_ledgers INTO was_changed, run_offers, ledger_offers FROM svc_complete_waitpoint(
           waiting.waitpoint_id, 'COMPLETED', p_now,
           '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
             || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}',
@@ -525,6 +529,10 @@ BEGIN
             || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}')),
           (p_context->>'graceSeconds')::double precision, p_context->>'resumeChannel', p_context->>'timersChannel', p_context->'offers') c;
         IF was_changed THEN delivered := delivered + 1; END IF;
+        IF run_offers IS NOT NULL THEN
+          all_runs := all_runs || run_offers;
+          all_ledgers := all_ledgers || ledger_offers;
+        END IF;
       END LOOP;
       IF delivered > 0 THEN
         UPDATE sessions SET in_delivered = greatest(in_delivered, first_seq) WHERE id = s.id;
@@ -535,12 +543,13 @@ BEGIN
     END IF;
   END IF;
 
-  RETURN jsonb_build_object(
+  RETURN QUERY SELECT jsonb_build_object(
     'sessionId', s.id,
     'needsRun', needs_run,
     'seqs', (SELECT jsonb_agg(r.seq ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
              JOIN session_records r ON r.session_id = s.id AND r.io = p_io AND r.part_id = t.x->>'partId'),
-    'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)));
+    'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord))),
+    all_runs, all_ledgers;
 END;
 $function$;
 

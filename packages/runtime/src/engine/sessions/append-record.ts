@@ -7,7 +7,7 @@ import type { EngineDeps } from "../deps.ts";
 import { FINAL_STATUSES } from "../runs/statuses.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import { RESUME_GRACE_SECONDS } from "../waitpoints/complete-waitpoint.ts";
-import { RESUME_OFFERS } from "../waitpoints/resume-offers.ts";
+import { RESUME_OFFERS_PARAMETER, SEND_OFFERS } from "../waitpoints/resume-offers.ts";
 import type { RecordHeader } from "./records.ts";
 import { ensureSessionRun } from "./session-runs.ts";
 import { getSession, sessionStatus, type SessionRow } from "./store.ts";
@@ -44,7 +44,7 @@ const APPEND_CONTEXT = JSON.stringify({
   graceSeconds: RESUME_GRACE_SECONDS,
   resumeChannel: CHANNELS.resume,
   timersChannel: CHANNELS.timers,
-  offers: RESUME_OFFERS,
+  offers: JSON.parse(RESUME_OFFERS_PARAMETER),
 });
 
 type Appended = { error: "fenced" | "not_found" | "closed" | "expired" } | { sessionId: string; needsRun: boolean; seqs: (number | string)[]; duplicates: boolean[] };
@@ -79,7 +79,8 @@ export async function appendRecords(
   const { rows } = await deps.db.query<{ appended: Appended }>(
     prepared(
       "svc_append_session_records",
-      `SELECT svc_append_session_records($1, $2, $3, $4, $5, $6, $7) AS appended, set_config('synchronous_commit', 'off', true) AS async_commit`,
+      `SELECT c.result AS appended, offers.sent AS offers_sent, set_config('synchronous_commit', 'off', true) AS async_commit
+       FROM svc_append_session_records($1, $2, $3, $4, $5, $6, $7) AS c, LATERAL ${SEND_OFFERS} AS offers`,
       [env.id, ref, io, deps.clock.now(), JSON.stringify(records), writer ? JSON.stringify(writer) : null, APPEND_CONTEXT],
     ),
   );
