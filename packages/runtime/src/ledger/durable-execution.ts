@@ -7,7 +7,6 @@ import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
 import type { ClaimedRun } from "../engine/runs/claimed-columns.ts";
 import { attachWaiter, childOutcome, completeBatchIfDone } from "../engine/runs/notify-waiters.ts";
-import { decodePacket } from "../engine/runs/payloads.ts";
 import { parseSuperjson, stringifySuperjson } from "../engine/runs/superjson-text.ts";
 import { triggerRunInTransaction } from "../engine/runs/trigger.ts";
 import type { Environment } from "../engine/tenancy/environments.ts";
@@ -17,17 +16,17 @@ import { never } from "../sdk/never.ts";
 import type {
   ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
 } from "../sdk/run-context.ts";
-import { appendRecords } from "../engine/sessions/append-record.ts";
 import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
 import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
 import { getSession } from "../engine/sessions/store.ts";
 import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
 import { trimOut, waitOutputJson } from "../engine/sessions/records.ts";
-import { ChannelOutQueue, type OutRecord } from "./channel-out-queue.ts";
+import { RunChannelOutput } from "./channel-output.ts";
+import { batchResults, channelRecordOf, channelWaitResult, childResult, waitResult } from "./wait-results.ts";
 import type { TaskContext } from "../sdk/task.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
-import { BatchItemOutcomeSchema, parseStored, StepOutcomeSchema, WaitOutcomeSchema } from "./outcomes.ts";
+import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
 import { LedgerSession } from "./replay.ts";
 
 /**
@@ -62,8 +61,8 @@ export class DurableExecution implements RunExecution {
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
   /** Per session channel (`<ref>:in`): the last record the code received, so the next wait reads after it. */
   readonly #cursors = new Map<string, number>();
-  /** Per session: the `.out` records the code appended (numbered), and those in flight. */
-  readonly #out = new Map<string, OutState>();
+  /** The `.out` records the code appends, per session. */
+  readonly #output: RunChannelOutput;
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -87,6 +86,15 @@ export class DurableExecution implements RunExecution {
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
     this.#arrivals = args.arrivals ?? null;
+    this.#output = new RunChannelOutput({
+      deps: args.deps,
+      env: args.env,
+      runId: args.run.id,
+      claimToken: args.claimToken,
+      ledger: args.ledger,
+      mayWrite: () => this.#mayWrite(),
+      fence: () => this.fence(),
+    });
     this.#taken = args.taken ?? null;
     this.ctx = args.ctx;
     this.signal = args.signal;
@@ -123,7 +131,7 @@ export class DurableExecution implements RunExecution {
     const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
     if (entry?.resolved) {
       const passes = this.#passes(key, entry);
-      return passes === true || (await passes) ? this.#waitResult(entry.outcome) : never();
+      return passes === true || (await passes) ? waitResult(entry.outcome) : never();
     }
     return this.#register(key, "token", tokenId, tokenId, options, async () => tokenId);
   }
@@ -175,7 +183,7 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "child", taskId, this.#deps.clock.now());
-    if (entry?.resolved) return this.#childResult(entry.outcome, taskId);
+    if (entry?.resolved) return childResult(entry.outcome, taskId);
     const result = await this.#register(key, "child", taskId, entry?.waitpointId ?? null, undefined, async (tx) => {
       const now = this.#deps.clock.now();
       const child = await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, payload, { ...options, payloadType: "application/super+json" }, {
@@ -192,7 +200,7 @@ export class DurableExecution implements RunExecution {
       }
       return waitpoint.id;
     });
-    return this.#childResult(result, taskId);
+    return childResult(result, taskId);
   }
 
   async batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]> {
@@ -200,7 +208,7 @@ export class DurableExecution implements RunExecution {
     if (items.length === 0) return [];
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "batch", taskId, this.#deps.clock.now());
-    if (entry?.resolved) return this.#batchResults(entry.outcome);
+    if (entry?.resolved) return batchResults(entry.outcome);
     const raw = await this.#register(key, "batch", taskId, entry?.waitpointId ?? null, undefined, async (tx) => {
       const now = this.#deps.clock.now();
       const batchId = newId.batch();
@@ -233,7 +241,7 @@ export class DurableExecution implements RunExecution {
       if (answeredByKey) await completeBatchIfDone(this.#deps, tx, batchId);
       return waitpoint.id;
     });
-    return this.#batchResults(raw);
+    return batchResults(raw);
   }
 
   /**
@@ -283,7 +291,7 @@ export class DurableExecution implements RunExecution {
         afterSeq,
         timeoutAt,
         // #register flushed `.out` first: every record numbered so far is stored.
-        outAppended: this.#outState(sessionRef).next,
+        outAppended: this.#output.appended(sessionRef),
       }),
     );
     return this.#channelResult(target, outcome);
@@ -344,21 +352,7 @@ export class DurableExecution implements RunExecution {
   }
 
   appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void> {
-    if (this.#fenced) return never();
-    const out = this.#outState(sessionRef);
-    // Numbered in the order the code appends: a replay numbers them the same.
-    const numbered = records.map((r) => ({ ...r, index: out.next++ }));
-    return out.queue.push(numbered);
-  }
-
-  #outState(sessionRef: string): OutState {
-    let out = this.#out.get(sessionRef);
-    if (!out) {
-      const state: OutState = { next: 0, stored: this.#storedBeforeWaits(sessionRef), queue: null as unknown as ChannelOutQueue };
-      state.queue = new ChannelOutQueue((batch) => this.#sendOut(sessionRef, state, batch));
-      this.#out.set(sessionRef, (out = state));
-    }
-    return out;
+    return this.#fenced ? never() : this.#output.append(sessionRef, records);
   }
 
   async trimChannel(sessionRef: string, below: number): Promise<void> {
@@ -387,49 +381,15 @@ export class DurableExecution implements RunExecution {
   }
 
   /** Resolves once every `.out` record appended so far is stored (before a wait, and before the run ends). */
-  async flushChannels(): Promise<void> {
-    for (const out of this.#out.values()) await out.queue.drain();
+  flushChannels(): Promise<void> {
+    return this.#output.flush();
   }
 
-  /**
-   * How many `.out` records this attempt stored before its last channel wait on the session that
-   * the ledger has (a replay: the appends the code makes again up to there are skipped).
-   */
-  #storedBeforeWaits(sessionRef: string): number {
-    let stored = 0;
-    for (const entry of this.#ledger.resolved("session", `${sessionRef}:in`)) {
-      const appended = (entry.outcome as { outAppended?: unknown } | null)?.outAppended;
-      if (typeof appended === "number" && appended > stored) stored = appended;
-    }
-    return stored;
-  }
-
-  /**
-   * Sends a batch of `.out` records. Those this attempt appended before its last channel wait (a
-   * replay: `stored`, known from the ledger) are acknowledged without a round trip; part ids
-   * catch any other repeat (records appended after the last wait, before a crash).
-   */
-  async #sendOut(sessionRef: string, state: OutState, records: OutRecord[]): Promise<void> {
-    if (!(await this.#mayWrite())) return never();
-    const epoch = this.#ledger.epoch;
-    const fresh = records.filter((r) => r.index >= state.stored);
-    if (fresh.length === 0) return;
-    const inputs = fresh.map((r) => ({ data: r.data, ...(r.headers ? { headers: r.headers } : {}), partId: `${this.#run.id}:${epoch}:${r.index}` }));
-    // One statement, fenced by the claim; subscribers get the records at its commit.
-    const appended = await retryWrite(() => appendRecords(this.#deps, this.#env, sessionRef, "out", inputs, { runId: this.#run.id, claimToken: this.#claimToken }));
-    if (!appended) {
-      this.fence();
-      return never();
-    }
-  }
-
+  /** A channel wait's result; the channel's cursor moves past the record it returns. */
   #channelResult(target: string, outcome: unknown): RawChannelResult {
-    const o = parseStored(WaitOutcomeSchema, outcome, "a channel wait's ledger outcome");
-
-    if (!o.ok) return { ok: false, error: withMessage(o.error, "wait failed") };
-    const record = channelRecordOf(JSON.parse(o.output ?? "null"));
-    this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, record.seq));
-    return { ok: true, record };
+    const result = channelWaitResult(outcome);
+    if (result.ok) this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, result.record.seq));
+    return result;
   }
 
   /**
@@ -461,7 +421,7 @@ export class DurableExecution implements RunExecution {
     switch (registration.kind) {
       case "resolved":
         this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt, usedEpoch: this.#ledger.epoch });
-        return kind === "token" || kind === "datetime" ? this.#waitResult(registration.outcome) : registration.outcome;
+        return kind === "token" || kind === "datetime" ? waitResult(registration.outcome) : registration.outcome;
       case "suspended":
         this.fence({ kind: "suspended" });
         return never();
@@ -507,56 +467,4 @@ export class DurableExecution implements RunExecution {
     this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: recorded.outcome, expiresAt: null });
     return recorded.value;
   }
-
-  // Outcomes come from the ledger (or the statement that just recorded them): validated once here,
-  // where they become task code's values; outputs stay opaque text until decoded.
-  #waitResult(outcome: unknown): RawWaitResult {
-    const o = parseStored(WaitOutcomeSchema, outcome, "a wait's ledger outcome");
-    if (o.ok) return { ok: true, output: o.output == null ? undefined : decodePacket({ data: o.output, type: o.outputType ?? "application/json" }) };
-    return { ok: false, error: withMessage(o.error, "wait failed") };
-  }
-
-  #childResult(outcome: unknown, taskId: string): ChildRunResult {
-    const o = parseStored(WaitOutcomeSchema, outcome, `the ledger outcome of a child run of ${taskId}`);
-    return o.ok
-      ? { ok: true, id: o.runId ?? "", taskIdentifier: taskId, output: o.output == null ? undefined : decodePacket({ data: o.output, type: o.outputType ?? "application/json" }) }
-      : { ok: false, id: o.runId ?? "", taskIdentifier: taskId, error: withMessage(o.error, "child run failed") };
-  }
-
-  #batchResults(outcome: unknown): ChildRunResult[] {
-    const o = parseStored(WaitOutcomeSchema, outcome, "a batch wait's ledger outcome");
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(o.output ?? "[]");
-    } catch (error) {
-      throw new Error(`a batch wait's ledger outcome is not JSON: ${(error as Error).message}`, { cause: error });
-    }
-    const items = parseStored(BatchItemOutcomeSchema.array(), parsed, "a batch wait's results");
-    return items.map((i) =>
-      i.ok
-        ? { ok: true, id: i.id, taskIdentifier: i.taskIdentifier, output: i.output == null ? undefined : decodePacket({ data: i.output, type: i.outputType ?? "application/json" }) }
-        : { ok: false, id: i.id, taskIdentifier: i.taskIdentifier, error: withMessage(i.error, "child run failed") },
-    );
-  }
-}
-
-/** A stored error as task code gets it: always with a message (one stored as `{}` gets `fallback`). */
-function withMessage<E extends { message?: string | undefined }>(error: E | undefined, fallback: string): E & { message: string } {
-  return { ...error, message: error?.message ?? fallback } as E & { message: string };
-}
-
-/**
- * The `.out` records of one session in this execution: `next` numbers them in the order the code
- * appends; below `stored` they were stored by an earlier execution of this attempt (a replay).
- */
-interface OutState {
-  next: number;
-  stored: number;
-  queue: ChannelOutQueue;
-}
-
-/** A channel wait's output (`{ seq, id, data, headers? }`, see waitOutputJson) as task code gets it. */
-function channelRecordOf(value: unknown): ChannelRecord {
-  const r = value as { seq: number; id: string; data: unknown; headers?: [string, string][] };
-  return { seq: Number(r.seq), id: r.id, data: r.data, ...(r.headers ? { headers: r.headers } : {}) };
 }
