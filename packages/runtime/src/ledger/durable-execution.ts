@@ -1,7 +1,7 @@
 import { retryWrite } from "../db/retry-write.ts";
 import { retryWhileUnavailable } from "../db/unavailable.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
-import { parseTtl, resolveTime } from "../durations.ts";
+import { parseTtl } from "../durations.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
@@ -16,13 +16,10 @@ import { never } from "../sdk/never.ts";
 import type {
   ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
 } from "../sdk/run-context.ts";
-import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
 import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
-import { getSession } from "../engine/sessions/store.ts";
-import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
-import { trimOut, waitOutputJson } from "../engine/sessions/records.ts";
 import { RunChannelOutput } from "./channel-output.ts";
-import { batchResults, channelRecordOf, channelWaitResult, childResult, waitResult } from "./wait-results.ts";
+import { RunSessionChannels } from "./run-session-channels.ts";
+import { batchResults, childResult, waitResult } from "./wait-results.ts";
 import type { TaskContext } from "../sdk/task.ts";
 import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
@@ -54,15 +51,14 @@ export class DurableExecution implements RunExecution {
   readonly #claimToken: string;
   readonly #ledger: LedgerSession;
   readonly #createToken: CreateToken;
-  readonly #arrivals: ChannelArrivals | null;
   #fenced = false;
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
-  /** Per session channel (`<ref>:in`): the last record the code received, so the next wait reads after it. */
-  readonly #cursors = new Map<string, number>();
   /** The `.out` records the code appends, per session. */
   readonly #output: RunChannelOutput;
+  /** What the code does with sessions' `.in`, and hand-overs. */
+  readonly #sessions: RunSessionChannels;
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -85,15 +81,19 @@ export class DurableExecution implements RunExecution {
     this.#claimToken = args.claimToken;
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
-    this.#arrivals = args.arrivals ?? null;
-    this.#output = new RunChannelOutput({
-      deps: args.deps,
-      env: args.env,
-      runId: args.run.id,
-      claimToken: args.claimToken,
-      ledger: args.ledger,
+    const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
+    this.#output = new RunChannelOutput({ ...run, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
+    this.#sessions = new RunSessionChannels({
+      ...run,
+      arrivals: args.arrivals ?? null,
+      output: this.#output,
+      isFenced: () => this.#fenced,
       mayWrite: () => this.#mayWrite(),
       fence: () => this.fence(),
+      passes: (key, entry) => this.#passes(key, entry),
+      register: (key, kind, target, waitpointId, options, make) => this.#register(key, kind, target, waitpointId, options, make),
+      recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
+      replayedStep: (key, name) => this.#replayedStep(key, name),
     });
     this.#taken = args.taken ?? null;
     this.ctx = args.ctx;
@@ -270,114 +270,28 @@ export class DurableExecution implements RunExecution {
   }
 
 
-  async waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult> {
-    if (this.#fenced) return never();
-    const now = this.#deps.clock.now();
-    const key = this.#ledger.nextKey(options?.idempotencyKey);
-    const target = `${sessionRef}:in`;
-    const entry = this.#ledger.lookup(key, "session", target, now);
-    if (entry?.resolved) {
-      const passes = this.#passes(key, entry);
-      return passes === true || (await passes) ? this.#channelResult(target, entry.outcome) : never();
-    }
-    const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
-    const afterSeq = this.#cursors.get(target) ?? null;
-    const outcome = await this.#register(key, "session", target, entry?.waitpointId ?? null, options, (tx) =>
-      makeChannelWaitpoint(this.#deps, tx, {
-        runId: this.#run.id,
-        environmentId: this.#env.id,
-        sessionRef,
-        io: "in",
-        afterSeq,
-        timeoutAt,
-        // #register flushed `.out` first: every record numbered so far is stored.
-        outAppended: this.#output.appended(sessionRef),
-      }),
-    );
-    return this.#channelResult(target, outcome);
+  waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult> {
+    return this.#fenced ? never() : this.#sessions.waitForChannel(sessionRef, options);
   }
 
-  async onceChannel(sessionRef: string, timeoutMs: number): Promise<RawChannelResult> {
-    if (this.#fenced) return never();
-    const key = this.#ledger.nextKey();
-    const target = `${sessionRef}:in`;
-    const entry = this.#ledger.lookup(key, "step", "session.in.once", this.#deps.clock.now());
-    if (entry?.resolved) {
-      const value = parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a once's ledger outcome").value) as { record?: ChannelRecord };
-      return this.#onceResult(target, value);
-    }
-    if (!this.#arrivals) throw new Error("session.in.once(): this worker does not listen for session records");
-    const session = await retryWhileUnavailable(() => getSession(this.#deps.db, this.#env.id, sessionRef));
-    const deadline = this.#deps.clock.now().getTime() + timeoutMs;
-    const afterSeq = this.#cursors.get(target) ?? null;
-    const peek = (db: Queryable) => peekChannelRecord(db, { runId: this.#run.id, environmentId: this.#env.id, sessionRef: session.id, io: "in", afterSeq });
-    for (;;) {
-      // Watching before looking: a record appended in between wakes the watch.
-      const watch = await this.#arrivals.watch(session.id, afterSeq ?? -1);
-      const row = await retryWhileUnavailable(() => peek(this.#deps.db));
-      const remaining = deadline - this.#deps.clock.now().getTime();
-      if (row || remaining <= 0) {
-        watch.cancel();
-        // Recorded with the record the code gets (handed over like a wait's), or the timeout.
-        const value = await this.#makeAndRecordStep(key, "session.in.once", async (tx) => {
-          if (!row) return {};
-          await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, row.seq]);
-          return { record: channelRecordOf(JSON.parse(waitOutputJson(row))) };
-        });
-        return this.#onceResult(target, value);
-      }
-      await watch.wait(remaining);
-      if (this.#fenced) return never();
-    }
+  onceChannel(sessionRef: string, timeoutMs: number): Promise<RawChannelResult> {
+    return this.#fenced ? never() : this.#sessions.onceChannel(sessionRef, timeoutMs);
   }
 
-  #onceResult(target: string, value: { record?: ChannelRecord }): RawChannelResult {
-    if (!value.record) return { ok: false, error: { name: "WaitpointTimeoutError", code: "TIMED_OUT", message: "session.in.once() timed out" } };
-    this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, value.record.seq));
-    return { ok: true, record: value.record };
-  }
-
-  async peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {
-    if (this.#fenced) return never();
-    const key = this.#ledger.nextKey();
-    const afterSeq = this.#cursors.get(`${sessionRef}:in`) ?? null;
-    const entry = this.#ledger.lookup(key, "step", "session.in.peek", this.#deps.clock.now());
-    const record = entry?.resolved
-      ? (parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a peek's ledger outcome").value) as ChannelRecord | null)
-      : await this.#makeAndRecordStep(key, "session.in.peek", async (tx) => {
-          const row = await peekChannelRecord(tx, { runId: this.#run.id, environmentId: this.#env.id, sessionRef, io: "in", afterSeq });
-          return row ? channelRecordOf(JSON.parse(waitOutputJson(row))) : null;
-        });
-    return record ?? undefined;
+  peekChannel(sessionRef: string): Promise<ChannelRecord | undefined> {
+    return this.#fenced ? never() : this.#sessions.peekChannel(sessionRef);
   }
 
   appendToChannel(sessionRef: string, records: { data: string | null; headers?: [string, string][] }[]): Promise<void> {
     return this.#fenced ? never() : this.#output.append(sessionRef, records);
   }
 
-  async trimChannel(sessionRef: string, below: number): Promise<void> {
-    if (this.#fenced) return never();
-    // After the appends before it; fenced by the claim; idempotent, so a replay may do it again.
-    await this.flushChannels();
-    if (!(await this.#mayWrite())) return never();
-    const done = await retryWrite(() =>
-      withTransaction(this.#deps.db, async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? (await trimOut(tx, this.#env.id, sessionRef, below), true) : false)),
-    );
-    if (!done) {
-      this.fence();
-      return never();
-    }
+  trimChannel(sessionRef: string, below: number): Promise<void> {
+    return this.#fenced ? never() : this.#sessions.trimChannel(sessionRef, below);
   }
 
-  async continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {
-    if (this.#fenced) return never();
-    await this.flushChannels();
-    const key = this.#ledger.nextKey();
-    const entry = this.#ledger.lookup(key, "step", "session.endAndContinue", this.#deps.clock.now());
-    if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a hand-over's ledger outcome").value) as { runId: string; swapped: boolean };
-    return this.#makeAndRecordStep(key, "session.endAndContinue", (tx) =>
-      endAndContinueInTransaction(this.#deps, tx, this.#env, sessionRef, { callingRunId: this.#run.id, reason }),
-    );
+  continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }> {
+    return this.#fenced ? never() : this.#sessions.continueSession(sessionRef, reason);
   }
 
   /** Resolves once every `.out` record appended so far is stored (before a wait, and before the run ends). */
@@ -385,11 +299,10 @@ export class DurableExecution implements RunExecution {
     return this.#output.flush();
   }
 
-  /** A channel wait's result; the channel's cursor moves past the record it returns. */
-  #channelResult(target: string, outcome: unknown): RawChannelResult {
-    const result = channelWaitResult(outcome);
-    if (result.ok) this.#cursors.set(target, Math.max(this.#cursors.get(target) ?? 0, result.record.seq));
-    return result;
+  /** A resolved step's recorded value, when the ledger has one at `key` (a replay). */
+  #replayedStep<T>(key: { stepKey: string; epoch: number }, name: string): { value: T } | null {
+    const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
+    return entry?.resolved ? { value: parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey} (${name})`).value) as T } : null;
   }
 
   /**
