@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../scripts/embedded-postgres.ts";
-import { PostgresServer, type StopMode } from "../scripts/postgres-server.ts";
+import { PostgresServer, type StopMode } from "../packages/cli/src/dev/postgres-server.ts";
 
 export type { StopMode };
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../scripts/embedded-postgres.ts";
-import { PostgresServer } from "../scripts/postgres-server.ts";
+import { PostgresServer } from "../packages/cli/src/dev/postgres-server.ts";
 
 // `pnpm start` as a person runs it in a terminal: a process group of its own (the terminal's job),
 // stopped with Ctrl-C (SIGINT to the whole group) or with SIGTERM to the pnpm process alone.
@@ -31,11 +31,11 @@ interface Started {
 
 async function start(): Promise<Started> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_STATE_DIR: state, PORT: String(port), SVC_CONFIG: FIXTURE, LOG_LEVEL: "info" };
+  const env: NodeJS.ProcessEnv = { ...process.env, SVC_STATE_DIR: state, PORT: String(port), LOG_LEVEL: "info" };
   delete env.DATABASE_URL;
   // pnpm itself, as run from a terminal (npm_execpath is pnpm's own script when tests run under pnpm).
   const pnpm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["pnpm"];
-  const child = spawn(pnpm[0]!, [...pnpm.slice(1), "start"], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(pnpm[0]!, [...pnpm.slice(1), "start", "--config", FIXTURE], { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (out += c.toString()));

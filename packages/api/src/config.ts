@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EncryptionKey } from "@svc/runtime/engine";
 import { DEFAULT_LIMITS, type ApiLimits } from "./http/limits.ts";
 
 /** API configuration, parsed once from the environment at the entry point. */
@@ -6,10 +7,12 @@ export const ApiConfig = z.object({
   DATABASE_URL: z.string().url(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3030),
   HOST: z.string().default("0.0.0.0"),
-  /** Public base URL (callback URLs are built from it). */
+  /** The address clients outside reach the API at: token callback URLs and packet URLs are built from it. */
+  SVC_PUBLIC_URL: z.string().url().optional(),
+  /** Read as the public URL when SVC_PUBLIC_URL is not set. */
   SERVICE_API_URL: z.string().url().optional(),
   /** Encrypts secret keys and env var values at rest. */
-  SVC_ENCRYPTION_KEY: z.string().min(16, "SVC_ENCRYPTION_KEY must be at least 16 characters"),
+  SVC_ENCRYPTION_KEY: EncryptionKey,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(1).default(20),
   /** Routes without credentials (callback and packet URLs): requests per second per client address; 0 turns the limit off. */
@@ -34,6 +37,11 @@ export function parseApiConfig(env: NodeJS.ProcessEnv): ApiConfig {
     throw new Error(`invalid API configuration:\n${lines}`);
   }
   return result.data;
+}
+
+/** The base of every URL the API hands out (callbacks, packets, the OpenAPI document's server). */
+export function publicUrlOf(config: ApiConfig): string {
+  return config.SVC_PUBLIC_URL ?? config.SERVICE_API_URL ?? `http://localhost:${config.PORT}`;
 }
 
 /** The API's limits as createApp takes them. */

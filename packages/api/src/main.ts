@@ -1,43 +1,5 @@
-import pino from "pino";
-import { openDatabase } from "@svc/runtime/db";
-import { SecretBox, systemClock } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/queue";
-import { createApp } from "./app.ts";
-import { limitsFromConfig, parseApiConfig } from "./config.ts";
-import { credentialVerifiers } from "./auth/verifiers.ts";
-import { SecretKeyCache } from "./auth/secret-key-cache.ts";
-import { SessionStreamHub } from "./realtime/session-stream-hub.ts";
+#!/usr/bin/env node
+// The API process. `svc api` runs the same; see serve.ts.
+import { serveApi } from "./serve.ts";
 
-const config = parseApiConfig(process.env);
-const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
-
-const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-api", logger, clock: systemClock, errorMessage: "api error" });
-const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
-const engine = {
-  db,
-  clock: systemClock,
-  dispatcher: new PgBossDispatcher(boss),
-  secrets: new SecretBox(config.SVC_ENCRYPTION_KEY),
-  apiUrl: config.SERVICE_API_URL ?? `http://localhost:${config.PORT}`,
-};
-const secretKeys = new SecretKeyCache();
-await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
-const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
-await untilReachable(() => sessionStreams.start());
-const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
-const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS });
-await app.listen({ port: config.PORT, host: config.HOST });
-logger.info({ port: config.PORT }, "svc api listening");
-
-async function shutdown(signal: string) {
-  logger.info({ signal }, "shutting down");
-  // Open streams end first (their clients reconnect elsewhere with Last-Event-ID): close waits for them.
-  await sessionStreams.stop();
-  await app.close();
-  await secretKeys.stop();
-  await boss.stop({ graceful: false, close: true });
-  await db.end();
-  process.exit(0);
-}
-process.once("SIGTERM", () => void shutdown("SIGTERM"));
-process.once("SIGINT", () => void shutdown("SIGINT"));
+await serveApi(process.env);

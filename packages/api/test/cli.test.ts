@@ -11,7 +11,7 @@ import { bearer } from "./credentials-fixtures.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const TSX = join(ROOT, "node_modules/.bin/tsx");
-const MAIN = join(ROOT, "packages/api/src/cli/main.ts");
+const MAIN = join(ROOT, "packages/cli/src/main.ts");
 
 let api: TestApi;
 beforeAll(async () => {
@@ -26,7 +26,7 @@ interface CliRun {
   json(): any;
 }
 
-/** Runs `pnpm svc …` as the operator would: a separate process against the test database. */
+/** Runs `svc …` as the operator would: a separate process against the test database. */
 function svc(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
   const base: Record<string, string | undefined> = { ...process.env, DATABASE_URL: api.db.url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SVC_RUNTIME_FILE: "/nonexistent/runtime.json" };
   const merged = Object.fromEntries(Object.entries({ ...base, ...env }).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
@@ -47,9 +47,9 @@ async function svcInProcess(args: string[]): Promise<{ code: number; stdout: str
   return { code, stdout, stderr };
 }
 
-describe("pnpm svc init", () => {
+describe("svc setup", () => {
   it("prints the default project's ref and four working secret keys, the same on every run", { timeout: 60_000 }, async () => {
-    const first = await svc(["init", "--json"]);
+    const first = await svc(["setup", "--json"]);
     expect(first.code).toBe(0);
     const body = first.json();
     expect(Object.keys(body)).toEqual(["projectRef", "environments"]);
@@ -61,7 +61,7 @@ describe("pnpm svc init", () => {
     expect(body.environments.preview.secretKey).toMatch(/^svc_preview_/);
     const env = await findEnvironmentBySecretKey(api.db.pool, body.environments.prod.secretKey, new Date());
     expect(env?.slug).toBe("prod");
-    expect((await svc(["init", "--json"])).json()).toEqual(body);
+    expect((await svc(["setup", "--json"])).json()).toEqual(body);
   });
 });
 
@@ -165,7 +165,7 @@ describe("bad usage and failures", () => {
   it("exits with 2 and a clear message for bad arguments", { timeout: 60_000 }, async () => {
     const spawned = await svc(["keys", "rotate", "--project", "p", "--env", "qa"]);
     expect(spawned.code).toBe(2);
-    expect(spawned.stderr).toMatch(/--env must be one of dev, staging, prod, preview\nusage: pnpm svc keys rotate/);
+    expect(spawned.stderr).toMatch(/--env must be one of dev, staging, prod, preview\nusage: svc keys rotate/);
     const cases: [string[], RegExp][] = [
       [["frobnicate"], /unknown command "frobnicate"/],
       [["orgs", "create"], /missing <slug>/],
@@ -176,7 +176,7 @@ describe("bad usage and failures", () => {
       [["members", "add", "--user", "a@b.c"], /exactly one of --project or --org/],
       [["users", "create", "not-an-email"], /not an email address/],
       [["orgs", "create", "Not A Slug"], /slug "Not A Slug" must be/],
-      [[], /Usage: pnpm svc <command>/],
+      [[], /Usage: svc <command>/],
     ];
     for (const [args, message] of cases) {
       const run = await svcInProcess(args);
@@ -202,10 +202,10 @@ describe("bad usage and failures", () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
     const file = join(dir, "runtime.json");
     writeFileSync(file, JSON.stringify({ databaseUrl: api.db.url, encryptionKey: TEST_ENCRYPTION_KEY }));
-    const run = await svc(["init", "--json"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined, SVC_RUNTIME_FILE: file });
+    const run = await svc(["setup", "--json"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined, SVC_RUNTIME_FILE: file });
     expect(run.code).toBe(0);
     expect(run.json().environments.dev.secretKey).toBe(api.project.environments.dev.secretKey);
-    const unconfigured = await svc(["init"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined });
+    const unconfigured = await svc(["setup"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined });
     expect(unconfigured.code).toBe(1);
     expect(unconfigured.stderr).toMatch(/DATABASE_URL is not set/);
   });

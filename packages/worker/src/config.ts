@@ -1,14 +1,18 @@
 import { z } from "zod";
+import { EncryptionKey } from "@svc/runtime/engine";
 
 /** Worker configuration, parsed once from the environment at the entry point. */
 export const WorkerConfig = z.object({
   DATABASE_URL: z.string().url(),
-  SVC_ENCRYPTION_KEY: z.string().min(16, "SVC_ENCRYPTION_KEY must be at least 16 characters"),
+  SVC_ENCRYPTION_KEY: EncryptionKey,
   /** The secret key of the environment this worker serves; without it, the default project's dev environment. */
   SERVICE_SECRET_KEY: z.string().optional(),
   /** For a preview environment: the branch this worker serves. */
   SERVICE_PREVIEW_BRANCH: z.string().optional(),
+  /** Where task code reaches the API (tasks.trigger, runs.* inside a run): inside a cluster, its internal address. */
   SERVICE_API_URL: z.string().url().default("http://localhost:3030"),
+  /** The API's public address, for the callback URLs of tokens created in runs; defaults to SERVICE_API_URL. */
+  SVC_PUBLIC_URL: z.string().url().optional(),
   /** Path of svc.config.ts (which names the task folders). */
   SVC_CONFIG: z.string().default("svc.config.ts"),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),

@@ -4,3 +4,4 @@ export { createWorker, type Worker, type WorkerOptions } from "./worker.ts";
 export { WorkerEvents } from "./events.ts";
 export { tokenCreator } from "./execution/create-token.ts";
 export { loadTasks } from "./tasks/load-tasks.ts";
+export { serveWorker, type ServedWorker } from "./serve.ts";

@@ -24,7 +24,7 @@ export async function resolveWorkerEnvironment(engine: EngineDeps, secretKey: st
   const branch = sanitizeBranchName(previewBranch);
   if (env.slug === "preview" && branch) {
     const branchEnv = await getBranchEnvironment(engine.db, env.id, branch);
-    if (!branchEnv) throw new AuthenticationError(`no preview branch named "${branch}" (create it with: pnpm svc branches create)`);
+    if (!branchEnv) throw new AuthenticationError(`no preview branch named "${branch}" (create it with: svc branches create)`);
     return { environment: branchEnv, secretKey: key };
   }
   return { environment: env, secretKey: key };

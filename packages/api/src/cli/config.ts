@@ -1,17 +1,20 @@
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
 import { z } from "zod";
+import { EncryptionKey } from "@svc/runtime/engine";
 
-/** Where `pnpm start` records the embedded Postgres it runs: `<repo>/.svc/runtime.json`. */
-export const DEFAULT_RUNTIME_FILE = fileURLToPath(new URL("../../../../.svc/runtime.json", import.meta.url));
+/** Where `svc dev` records the database and key it uses: `.svc/runtime.json` in the project (SVC_STATE_DIR). */
+export function defaultRuntimeFile(env: NodeJS.ProcessEnv): string {
+  return join(env.SVC_STATE_DIR || resolve(".svc"), "runtime.json");
+}
 
 const RuntimeFile = z.object({ databaseUrl: z.string().optional(), encryptionKey: z.string().optional() }).passthrough();
 
 const CliConfig = z.object({
-  databaseUrl: z.string({ error: "DATABASE_URL is not set (and no .svc/runtime.json names a database; run `pnpm start` once or set DATABASE_URL)" }).url("DATABASE_URL is not a URL"),
+  databaseUrl: z.string({ error: "DATABASE_URL is not set (and no .svc/runtime.json names a database; run `svc dev` (or `pnpm start` in svc's repository) once in this folder, or set DATABASE_URL)" }).url("DATABASE_URL is not a URL"),
   encryptionKey: z
     .string({ error: "SVC_ENCRYPTION_KEY is not set (and no .svc/runtime.json provides one); use the same key as the API" })
-    .min(16, "SVC_ENCRYPTION_KEY must be at least 16 characters"),
+    .pipe(EncryptionKey),
 });
 export type CliConfig = z.infer<typeof CliConfig>;
 
@@ -31,7 +34,7 @@ function readRuntimeFile(path: string): z.infer<typeof RuntimeFile> {
  * missing one is taken from the runtime file (SVC_RUNTIME_FILE, default `.svc/runtime.json`).
  */
 export function parseCliConfig(env: NodeJS.ProcessEnv): CliConfig {
-  const file = readRuntimeFile(env.SVC_RUNTIME_FILE || DEFAULT_RUNTIME_FILE);
+  const file = readRuntimeFile(env.SVC_RUNTIME_FILE || defaultRuntimeFile(env));
   const result = CliConfig.safeParse({
     databaseUrl: env.DATABASE_URL || file.databaseUrl,
     encryptionKey: env.SVC_ENCRYPTION_KEY || file.encryptionKey,

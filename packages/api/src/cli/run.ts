@@ -16,13 +16,13 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 function helpText(): string {
   const lines = COMMANDS.map((c) => `  ${c.usage}\n      ${c.description}`);
   return [
-    "Usage: pnpm svc <command> [options]",
+    "Usage: svc <command> [options]",
     "",
     "Commands:",
     ...lines,
     "",
     "Every command accepts --json (machine-readable output on stdout).",
-    "Configuration: DATABASE_URL and SVC_ENCRYPTION_KEY, else .svc/runtime.json (written by `pnpm start`).",
+    "Configuration: DATABASE_URL and SVC_ENCRYPTION_KEY, else .svc/runtime.json (written by `svc dev`).",
   ].join("\n");
 }
 
@@ -64,7 +64,7 @@ function parseCommandArgs(command: Command, rest: string[]): CommandArgs & { hel
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, clock: Clock = systemClock): Promise<number> {
   const json = argv.includes("--json");
   const fail = (code: number, message: string, usage?: string) => {
-    io.stderr(`error: ${message}${usage ? `\nusage: pnpm svc ${usage}` : ""}`);
+    io.stderr(`error: ${message}${usage ? `\nusage: svc ${usage}` : ""}`);
     if (json) io.stdout(JSON.stringify({ error: message }));
     return code;
   };
@@ -74,7 +74,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
   const command = findCommand(argv);
-  if (!command) return fail(EXIT.usage, `unknown command "${argv.slice(0, 2).join(" ")}"; run pnpm svc --help`);
+  if (!command) return fail(EXIT.usage, `unknown command "${argv.slice(0, 2).join(" ")}"; run svc --help`);
 
   let args: CommandArgs & { help: boolean };
   try {
@@ -84,7 +84,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
     throw error;
   }
   if (args.help) {
-    io.stdout(`usage: pnpm svc ${command.usage}\n${command.description}`);
+    io.stdout(`usage: svc ${command.usage}\n${command.description}`);
     return EXIT.ok;
   }
 

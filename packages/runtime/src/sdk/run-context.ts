@@ -80,7 +80,15 @@ export interface RunExecution {
   continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }>;
 }
 
-const storage = new AsyncLocalStorage<RunExecution>();
+/**
+ * The current run, shared by every copy of this module in the process: the worker sets it with its
+ * copy of @svc/runtime, task code reads it with the copy it imports, and those differ when a
+ * project's TypeScript is compiled to CommonJS (or npm installs two versions). The one piece of
+ * process-wide state here, on purpose; a registered symbol, as OpenTelemetry's context API does.
+ */
+const STORAGE_KEY = Symbol.for("svc.runtime.run-context");
+const storage: AsyncLocalStorage<RunExecution> = ((globalThis as Record<symbol, unknown>)[STORAGE_KEY] as AsyncLocalStorage<RunExecution> | undefined) ??
+  ((globalThis as Record<symbol, unknown>)[STORAGE_KEY] = new AsyncLocalStorage<RunExecution>());
 
 /** Runs `fn` as the given execution (used by the worker). */
 export function runInExecution<T>(execution: RunExecution, fn: () => T): T {

@@ -19,6 +19,23 @@ async function filesIn(dir: string): Promise<string[]> {
   return files;
 }
 
+/**
+ * A module's default export. A TypeScript file in a CommonJS package (no "type": "module") is
+ * compiled to CommonJS, whose exports object arrives as the default, with its own `default` inside.
+ */
+function defaultExport(module: Record<string, unknown>): unknown {
+  const value = module.default as Record<string, unknown> | undefined;
+  return value && typeof value === "object" && "default" in value && !("dirs" in value) ? value.default : value;
+}
+
+/** A module's exported values; for a CommonJS module, also those of its exports object. */
+function exportedValues(module: Record<string, unknown>): unknown[] {
+  const values = Object.values(module);
+  const inner = module.default;
+  if (inner && typeof inner === "object" && !isTask(inner)) values.push(...Object.values(inner));
+  return values;
+}
+
 export interface LoadedTasks {
   tasks: Task[];
   /** Content hash of the task files: the worker version runs record. */
@@ -28,11 +45,11 @@ export interface LoadedTasks {
 
 /**
  * Loads the config file, imports every task file in its `dirs` (TypeScript runs without a build
- * step because the worker runs under tsx) and collects exported tasks. Duplicate ids are an error.
+ * step: from source the worker runs under tsx, built it registers tsx, see typescript-loader.ts) and collects exported tasks. Duplicate ids are an error.
  */
 export async function loadTasks(configPath: string): Promise<LoadedTasks> {
   const absolute = resolve(configPath);
-  const config = (await import(pathToFileURL(absolute).href)).default as SvcConfig;
+  const config = defaultExport(await import(pathToFileURL(absolute).href)) as SvcConfig;
   if (!config || !Array.isArray(config.dirs) || config.dirs.length === 0) {
     throw new Error(`${configPath}: the default export must be { dirs: ["./path/to/tasks"] }`);
   }
@@ -47,8 +64,8 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
   const byId = new Map<string, { task: Task; file: string }>();
   for (const file of files) {
     hash.update(file).update(await readFile(file));
-    const module = await import(pathToFileURL(file).href);
-    for (const value of Object.values(module)) {
+    const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    for (const value of exportedValues(module)) {
       if (!isTask(value)) continue;
       const existing = byId.get(value.id);
       if (existing && existing.task !== value) throw new Error(`duplicate task id "${value.id}" in ${existing.file} and ${file}`);

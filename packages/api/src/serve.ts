@@ -1,0 +1,66 @@
+import pino from "pino";
+import { openDatabase } from "@svc/runtime/db";
+import { SecretBox, systemClock } from "@svc/runtime/engine";
+import { PgBossDispatcher, startBoss } from "@svc/queue";
+import { createApp } from "./app.ts";
+import { limitsFromConfig, parseApiConfig, publicUrlOf } from "./config.ts";
+import { credentialVerifiers } from "./auth/verifiers.ts";
+import { SecretKeyCache } from "./auth/secret-key-cache.ts";
+import { SessionStreamHub } from "./realtime/session-stream-hub.ts";
+
+export interface ServedApi {
+  port: number;
+  /** Ends open streams, stops taking requests, closes the database pools. */
+  close(): Promise<void>;
+}
+
+/**
+ * The API process (`svc api`, `node packages/api/dist/main.js`): configuration from `env`, waits
+ * for the database, listens. SIGTERM/SIGINT close it and exit.
+ */
+export async function serveApi(env: NodeJS.ProcessEnv): Promise<ServedApi> {
+  const config = parseApiConfig(env);
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
+
+  const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-api", logger, clock: systemClock, errorMessage: "api error" });
+  const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
+  const engine = {
+    db,
+    clock: systemClock,
+    dispatcher: new PgBossDispatcher(boss),
+    secrets: new SecretBox(config.SVC_ENCRYPTION_KEY),
+    apiUrl: publicUrlOf(config),
+  };
+  const secretKeys = new SecretKeyCache();
+  await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
+  const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
+  await untilReachable(() => sessionStreams.start());
+  const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
+  const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  logger.info({ port, publicUrl: engine.apiUrl }, "svc api listening");
+
+  const close = async () => {
+    // Open streams end first (their clients reconnect elsewhere with Last-Event-ID): close waits for them.
+    await sessionStreams.stop();
+    await app.close();
+    await secretKeys.stop();
+    await boss.stop({ graceful: false, close: true });
+    await db.end();
+  };
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, "shutting down");
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+  process.once("SIGINT", () => shutdown("SIGINT"));
+  return { port, close };
+}

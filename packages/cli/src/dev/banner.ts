@@ -1,0 +1,23 @@
+/** What `svc dev` prints once the database is ready: where the API is, the dev key, what to try. */
+export function devBanner(info: { apiUrl: string; projectRef: string; devKey: string; configPath: string }): string {
+  const { apiUrl, devKey } = info;
+  return `
+svc is starting
+  API           ${apiUrl}   (OpenAPI: ${apiUrl}/api/openapi.json)
+  project ref   ${info.projectRef}
+  dev key       ${devKey}
+  tasks         from ${info.configPath} (the worker reloads when a file of the project changes)
+
+try it:
+  curl -s -X POST ${apiUrl}/api/v1/tasks/hello-world/trigger \\
+    -H "Authorization: Bearer ${devKey}" \\
+    -H "Content-Type: application/json" -d '{"payload":{"name":"Ada"}}'
+  curl -s ${apiUrl}/api/v3/runs/<run id> -H "Authorization: Bearer ${devKey}"
+
+from code (@svc/runtime or @trigger.dev/sdk):
+  SERVICE_API_URL=${apiUrl} SERVICE_SECRET_KEY=${devKey}
+  TRIGGER_API_URL=${apiUrl} TRIGGER_SECRET_KEY=${devKey}
+
+all keys: svc keys show --project ${info.projectRef}
+`;
+}

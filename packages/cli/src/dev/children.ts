@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** What `svc api` and `svc worker` send their parent over IPC once they serve. */
+export interface ReadyMessage {
+  type: "svc:ready";
+  service: "api" | "worker";
+  workerVersion?: string;
+  taskIds?: string[];
+}
+
+export function isReadyMessage(message: unknown): message is ReadyMessage {
+  return typeof message === "object" && message !== null && (message as { type?: unknown }).type === "svc:ready";
+}
+
+export interface ServiceChild {
+  readonly name: string;
+  readonly process: ChildProcess;
+  /** Resolves with the exit code (or signal name) once the process has ended. */
+  readonly exited: Promise<number | string>;
+  /** Resolves when the process says it serves; rejects if it exits first. */
+  readonly ready: Promise<ReadyMessage>;
+  alive(): boolean;
+  /** Asks it to stop: the first SIGTERM drains, a second one exits at once. */
+  terminate(): void;
+}
+
+// This CLI's own entry, run again for each child: the built JavaScript, or from source under tsx.
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+const ENTRY = fileURLToPath(new URL(FROM_SOURCE ? "../main.ts" : "../main.js", import.meta.url));
+
+/**
+ * Starts `svc <command>` as a child in a process group of its own, so that the terminal's Ctrl-C
+ * reaches only the parent, which passes on exactly one SIGTERM. Output goes to the parent's.
+ */
+export function spawnService(name: string, command: "api" | "worker", env: NodeJS.ProcessEnv): ServiceChild {
+  const loader = FROM_SOURCE ? ["--import", import.meta.resolve("tsx")] : [];
+  const child = spawn(process.execPath, [...loader, ENTRY, command], { env, stdio: ["ignore", "inherit", "inherit", "ipc"], detached: true });
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const ready = new Promise<ReadyMessage>((resolve, reject) => {
+    child.on("message", (message) => {
+      if (isReadyMessage(message)) resolve(message);
+    });
+    void exited.then((code) => reject(new Error(`${name} exited (${code}) before it was ready`)));
+  });
+  ready.catch(() => {}); // whoever waits for it sees the rejection; nobody need wait
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  return {
+    name,
+    process: child,
+    exited,
+    ready,
+    alive,
+    terminate: () => {
+      if (alive()) child.kill("SIGTERM");
+    },
+  };
+}

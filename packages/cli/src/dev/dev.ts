@@ -1,0 +1,191 @@
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { createPool, migrate, withTransaction } from "@svc/runtime/db";
+import { ensureDefaultProject, SecretBox, systemClock, type Clock } from "@svc/runtime/engine";
+import type { CliIo } from "../io.ts";
+import { devBanner } from "./banner.ts";
+import { spawnService, type ServiceChild } from "./children.ts";
+import { PostgresServer } from "./postgres-server.ts";
+import { DevState } from "./state.ts";
+import { watchStarter } from "./starter.ts";
+import { watchProject, type ProjectWatcher } from "./watch.ts";
+
+export interface DevOptions {
+  /** svc.config.ts (or .js/.mjs): names the task folders; its folder is the project watched for changes. */
+  configPath: string;
+  /** `.svc/` by default: the encryption key, the embedded Postgres's data, runtime.json. */
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  io: CliIo;
+  /** Reload the worker when the project's code changes (default true). */
+  watch?: boolean;
+  clock?: Clock;
+}
+
+/**
+ * `svc dev`: svc for one project on this machine. Uses DATABASE_URL, or an embedded Postgres kept
+ * in `.svc/pg`; migrates; creates the default project and prints its dev key; runs the API and a
+ * worker with the project's tasks as child processes, and replaces the worker when a task file
+ * changes (the new one starts first; the old one finishes its runs in flight).
+ *
+ * Stopping: Ctrl-C or SIGTERM drains (the runs in flight finish, then the children exit, then the
+ * embedded Postgres stops); a second one stops everything at once.
+ */
+export class DevSupervisor {
+  private api: ServiceChild | undefined;
+  private worker: ServiceChild | undefined;
+  /** Workers replaced by a reload, finishing their runs in flight. */
+  private readonly retiring = new Set<ServiceChild>();
+  private watcher: ProjectWatcher | undefined;
+  private stopDatabase: (() => Promise<void>) | undefined;
+  private stopping: Promise<number> | undefined;
+  private reloading: Promise<void> | undefined;
+  /** A worker started but not yet serving. */
+  private pending: ServiceChild | undefined;
+  private reloadAgain = false;
+  private signals = 0;
+  private childEnv: { api: NodeJS.ProcessEnv; worker: NodeJS.ProcessEnv } | undefined;
+
+  private finished!: (code: number) => void;
+  /** Resolves with the exit code once everything has stopped. */
+  readonly stopped = new Promise<number>((resolve) => (this.finished = resolve));
+
+  constructor(private readonly options: DevOptions) {}
+
+  /** Starts everything; resolves once the API and the first worker serve (or the worker failed to load). */
+  async start(): Promise<void> {
+    const { env, io } = this.options;
+    const configPath = resolve(this.options.configPath);
+    if (!existsSync(configPath)) throw new DevError(`${this.options.configPath} does not exist: run \`svc init\` in your project, or pass --config <path>`);
+    const state = new DevState(this.options.stateDir);
+    const port = Number(env.PORT ?? 3030);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DevError(`PORT=${env.PORT} is not a port number`);
+    const encryptionKey = env.SVC_ENCRYPTION_KEY ?? state.encryptionKey();
+
+    let databaseUrl = env.DATABASE_URL;
+    if (!databaseUrl) {
+      const pgPort = state.postgresPort();
+      const server = await PostgresServer.open(state.postgresDataDir, pgPort, { password: "postgres", settings: { max_connections: "300" }, projectDir: dirname(configPath) });
+      // One left running by an earlier run that was killed outright is used as it is.
+      if (!(await server.running())) await server.start();
+      databaseUrl = server.url;
+      this.stopDatabase = () => server.stop("fast");
+      io.stdout(`embedded Postgres on 127.0.0.1:${pgPort} (data in ${state.postgresDataDir})`);
+    }
+    state.writeRuntime({ databaseUrl, encryptionKey });
+
+    const pool = createPool(databaseUrl, { max: 2, onError: (error) => io.stderr(`database connection: ${error.message}`) });
+    let project;
+    try {
+      await migrate(pool);
+      project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, new SecretBox(encryptionKey), (this.options.clock ?? systemClock).now()));
+    } finally {
+      await pool.end();
+    }
+    const devKey = project.environments.dev.secretKey;
+    const apiUrl = env.SVC_PUBLIC_URL ?? `http://localhost:${port}`;
+    io.stdout(devBanner({ apiUrl, projectRef: project.projectRef, devKey, configPath }));
+
+    const common = { ...env, DATABASE_URL: databaseUrl, SVC_ENCRYPTION_KEY: encryptionKey };
+    this.childEnv = {
+      api: { ...common, PORT: String(port), HOST: env.HOST ?? "127.0.0.1", SVC_PUBLIC_URL: apiUrl },
+      worker: { ...common, SERVICE_API_URL: env.SERVICE_API_URL ?? apiUrl, SVC_PUBLIC_URL: apiUrl, SERVICE_SECRET_KEY: env.SERVICE_SECRET_KEY ?? devKey, SVC_CONFIG: configPath },
+    };
+    this.api = spawnService("api", "api", this.childEnv.api);
+    void this.api.exited.then((code) => {
+      if (this.stopping) return;
+      io.stderr(`the API exited (${code}); stopping svc`);
+      void this.stop(1);
+    });
+    const worker = this.startWorker("start");
+    if (this.options.watch !== false) {
+      this.watcher = watchProject(dirname(configPath), (files) => this.reload(files), { onError: (error) => io.stderr(`watching for changes: ${error.message}`) });
+    }
+    await Promise.all([this.api.ready, worker.ready.catch(() => {})]);
+  }
+
+  /** Installs the signal handlers of a terminal session: one Ctrl-C drains, a second stops at once. */
+  handleSignals(): void {
+    const onSignal = () => {
+      if (++this.signals === 1) {
+        this.options.io.stdout("\nstopping: letting the runs in flight finish (Ctrl-C again to stop at once)");
+        void this.stop(0);
+        return;
+      }
+      // A second signal is passed on: each child takes it as "stop now".
+      for (const child of this.children()) child.terminate();
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    watchStarter(() => void this.stop(0));
+  }
+
+  /** Asks every child to drain (one SIGTERM each), waits for them, then stops the embedded Postgres. Resolves with the exit code. */
+  stop(code: number): Promise<number> {
+    this.stopping ??= (async () => {
+      this.watcher?.close();
+      const children = this.children();
+      for (const child of children) child.terminate();
+      await Promise.all(children.map((c) => c.exited));
+      await this.stopDatabase?.().catch((error: unknown) => this.options.io.stderr(`could not stop the embedded Postgres: ${(error as Error).message}`));
+      this.finished(code);
+      return code;
+    })();
+    return this.stopping;
+  }
+
+  private children(): ServiceChild[] {
+    // A set: a child listed twice would get two SIGTERMs, which means "stop at once".
+    return [...new Set([this.api, this.worker, this.pending, ...this.retiring])].filter((c): c is ServiceChild => c !== undefined);
+  }
+
+  /** Starts a worker; once it serves it replaces the current one, which finishes its runs in flight. */
+  private startWorker(reason: "start" | "reload"): ServiceChild {
+    const worker = spawnService("worker", "worker", this.childEnv!.worker);
+    void worker.exited.then((code) => {
+      this.retiring.delete(worker);
+      if (this.stopping || this.worker !== worker) return;
+      this.worker = undefined;
+      this.options.io.stderr(`the worker exited (${code}); it starts again when a file of the project changes`);
+    });
+    this.pending = worker;
+    const settled = worker.ready.then(
+      (ready) => {
+        const previous = this.worker;
+        this.worker = worker;
+        if (previous && previous !== worker) {
+          this.retiring.add(previous);
+          previous.terminate();
+        }
+        if (reason === "reload") this.options.io.stdout(`worker reloaded: ${ready.taskIds?.join(", ") || "no tasks"} (version ${ready.workerVersion})`);
+      },
+      () => {
+        if (this.stopping) return;
+        this.options.io.stderr(this.worker?.alive() ? "the changed tasks did not load (see above); the previous worker keeps serving" : "the tasks did not load (see above); fix them and save again");
+      },
+    );
+    this.reloading = settled.then(() => {
+      this.pending = undefined;
+      this.reloading = undefined;
+      if (this.reloadAgain) {
+        this.reloadAgain = false;
+        this.reload(["(changed during the reload)"]);
+      }
+    });
+    return worker;
+  }
+
+  /** A changed file: starts a worker with the new code; the old one serves until the new one is ready. */
+  private reload(files: string[]): void {
+    if (this.stopping) return;
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return;
+    }
+    this.options.io.stdout(`changed: ${files.slice(0, 5).join(", ")}${files.length > 5 ? ` and ${files.length - 5} more` : ""}; reloading the worker`);
+    this.startWorker("reload");
+  }
+}
+
+/** A problem the user can fix, printed as one line. */
+export class DevError extends Error {}

@@ -1,0 +1,76 @@
+import pino from "pino";
+import { openDatabase } from "@svc/runtime/db";
+import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
+import { PgBossDispatcher, startBoss } from "@svc/queue";
+import { parseWorkerConfig } from "./config.ts";
+import { resolveWorkerEnvironment } from "./resolve-environment.ts";
+import { tokenCreator } from "./execution/create-token.ts";
+import { installShutdown } from "./shutdown.ts";
+import { loadTasks } from "./tasks/load-tasks.ts";
+import { registerTypeScriptLoader } from "./tasks/typescript-loader.ts";
+import { envVarsAndSchedules } from "./env-vars-and-schedules.ts";
+import { TaskEnv } from "./task-env.ts";
+import { createWorker } from "./worker.ts";
+
+export interface ServedWorker {
+  workerId: string;
+  workerVersion: string;
+  taskIds: string[];
+}
+
+/**
+ * The worker process (`svc worker`, `node packages/worker/dist/main.js`): configuration from
+ * `env`, loads the tasks svc.config names, serves them. SIGTERM/SIGINT drain, a second one exits.
+ */
+export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker> {
+  const config = parseWorkerConfig(env);
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-worker" } });
+  const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-worker", logger, clock: systemClock, errorMessage: "worker error" });
+  const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10, onError: (error) => report(error, "pg-boss") }));
+  const dispatcher = new PgBossDispatcher(boss);
+  const engine: EngineDeps = { db, clock: systemClock, dispatcher, secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SVC_PUBLIC_URL ?? config.SERVICE_API_URL };
+
+  const { environment, secretKey } = await untilReachable(() => resolveWorkerEnvironment(engine, config.SERVICE_SECRET_KEY, config.SERVICE_PREVIEW_BRANCH));
+  // Task code reads its environment's variables from process.env, and its API client (tasks.trigger,
+  // runs.list …) is configured from SERVICE_*, as users expect.
+  // That is this process's environment, whatever `env` the configuration was read from.
+  const taskEnv = new TaskEnv(process.env);
+  taskEnv.setDefaults({ SERVICE_SECRET_KEY: secretKey, SERVICE_API_URL: config.SERVICE_API_URL, SERVICE_PREVIEW_BRANCH: environment.branchName });
+  await registerTypeScriptLoader();
+  const loaded = await loadTasks(config.SVC_CONFIG);
+
+  const workerVersion = config.WORKER_VERSION ?? loaded.version;
+  const worker = createWorker({
+    engine,
+    boss,
+    dispatcher,
+    databaseUrl: config.DATABASE_URL,
+    environment,
+    tasks: loaded.tasks,
+    workerVersion,
+    concurrency: config.WORKER_CONCURRENCY,
+    leaseMs: config.WORKER_LEASE_MS,
+    createToken: tokenCreator(engine),
+    ...envVarsAndSchedules(engine, environment, taskEnv),
+    onError: report,
+  });
+  worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));
+  worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));
+  await worker.start();
+  const taskIds = loaded.tasks.map((t) => t.id);
+  logger.info(
+    { workerId: worker.id, environment: environment.slug, branch: environment.branchName ?? undefined, project: environment.projectRef, tasks: taskIds, workerVersion, concurrency: config.WORKER_CONCURRENCY },
+    "svc worker started",
+  );
+
+  installShutdown(
+    () => worker.drain(),
+    async () => {
+      await boss.stop({ graceful: false, close: true });
+      await db.end();
+    },
+    logger,
+    config.SHUTDOWN_TIMEOUT_MS,
+  );
+  return { workerId: worker.id, workerVersion, taskIds };
+}
