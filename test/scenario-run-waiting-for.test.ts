@@ -82,10 +82,16 @@ async function listItem(runId: string, taskIdentifier: string) {
   return item;
 }
 
-async function suspended(taskIdentifier: string, payload: unknown) {
+/** Triggers a run and waits until it suspends in its first wait. */
+async function suspended(taskIdentifier: string, payload: unknown): Promise<string> {
   const { id } = await triggerRun(api.engine, api.env, taskIdentifier, payload);
   await suspension(id);
-  return { runId: id, finished: tw.worker.events.next("runFinished", (e) => e.runId === id) };
+  return id;
+}
+
+/** The run's end (subscribe before ending its wait). */
+function finishing(runId: string) {
+  return tw.worker.events.next("runFinished", (e) => e.runId === runId);
 }
 
 async function completeToken(tokenId: string, output: unknown) {
@@ -96,7 +102,7 @@ async function completeToken(tokenId: string, output: unknown) {
 describe("waitingFor: what a WAITING run waits on", () => {
   it("names the token a run waits on (retrieve, list, both clients), and nothing once the token is completed", async () => {
     const token = await createTokenOk(api, { timeout: "1h" });
-    const { runId, finished } = await suspended("approval", { tokenId: token.id });
+    const runId = await suspended("approval", { tokenId: token.id });
     const expected = [{ type: "MANUAL", id: token.id, timeoutAt: new Date(clock.now().getTime() + 3_600_000).toISOString() }];
 
     const run = await retrieve(runId);
@@ -112,6 +118,7 @@ describe("waitingFor: what a WAITING run waits on", () => {
     const listed = (await svcRuns.list({ taskIdentifier: "approval", status: "WAITING" })).data.find((r) => r.id === runId);
     expect(listed?.waitingFor).toEqual(viaSvc.waitingFor);
 
+    const finished = finishing(runId);
     await completeToken(token.id, { ok: true });
     expect((await finished).status).toBe("COMPLETED");
     expect(await retrieve(runId)).toMatchObject({ status: "COMPLETED", waitingFor: [] });
@@ -120,7 +127,7 @@ describe("waitingFor: what a WAITING run waits on", () => {
 
   it("names the child run a parent waits on in triggerAndWait, while the child names its token", async () => {
     const token = await createTokenOk(api, { timeout: "1h" });
-    const { runId, finished } = await suspended("parent", { tokenId: token.id });
+    const runId = await suspended("parent", { tokenId: token.id });
     const childId: string = (await retrieve(runId)).relatedRuns.children[0].id;
     const waitpoints = await api.db.pool.query<{ id: string }>(`SELECT id FROM waitpoints WHERE completed_by_run_id = $1`, [childId]);
     expect((await retrieve(runId)).waitingFor).toEqual([{ type: "RUN", id: waitpoints.rows[0]!.id, runId: childId }]);
@@ -129,6 +136,7 @@ describe("waitingFor: what a WAITING run waits on", () => {
     await suspension(childId);
     expect((await retrieve(childId)).waitingFor).toEqual([{ type: "MANUAL", id: token.id, timeoutAt: expect.any(String) }]);
 
+    const finished = finishing(runId);
     await completeToken(token.id, { ok: true });
     expect((await finished).status).toBe("COMPLETED");
     expect((await retrieve(runId)).waitingFor).toEqual([]);
@@ -137,18 +145,19 @@ describe("waitingFor: what a WAITING run waits on", () => {
 
   it("names the batch a run waits on in batchTriggerAndWait", async () => {
     const token = await createTokenOk(api, { timeout: "1h" });
-    const { runId, finished } = await suspended("fan-out", { tokenId: token.id });
+    const runId = await suspended("fan-out", { tokenId: token.id });
     const child = (await retrieve(runId)).relatedRuns.children[0];
     expect(child.batchId).toMatch(/^batch_/);
     expect((await retrieve(runId)).waitingFor).toEqual([{ type: "BATCH", id: expect.stringMatching(/^waitpoint_/), batchId: child.batchId }]);
 
+    const finished = finishing(runId);
     await completeToken(token.id, { ok: true });
     expect((await finished).status).toBe("COMPLETED");
     expect((await retrieve(runId)).waitingFor).toEqual([]);
   });
 
   it("gives the resume time of a sleeping run", async () => {
-    const { runId } = await suspended("sleeper", {});
+    const runId = await suspended("sleeper", {});
     const waitingFor = (await retrieve(runId)).waitingFor;
     expect(waitingFor).toEqual([{ type: "DATETIME", id: expect.stringMatching(/^waitpoint_/), resumeAt: new Date(clock.now().getTime() + 5 * 60_000).toISOString() }]);
     expect((await listItem(runId, "sleeper")).waitingFor).toEqual(waitingFor);
@@ -168,11 +177,11 @@ describe("waitingFor: what a WAITING run waits on", () => {
     expect(started.statusCode).toBe(201);
     const session = started.json() as { id: string; runId: string };
     await suspension(session.runId);
-    const finished = tw.worker.events.next("runFinished", (e) => e.runId === session.runId);
     expect((await retrieve(session.runId)).waitingFor).toEqual([
       { type: "SESSION", id: expect.stringMatching(/^waitpoint_/), sessionId: session.id, channel: "in", timeoutAt: new Date(clock.now().getTime() + 3_600_000).toISOString() },
     ]);
 
+    const finished = finishing(session.runId);
     const appended = await api.app.inject({ method: "POST", url: `/realtime/v1/sessions/${session.id}/in/append`, headers: api.devAuth, payload: { text: "hi" } });
     expect(appended.statusCode).toBe(200);
     expect((await finished).status).toBe("COMPLETED");
