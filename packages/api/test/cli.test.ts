@@ -8,6 +8,7 @@ import { findEnvironmentBySecretKey } from "@svc/runtime/engine";
 import { startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
 import { runCli } from "../src/cli/run.ts";
 import { bearer } from "./credentials-fixtures.ts";
+import { freePort } from "../../../scripts/embedded-postgres.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const TSX = join(ROOT, "node_modules/.bin/tsx");
@@ -39,10 +40,10 @@ function svc(args: string[], env: Record<string, string | undefined> = {}): Prom
 }
 
 /** The same CLI in this process (argument errors need no separate process to be checked). */
-async function svcInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function svcInProcess(args: string[], databaseUrl = api.db.url): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const env = { DATABASE_URL: api.db.url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SVC_RUNTIME_FILE: "/nonexistent/runtime.json" };
+  const env = { DATABASE_URL: databaseUrl, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, SVC_RUNTIME_FILE: "/nonexistent/runtime.json" };
   const code = await runCli(args, env, { stdout: (t) => (stdout += t + "\n"), stderr: (t) => (stderr += t + "\n") });
   return { code, stdout, stderr };
 }
@@ -208,5 +209,44 @@ describe("bad usage and failures", () => {
     const unconfigured = await svc(["setup"], { DATABASE_URL: undefined, SVC_ENCRYPTION_KEY: undefined });
     expect(unconfigured.code).toBe(1);
     expect(unconfigured.stderr).toMatch(/DATABASE_URL is not set/);
+  });
+});
+
+describe("when the database is down or missing", () => {
+  it("says Postgres cannot be reached and how to start it, on one line, exit 1, without the password", { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const run = await svc(["orgs", "create", "acme"], { DATABASE_URL: `postgres://svc:hunter2-secret@127.0.0.1:${port}/svc` });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      `error: cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`pnpm start\`, which runs an embedded one, or set DATABASE_URL to a running server\n`,
+    );
+  });
+
+  it("says how to create a database that does not exist, on one line, exit 1 (also under --json)", { timeout: 60_000 }, async () => {
+    const url = new URL(api.db.url);
+    url.pathname = "/svc_no_such_database";
+    const { hostname, port, username } = url;
+    const sentence =
+      `database "svc_no_such_database" does not exist on ${hostname}:${port || 5432}: create it with ` +
+      `\`createdb -h ${hostname} -p ${port || 5432} -U ${username} svc_no_such_database\` or point DATABASE_URL at an existing database`;
+    const run = await svc(["init"], { DATABASE_URL: url.toString() });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`error: ${sentence}\n`);
+
+    const inProcess = await svcInProcess(["init", "--json"], url.toString());
+    expect(inProcess.code).toBe(1);
+    expect(inProcess.stderr).toBe(`error: ${sentence}\n`);
+    expect(JSON.parse(inProcess.stdout)).toEqual({ error: sentence });
+  });
+
+  it("says the server refused the user, without the password", async () => {
+    const url = new URL(api.db.url);
+    url.username = "svc_no_such_role";
+    url.password = "hunter2-secret";
+    const run = await svcInProcess(["init"], url.toString());
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: Postgres at .+ refused user "svc_no_such_role" \(.+\): check the user and password in DATABASE_URL\n$/);
+    expect(run.stderr).not.toContain("hunter2");
   });
 });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
-import { getEnvironment, newId } from "@svc/runtime/engine";
+import { createToken, getEnvironment, newId } from "@svc/runtime/engine";
 import { mintPublicToken } from "../src/auth/public-tokens.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { insertRun, nullPaths, sdkSchemas, triggerTask, type RunFixture } from "./runs-fixtures.ts";
+import { waitingRunOn } from "./waitpoints-helpers.ts";
 
 const NOW = new Date("2026-03-10T12:00:00.000Z");
 const MINUTE = 60_000;
@@ -110,6 +111,17 @@ describe("GET /api/v1/runs pagination", () => {
     expect(ListRunResponseItem.safeParse(item).success).toBe(true);
     expect(item).toMatchObject({ status: "QUEUED", tags: ["shape"], env: { id: devEnv, name: "dev" }, metadata: { k: "v" } });
     expect(item).not.toHaveProperty("payload");
+    expect(item.waitingFor).toEqual([]);
+  });
+
+  it("says what each WAITING run of the page waits on, in items the SDK's schema accepts", async () => {
+    const tokens = await Promise.all([0, 1].map(async () => (await createToken(api.engine, devEnv, {})).waitpoint.id));
+    const waiting = await Promise.all(tokens.map((token) => waitingRunOn(api.db.pool, devEnv, token)));
+    const body = await listOk({ "filter[status]": "WAITING", "filter[taskIdentifier]": "approval-task" });
+    const waitsById = Object.fromEntries(body.data.map((item) => [item.id, item.waitingFor]));
+    expect(waitsById).toMatchObject({ [waiting[0]!]: [{ type: "MANUAL", id: tokens[0] }], [waiting[1]!]: [{ type: "MANUAL", id: tokens[1] }] });
+    expect(Object.keys(waitsById)).toHaveLength(2);
+    for (const item of body.data) expect(ListRunResponseItem.safeParse(item).success).toBe(true);
   });
 });
 

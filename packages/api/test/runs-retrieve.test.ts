@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
-import { getEnvironment, newId } from "@svc/runtime/engine";
+import { completeToken, createToken, getEnvironment, newId } from "@svc/runtime/engine";
 import { mintPublicToken } from "../src/auth/public-tokens.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 import { insertRun, nullPaths, sdkSchemas, triggerTask } from "./runs-fixtures.ts";
+import { waitingRunOn } from "./waitpoints-helpers.ts";
 
 let api: TestApi;
 let schemas: { RetrieveRunResponse: ZodType; ListRunResponseItem: ZodType };
@@ -136,6 +137,34 @@ describe("GET /api/v3/runs/{id}", () => {
     expect(body.schedule).not.toHaveProperty("deduplicationKey");
   });
 
+  it("names the token a WAITING run waits on, and nothing once the token is completed though the run has not resumed yet", async () => {
+    const { waitpoint } = await createToken(api.engine, devEnv, { timeout: "1h" });
+    const id = await waitingRunOn(api.db.pool, devEnv, waitpoint.id);
+    const body = (await retrieve(id)).json();
+    expect(body.waitingFor).toEqual([{ type: "MANUAL", id: waitpoint.id, timeoutAt: waitpoint.timeout_at!.toISOString() }]);
+    expect(schemas.RetrieveRunResponse.safeParse(body).success).toBe(true);
+
+    await completeToken(api.engine, api.db.pool, waitpoint.id, { approved: true });
+    // No worker here: the run stays WAITING, its resume due.
+    expect((await retrieve(id)).json()).toMatchObject({ status: "WAITING", waitingFor: [] });
+  });
+
+  it("names the waits of the run's current attempt and its keyed waits, not an earlier attempt's", async () => {
+    const [stale, current, keyed] = await Promise.all([1, 2, 3].map(async () => (await createToken(api.engine, devEnv, {})).waitpoint.id));
+    const id = await insertRun(api, { environmentId: devEnv, status: "WAITING", createdAt: new Date() });
+    await api.db.pool.query(`UPDATE runs SET ledger_epoch = 1 WHERE id = $1`, [id]);
+    await api.db.pool.query(
+      `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, created_at)
+       VALUES ($1, 0, 'token#0', 'token', $2, $2, now() - interval '2 minutes'), ($1, 1, 'token#0', 'token', $3, $3, now()),
+              ($1, -1, 'key:k', 'token', $4, $4, now() - interval '1 minute')`,
+      [id, stale, current, keyed],
+    );
+    expect((await retrieve(id)).json().waitingFor).toMatchObject([
+      { type: "MANUAL", id: keyed },
+      { type: "MANUAL", id: current },
+    ]);
+  });
+
   it("answers 404 Run not found for an unknown id and for a run of another environment", async () => {
     const missing = await retrieve("run_doesnotexist");
     expect(missing.statusCode).toBe(404);
@@ -173,5 +202,10 @@ describe("GET /api/v3/runs/{id}", () => {
       expect(doc.paths[path], path).toBeDefined();
     }
     expect(doc.paths["/api/v1/runs"].get.parameters.map((p: { name: string }) => p.name)).toContain("filter[createdAt][period]");
+    const retrieved = doc.paths["/api/v3/runs/{runId}"].get.responses["200"].content["application/json"].schema;
+    expect(retrieved.required).toContain("waitingFor");
+    expect(retrieved.properties.waitingFor.items).toEqual({ $ref: "#/components/schemas/RunWaitingFor" });
+    const types = doc.components.schemas.RunWaitingFor.oneOf.map((variant: { properties: { type: { const: string } } }) => variant.properties.type.const);
+    expect(types).toEqual(["MANUAL", "DATETIME", "RUN", "BATCH", "SESSION"]);
   });
 });

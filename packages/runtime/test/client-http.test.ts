@@ -193,7 +193,7 @@ describe("validating run objects", () => {
     isSuccess: true, isFailed: false, isCancelled: false, isTest: false, createdAt: at, updatedAt: at, tags: [], costInCents: 0,
     baseCostInCents: 0, durationMs: 0,
   };
-  const retrieved = { ...run, depth: 0, triggerFunction: "trigger", relatedRuns: {}, attemptCount: 1, attempts: [], output: { a: 1 } };
+  const retrieved = { ...run, depth: 0, triggerFunction: "trigger", relatedRuns: {}, attemptCount: 1, attempts: [], output: { a: 1 }, waitingFor: [] };
 
   it("names the field of a run object that does not match the contract", async () => {
     const client = new ApiClient({ baseURL, secretKey: "svc_dev_x" });
@@ -201,7 +201,7 @@ describe("validating run objects", () => {
     const error = await client.runs.retrieve("run_1").catch((e) => e);
     expect(error).toBeInstanceOf(ApiResponseError);
     expect(error.message).toMatch(/^GET \/api\/v3\/runs\/run_1: unexpected response: status: /);
-    replies.push(json(200, { data: [{ ...run, env: { id: "env_1", name: "dev" }, createdAt: null }], pagination: {} }));
+    replies.push(json(200, { data: [{ ...run, env: { id: "env_1", name: "dev" }, waitingFor: [], createdAt: null }], pagination: {} }));
     await expect(client.runs.list()).rejects.toThrow(/data\[0\]\.createdAt: /);
     replies.push(json(200, { ...retrieved, relatedRuns: { parent: { ...retrieved, startedAt: "yesterday" } } }));
     await expect(client.runs.retrieve("run_1")).rejects.toThrow(/relatedRuns\.parent\.startedAt: Invalid date-time/);
@@ -209,11 +209,13 @@ describe("validating run objects", () => {
 
   it("accepts and drops fields a newer server adds, and revives dates", async () => {
     const client = new ApiClient({ baseURL, secretKey: "svc_dev_x" });
-    replies.push(json(200, { ...retrieved, newField: 1, relatedRuns: { children: [{ ...retrieved, newField: 2 }] } }));
+    const waitingFor = [{ type: "DATETIME", id: "waitpoint_1", resumeAt: new Date(60_000).toISOString(), newField: 3 }];
+    replies.push(json(200, { ...retrieved, newField: 1, relatedRuns: { children: [{ ...retrieved, newField: 2 }] }, waitingFor }));
     const got = await client.runs.retrieve("run_1");
     expect(got).not.toHaveProperty("newField");
     expect(got.relatedRuns.children![0]).not.toHaveProperty("newField");
     expect(got.createdAt).toEqual(new Date(0));
+    expect(got.waitingFor).toEqual([{ type: "DATETIME", id: "waitpoint_1", resumeAt: new Date(60_000) }]);
     expect(got.output).toEqual({ a: 1 });
   });
 });

@@ -116,7 +116,7 @@ describe("a Postgres restart under load", () => {
     const api = spawnApi(cluster.pg.url, port);
     const worker = spawnWorker(cluster.pg.url, cluster.secretKey, OUTAGE_FIXTURE);
     try {
-      const waiting = (p: typeof api) => p.output().includes('"where":"startup"') && p.output().includes("database unavailable; retrying");
+      const waiting = (p: typeof api) => p.output().includes('"where":"startup"') && p.output().includes('"retrying":true') && p.output().includes("cannot reach Postgres at");
       while (!waiting(api) || !waiting(worker)) {
         expect(api.child.exitCode, api.output()).toBeNull();
         expect(worker.child.exitCode, worker.output()).toBeNull();

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { createPool, migrate, withTransaction } from "@svc/runtime/db";
+import { createPool, describeDatabaseError, migrate, redactDatabaseUrl, withTransaction } from "@svc/runtime/db";
 import { SecretBox, SvcError, systemClock, ValidationError, type Clock } from "@svc/runtime/engine";
 import { UsageError, type Command, type CommandArgs } from "./command.ts";
 import { COMMANDS } from "./commands/index.ts";
@@ -95,7 +95,10 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
     if (error instanceof ConfigError) return fail(EXIT.failed, error.message);
     throw error;
   }
-  const pool = createPool(config.databaseUrl, { max: 2, applicationName: "svc-cli", onError: (error) => io.stderr(`database connection: ${error.message}`) });
+  const { databaseUrl } = config;
+  // A database that is down, missing or refuses us: one sentence saying what to do, never the password.
+  const databaseError = (error: unknown) => describeDatabaseError(error, databaseUrl)?.message ?? redactDatabaseUrl((error as Error)?.message || String(error), databaseUrl);
+  const pool = createPool(databaseUrl, { max: 2, applicationName: "svc-cli", onError: (error) => io.stderr(`database connection: ${databaseError(error)}`) });
   try {
     await migrate(pool);
     const box = new SecretBox(config.encryptionKey);
@@ -106,7 +109,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
     // Engine validation of an argument (a slug, an email, a branch name) is still bad usage.
     if (error instanceof ValidationError || error instanceof UsageError) return fail(EXIT.usage, error.message, command.usage);
     if (error instanceof SvcError) return fail(EXIT.failed, error.message);
-    return fail(EXIT.failed, (error as Error).message || String(error));
+    return fail(EXIT.failed, databaseError(error));
   } finally {
     await pool.end();
   }

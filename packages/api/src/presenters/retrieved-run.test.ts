@@ -18,9 +18,10 @@ function row(overrides: Partial<RunRow>): RunRow {
 
 describe("presentRetrievedRun", () => {
   it("leaves absent fields out (never null) and answers what the contract schema accepts unchanged", () => {
-    const bare = presentRetrievedRun({ run: row({}), children: [], payload: {}, output: {} });
+    const bare = presentRetrievedRun({ run: row({}), children: [], payload: {}, output: {}, waitingFor: [] });
     expect(Object.values(bare)).not.toContain(null);
     expect(bare).not.toHaveProperty("startedAt");
+    expect(bare.waitingFor).toEqual([]);
     expect(RetrieveRunResponse.parse(bare)).toEqual(bare);
 
     const finished = row({ status: "COMPLETED", started_at: AT, finished_at: new Date(AT.getTime() + 1500), batch_id: "batch_1", metadata: { k: 1 } });
@@ -31,9 +32,38 @@ describe("presentRetrievedRun", () => {
       payload: { inline: { data: '{"a":1}', type: "application/json" } },
       output: { url: "https://x/packets/p" },
       schedule: { id: "sched_1", expression: "0 * * * *", description: "hourly" },
+      waitingFor: [],
     });
     expect(full).toMatchObject({ durationMs: 1500, batchId: "batch_1", payload: { a: 1 }, outputPresignedUrl: "https://x/packets/p" });
     expect(full.schedule).toEqual({ id: "sched_1", generator: { type: "CRON", expression: "0 * * * *", description: "hourly" } });
     expect(RetrieveRunResponse.parse(full)).toEqual(full);
+  });
+
+  it("says what a WAITING run waits on, by waitpoint type, in a shape the contract schema accepts unchanged", () => {
+    const wait = { timeoutAt: null, childRunId: null, batchId: null, sessionId: null, channel: null };
+    const later = new Date(AT.getTime() + 60_000);
+    const waiting = presentRetrievedRun({
+      run: row({ status: "WAITING" }),
+      children: [],
+      payload: {},
+      output: {},
+      waitingFor: [
+        { ...wait, waitpointId: "waitpoint_token", type: "MANUAL", timeoutAt: later },
+        { ...wait, waitpointId: "waitpoint_token2", type: "MANUAL" },
+        { ...wait, waitpointId: "waitpoint_sleep", type: "DATETIME", timeoutAt: later },
+        { ...wait, waitpointId: "waitpoint_child", type: "RUN", childRunId: "run_child" },
+        { ...wait, waitpointId: "waitpoint_batch", type: "BATCH", batchId: "batch_1" },
+        { ...wait, waitpointId: "waitpoint_session", type: "SESSION", sessionId: "session_1", channel: "in" },
+      ],
+    });
+    expect(waiting.waitingFor).toEqual([
+      { type: "MANUAL", id: "waitpoint_token", timeoutAt: later.toISOString() },
+      { type: "MANUAL", id: "waitpoint_token2" },
+      { type: "DATETIME", id: "waitpoint_sleep", resumeAt: later.toISOString() },
+      { type: "RUN", id: "waitpoint_child", runId: "run_child" },
+      { type: "BATCH", id: "waitpoint_batch", batchId: "batch_1" },
+      { type: "SESSION", id: "waitpoint_session", sessionId: "session_1", channel: "in" },
+    ]);
+    expect(RetrieveRunResponse.parse(waiting)).toEqual(waiting);
   });
 });

@@ -1,7 +1,8 @@
 // Run rows as the run object of the HTTP API (contracts/run-object.ts). Optional fields are left
 // out rather than null: the published SDK's zod schemas reject null there.
-import { statusFlags, type RunListRow, type RunRow } from "@svc/runtime/engine";
+import { statusFlags, type RunListRow, type RunRow, type RunWait } from "@svc/runtime/engine";
 import type { RelatedRun, RunError, RunListItem, RunObject } from "@svc/runtime/contracts";
+import { presentWaitingFor } from "./waiting-for.ts";
 
 function iso(date: Date | null | undefined): string | undefined {
   return date ? date.toISOString() : undefined;
@@ -39,8 +40,9 @@ export function presentRun(run: RunRow): RunObject {
   return object;
 }
 
-export function presentRunListItem(run: RunListRow): RunListItem {
-  return { ...presentRun(run), env: { id: run.environment_id, name: run.environment_slug } };
+/** A run of a list, with what it waits on (`waits`: empty unless it is WAITING on a pending waitpoint). */
+export function presentRunListItem(run: RunListRow, waits: readonly RunWait[]): RunListItem {
+  return { ...presentRun(run), env: { id: run.environment_id, name: run.environment_slug }, waitingFor: presentWaitingFor(waits) };
 }
 
 export function presentRelatedRun(run: RunRow): RelatedRun {

@@ -9,7 +9,9 @@ import {
   resolveSessionIds,
   retrieveRun,
   type RunListRow,
+  type RunWait,
   ValidationError,
+  waitsOfRuns,
 } from "@svc/runtime/engine";
 import {
   ReplayRunBody,
@@ -60,12 +62,18 @@ export async function runListPage(deps: AppDeps, environmentIds: string[], query
     },
     deps.engine.clock.now(),
   );
-  return keysetPage<RunListRow, RunListItem>(
+  return keysetPage<RunListRow & { waits: RunWait[] }, RunListItem>(
     query,
     RUN_LIST_PAGE_SIZE,
-    (keyset, direction, limit) => listRuns(deps.engine.db, environmentIds, filters, { keyset, direction, limit }),
-    presentRunListItem,
+    async (keyset, direction, limit) => withWaits(deps, await listRuns(deps.engine.db, environmentIds, filters, { keyset, direction, limit })),
+    (row) => presentRunListItem(row, row.waits),
   );
+}
+
+/** The rows with what each waits on: one more statement, made only for a page with WAITING runs. */
+async function withWaits(deps: AppDeps, rows: RunListRow[]): Promise<(RunListRow & { waits: RunWait[] })[]> {
+  const waits = await waitsOfRuns(deps.engine.db, rows.filter((row) => row.status === "WAITING").map((row) => row.id));
+  return rows.map((row) => ({ ...row, waits: waits.get(row.id) ?? [] }));
 }
 
 /** A public JWT may list with `read:runs` / `read:tasks`, or `read:tasks:<id>` for every task filtered on. */

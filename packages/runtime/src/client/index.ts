@@ -18,7 +18,7 @@ export {
 export { CursorPage, OffsetPage, type PagePromise } from "./pagination.ts";
 export { flattenScopes, type PublicTokenScopes, type ScopeTarget, type ScopeTargets, type Expiration } from "./public-tokens.ts";
 export type { TriggerOptions, RunHandle, BatchItem, BatchTaskItem, BatchHandle, BatchTriggerOptions } from "./tasks.ts";
-export type { RunStatus, RunSummary, RelatedRunSummary, RetrievedRun, ListRunsQuery, ListProjectRunsQuery } from "./runs.ts";
+export type { RunStatus, RunSummary, RunWaitSummary, RelatedRunSummary, RetrievedRun, ListRunsQuery, ListProjectRunsQuery } from "./runs.ts";
 export type { EnvironmentSlug, EnvironmentVariable, UploadEnvironmentVariables, CreateEnvironmentVariable } from "./envvars.ts";
 export type { ScheduleObject, CreateScheduleOptions, UpdateScheduleOptions, ListSchedulesOptions } from "./schedules.ts";
 export type {

@@ -1,6 +1,6 @@
 // Runs: list (GET /api/v1/runs, or /api/v1/projects/{ref}/runs with a PAT), retrieve, cancel, replay.
 import superjson from "superjson";
-import { RUN_DATE_FIELDS, RetrieveRunResponse, RunListResponse, type RelatedRun, type RunListItem, type RunObject } from "../contracts/run-object.ts";
+import { RUN_DATE_FIELDS, RetrieveRunResponse, RunListResponse, type RelatedRun, type RunListItem, type RunObject, type RunWaitingFor } from "../contracts/run-object.ts";
 import { RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
 import { absoluteUrl, listParam, segment, timeParam, type HttpTransport } from "./http.ts";
 import { CursorPage, pagePromise, reviveDates, type PagePromise } from "./pagination.ts";
@@ -11,10 +11,21 @@ export { RUN_STATUSES, type RunStatus };
 /** A run object (contracts/run-object.ts) with its ISO date strings as Dates. */
 type WithDates<T> = { [K in keyof T]: K extends (typeof RUN_DATE_FIELDS)[number] ? Date : T[K] };
 
+/**
+ * A waitpoint a WAITING run waits on (contracts/run-object.ts RunWaitingFor), its times as Dates:
+ * a MANUAL token is completed with `waitpoints.completeToken(id, output)`; a DATETIME wait ends at
+ * `resumeAt`; a RUN wait when the child run `runId` ends; a BATCH wait when the batch's last run
+ * ends; a SESSION wait with the next record on the session's `channel`.
+ */
+export type RunWaitSummary = WaitWithDates<RunWaitingFor>;
+type WaitWithDates<W> = W extends unknown ? { [K in keyof W]: K extends "timeoutAt" | "resumeAt" ? Date : W[K] } : never;
+
 /** Fields of a run in lists and on retrieve. */
 export type RunSummary = WithDates<RunObject> & {
   /** List items only: the environment the run belongs to. */
   env?: RunListItem["env"];
+  /** List items only (retrieve has it too): what the run waits on, empty unless it is WAITING on a pending waitpoint. */
+  waitingFor?: RunWaitSummary[];
 };
 
 /** A parent, root or child run in `relatedRuns`. */
@@ -23,11 +34,13 @@ export type RelatedRunSummary = WithDates<RelatedRun>;
 /** A run with its payload, output or error and lineage (GET /api/v3/runs/{id}). */
 export type RetrievedRun<TPayload = any, TOutput = any> = Omit<
   WithDates<RetrieveRunResponse>,
-  "payload" | "output" | "payloadPresignedUrl" | "outputPresignedUrl" | "relatedRuns"
+  "payload" | "output" | "payloadPresignedUrl" | "outputPresignedUrl" | "relatedRuns" | "waitingFor"
 > & {
   payload?: TPayload;
   output?: TOutput;
   relatedRuns: { root?: RelatedRunSummary; parent?: RelatedRunSummary; children?: RelatedRunSummary[] };
+  /** What the run waits on: empty unless it is WAITING on a pending waitpoint. */
+  waitingFor: RunWaitSummary[];
 };
 
 export interface ListRunsQuery {
@@ -61,6 +74,15 @@ function reviveRun<T extends RunObject>(run: T): WithDates<T> {
   return reviveDates(run, RUN_DATE_FIELDS) as unknown as WithDates<T>;
 }
 
+function reviveWaits(waits: readonly RunWaitingFor[]): RunWaitSummary[] {
+  return waits.map((wait) => reviveDates(wait, ["timeoutAt", "resumeAt"]) as unknown as RunWaitSummary);
+}
+
+/** A run list item with its dates (also those of what it waits on) as Dates. */
+function reviveListItem(item: RunListItem): RunSummary {
+  return { ...reviveRun(item), waitingFor: reviveWaits(item.waitingFor) };
+}
+
 function runQuery(query: ListProjectRunsQuery): Record<string, string | number | undefined> {
   return {
     "filter[status]": listParam(query.status),
@@ -87,7 +109,7 @@ export function listRunPages(http: HttpTransport, path: string, query: ListProje
     const { after: _a, before: _b, ...rest } = query;
     const response = await http.request<unknown>({ method: "GET", path, query: runQuery({ ...rest, ...cursor }) });
     const page = validateResponse(RunListResponse, response, `GET ${path}`);
-    return new CursorPage<RunSummary>(page.data.map(reviveRun), page.pagination, fetchPage);
+    return new CursorPage<RunSummary>(page.data.map(reviveListItem), page.pagination, fetchPage);
   };
   return pagePromise(fetchPage({ after: query.after, before: query.before }));
 }
@@ -125,14 +147,14 @@ export class RunsResource {
   async retrieve<TPayload = any, TOutput = any>(runId: string): Promise<RetrievedRun<TPayload, TOutput>> {
     const http = this.connect();
     const path = `/api/v3/runs/${segment(runId)}`;
-    const { payloadPresignedUrl, outputPresignedUrl, relatedRuns, ...run } = validateResponse(RetrieveRunResponse, await http.request<unknown>({ method: "GET", path }), `GET ${path}`);
+    const { payloadPresignedUrl, outputPresignedUrl, relatedRuns, waitingFor, ...run } = validateResponse(RetrieveRunResponse, await http.request<unknown>({ method: "GET", path }), `GET ${path}`);
     if (run.payload === undefined && payloadPresignedUrl) run.payload = await fetchPresigned(http, payloadPresignedUrl);
     if (run.output === undefined && outputPresignedUrl) run.output = await fetchPresigned(http, outputPresignedUrl);
     const related: RetrievedRun["relatedRuns"] = {};
     if (relatedRuns.root) related.root = reviveRun(relatedRuns.root);
     if (relatedRuns.parent) related.parent = reviveRun(relatedRuns.parent);
     if (relatedRuns.children) related.children = relatedRuns.children.map(reviveRun);
-    return { ...reviveRun(run), relatedRuns: related } as RetrievedRun<TPayload, TOutput>;
+    return { ...reviveRun(run), relatedRuns: related, waitingFor: reviveWaits(waitingFor) } as RetrievedRun<TPayload, TOutput>;
   }
 
   /**

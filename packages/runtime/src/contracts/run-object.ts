@@ -4,6 +4,7 @@
 // zod schemas reject null there.
 import { z } from "zod";
 import { RUN_STATUSES } from "../engine/runs/statuses.ts";
+import { SessionChannel } from "./sessions.ts";
 
 /**
  * A date-time: the server sends `Date#toISOString()`, the client revives it as a Date, so what is
@@ -48,8 +49,42 @@ export type RunObject = z.output<typeof RunObject>;
 /** The ISO date-time fields of a run object (the client turns them into Dates). */
 export const RUN_DATE_FIELDS = ["createdAt", "updatedAt", "startedAt", "finishedAt", "delayedUntil", "expiredAt"] as const;
 
-/** A run in a list: the run object plus the environment it belongs to. */
-export const RunListItem = RunObject.extend({ env: z.object({ id: z.string(), name: z.string() }) });
+const WaitpointId = z.string().meta({ description: "The waitpoint's id (`waitpoint_…`)" });
+
+/**
+ * A waitpoint a WAITING run waits on, by its type, with what ends the wait: a MANUAL token is
+ * completed with POST /api/v1/waitpoints/tokens/{id}/complete; a DATETIME wait ends at `resumeAt`;
+ * a RUN wait when the child run `runId` ends; a BATCH wait when the batch's last run ends; a
+ * SESSION wait with the next record appended to the session's `channel`.
+ */
+export const RunWaitingFor = z
+  .discriminatedUnion("type", [
+    z.object({
+      type: z.literal("MANUAL"),
+      id: WaitpointId.meta({ description: "The token's id: complete it with POST /api/v1/waitpoints/tokens/{id}/complete" }),
+      timeoutAt: DateTime.optional().meta({ description: "When the wait times out; absent: never" }),
+    }),
+    z.object({ type: z.literal("DATETIME"), id: WaitpointId, resumeAt: DateTime.meta({ description: "When the wait ends and the run resumes" }) }),
+    z.object({ type: z.literal("RUN"), id: WaitpointId, runId: z.string().meta({ description: "The child run whose ending ends the wait" }) }),
+    z.object({ type: z.literal("BATCH"), id: WaitpointId, batchId: z.string().meta({ description: "The batch whose last run's ending ends the wait" }) }),
+    z.object({
+      type: z.literal("SESSION"),
+      id: WaitpointId,
+      sessionId: z.string().meta({ description: "The session (`session_…`)" }),
+      channel: SessionChannel.meta({ description: "The channel whose next record ends the wait" }),
+      timeoutAt: DateTime.optional().meta({ description: "When the wait times out; absent: never" }),
+    }),
+  ])
+  .meta({ id: "RunWaitingFor", description: "A waitpoint the run waits on, by type, with what ends the wait" });
+export type RunWaitingFor = z.output<typeof RunWaitingFor>;
+
+/** What a run waits on: the waitpoints of its pending waits, empty unless it is WAITING on one. */
+const WaitingForList = z.array(RunWaitingFor).meta({
+  description: "What the run waits on: empty unless it is WAITING on a pending waitpoint (a run whose wait has just ended is WAITING with nothing here until it resumes)",
+});
+
+/** A run in a list: the run object plus the environment it belongs to and what it waits on. */
+export const RunListItem = RunObject.extend({ env: z.object({ id: z.string(), name: z.string() }), waitingFor: WaitingForList });
 export type RunListItem = z.output<typeof RunListItem>;
 
 export const RunListResponse = z.object({
@@ -89,5 +124,6 @@ export const RetrieveRunResponse = RelatedRun.extend({
   relatedRuns: z.object({ root: RelatedRun.optional(), parent: RelatedRun.optional(), children: z.array(RelatedRun).optional() }),
   attemptCount: z.number(),
   attempts: z.array(z.unknown()),
+  waitingFor: WaitingForList,
 });
 export type RetrieveRunResponse = z.output<typeof RetrieveRunResponse>;

@@ -3,6 +3,7 @@ export { NotificationListener, type NotificationHandler } from "./notification-l
 export { migrate, migrationsApplied, loadMigrations, loadFunctionFiles, checksumOf, MIGRATIONS_DIR, FUNCTIONS_DIR, type MigrateOptions, type MigrateResult } from "./migrate.ts";
 export { dumpSchema, SCHEMA_DUMP_PATH } from "./schema-dump.ts";
 export { isDatabaseUnavailable, retryWhileUnavailable } from "./unavailable.ts";
+export { describeDatabaseError, redactDatabaseUrl, type DatabaseErrorDescription, type DatabaseErrorKind } from "./describe-error.ts";
 export { retryWrite } from "./retry-write.ts";
 export { errorReporter } from "./error-reporter.ts";
 export type { PoolOptions } from "./queryable.ts";

@@ -58,6 +58,7 @@ export { decideAfterFailure, maxAttemptsOf } from "./runs/retry-policy.ts";
 export { attachWaiter, childOutcome, completeBatchIfDone, notifyWaitersOfRun } from "./runs/notify-waiters.ts";
 export { INLINE_PACKET_LIMIT, retrieveRun, type RunDetail, type RunScheduleRef } from "./runs/retrieve-run.ts";
 export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
+export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
 

@@ -6,6 +6,7 @@ import { getPacket, packetSize } from "../packets/store.ts";
 import { packetDownloadUrl } from "../packets/urls.ts";
 import { loadStoredPacket, type Packet } from "./payloads.ts";
 import { getRun, type RunRow } from "./store.ts";
+import { waitsOfRuns, type RunWait } from "./waiting-for.ts";
 
 /** Stored packets larger than this come back as a presigned URL rather than inline. */
 export const INLINE_PACKET_LIMIT = 512 * 1024;
@@ -38,9 +39,11 @@ export interface RunDetail {
   /** Only a completed run's output. */
   output: PacketView;
   schedule?: RunScheduleRef;
+  /** What the run waits on: empty unless it is WAITING on a pending waitpoint. */
+  waitingFor: RunWait[];
 }
 
-/** Loads one run of the environment with its packets, relatives and schedule; NotFoundError("Run not found") otherwise. */
+/** Loads one run of the environment with its packets, relatives, schedule and waits; NotFoundError("Run not found") otherwise. */
 export async function retrieveRun(deps: Pick<EngineDeps, "db" | "apiUrl" | "clock">, environmentId: string, runId: string): Promise<RunDetail> {
   const run = await getRun(deps.db, runId, environmentId);
   if (!run) throw new NotFoundError("Run not found");
@@ -49,6 +52,7 @@ export async function retrieveRun(deps: Pick<EngineDeps, "db" | "apiUrl" | "cloc
     ...(await relatedRuns(deps.db, run)),
     payload: await packetView(deps, environmentId, { data: run.payload, type: run.payload_type }),
     output: run.status === "COMPLETED" && run.output !== null ? await packetView(deps, environmentId, { data: run.output, type: run.output_type ?? "application/json" }) : {},
+    waitingFor: run.status === "WAITING" ? ((await waitsOfRuns(deps.db, [run.id])).get(run.id) ?? []) : [],
   };
   if (run.schedule_id) {
     const schedule = await scheduleRef(deps.db, run.schedule_id);
