@@ -135,11 +135,11 @@ describe("svc installed from packed tarballs into a fresh project", () => {
 
     // The durable-wait example: WAITING on a token, through a reload of the worker, until it is completed.
     const approvalId = await trigger("approval", { amount: 42 });
+    // The run says what it waits on: the token's id.
     const tokenId = await until(async () => {
-      const list = await api("GET", `/api/v1/waitpoints/tokens?filter[status]=WAITING&filter[tags]=approval`);
-      return (list.body.data as { id: string }[])[0]?.id;
-    }, "the approval's token");
-    await until(async () => ((await api("GET", `/api/v3/runs/${approvalId}`)).body.status === "WAITING" ? true : undefined), "the approval to wait");
+      const run = await api("GET", `/api/v3/runs/${approvalId}`);
+      return run.body.status === "WAITING" ? (run.body.waitingFor as { id: string; type: string }[]).find((w) => w.type === "MANUAL")?.id : undefined;
+    }, "the approval to wait on its token");
 
     // A change to a task file: the worker reloads and the new code runs, without a restart.
     const file = join(project, "src/tasks/hello-world.ts");

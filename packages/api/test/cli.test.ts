@@ -219,7 +219,7 @@ describe("when the database is down or missing", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(
-      `error: cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`pnpm start\`, which runs an embedded one, or set DATABASE_URL to a running server\n`,
+      `error: cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`svc dev\` (in svc's repository: \`pnpm start\`), which runs an embedded one, or set DATABASE_URL to a running server\n`,
     );
   });
 
@@ -230,11 +230,11 @@ describe("when the database is down or missing", () => {
     const sentence =
       `database "svc_no_such_database" does not exist on ${hostname}:${port || 5432}: create it with ` +
       `\`createdb -h ${hostname} -p ${port || 5432} -U ${username} svc_no_such_database\` or point DATABASE_URL at an existing database`;
-    const run = await svc(["init"], { DATABASE_URL: url.toString() });
+    const run = await svc(["setup"], { DATABASE_URL: url.toString() });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(`error: ${sentence}\n`);
 
-    const inProcess = await svcInProcess(["init", "--json"], url.toString());
+    const inProcess = await svcInProcess(["setup", "--json"], url.toString());
     expect(inProcess.code).toBe(1);
     expect(inProcess.stderr).toBe(`error: ${sentence}\n`);
     expect(JSON.parse(inProcess.stdout)).toEqual({ error: sentence });
@@ -244,7 +244,7 @@ describe("when the database is down or missing", () => {
     const url = new URL(api.db.url);
     url.username = "svc_no_such_role";
     url.password = "hunter2-secret";
-    const run = await svcInProcess(["init"], url.toString());
+    const run = await svcInProcess(["setup"], url.toString());
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^error: Postgres at .+ refused user "svc_no_such_role" \(.+\): check the user and password in DATABASE_URL\n$/);
     expect(run.stderr).not.toContain("hunter2");

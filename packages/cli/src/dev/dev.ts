@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { createPool, migrate, withTransaction } from "@svc/runtime/db";
+import { createPool, describeDatabaseError, migrate, withTransaction } from "@svc/runtime/db";
 import { ensureDefaultProject, SecretBox, systemClock, type Clock } from "@svc/runtime/engine";
 import type { CliIo } from "../io.ts";
 import { devBanner } from "./banner.ts";
@@ -79,6 +79,9 @@ export class DevSupervisor {
     try {
       await migrate(pool);
       project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, new SecretBox(encryptionKey), (this.options.clock ?? systemClock).now()));
+    } catch (error) {
+      const described = describeDatabaseError(error, databaseUrl);
+      throw described ? new DevError(described.message) : error;
     } finally {
       await pool.end();
     }

@@ -1,7 +1,7 @@
-// Runs: list (GET /api/v1/runs, or /api/v1/projects/{ref}/runs with a PAT), retrieve, cancel, replay.
+// Runs: list (GET /api/v1/runs, or /api/v1/projects/{ref}/runs with a PAT), retrieve, poll, cancel, replay.
 import superjson from "superjson";
 import { RUN_DATE_FIELDS, RetrieveRunResponse, RunListResponse, type RelatedRun, type RunListItem, type RunObject, type RunWaitingFor } from "../contracts/run-object.ts";
-import { RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
+import { isFinal, RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
 import { absoluteUrl, listParam, segment, timeParam, type HttpTransport } from "./http.ts";
 import { CursorPage, pagePromise, reviveDates, type PagePromise } from "./pagination.ts";
 import { validateResponse } from "./validate-response.ts";
@@ -158,6 +158,28 @@ export class RunsResource {
   }
 
   /**
+   * Retrieves the run every `pollIntervalMs` (1 s) until it has finished (COMPLETED, FAILED,
+   * CANCELED, …), and returns it. A WAITING run keeps it polling: pass a `signal` to give up.
+   *
+   * @example
+   * const handle = await tasks.trigger("hello-world", { name: "Ada" });
+   * const run = await runs.poll(handle, { pollIntervalMs: 250 });
+   * if (run.status === "COMPLETED") console.log(run.output);
+   */
+  async poll<TPayload = any, TOutput = any>(run: string | { id: string }, options: { pollIntervalMs?: number; signal?: AbortSignal } = {}): Promise<RetrievedRun<TPayload, TOutput>> {
+    const runId = typeof run === "string" ? run : run?.id;
+    if (typeof runId !== "string" || runId === "") throw new TypeError(`runs.poll(): expected a run id or { id }, got ${JSON.stringify(run)}`);
+    const interval = options.pollIntervalMs ?? 1000;
+    if (!Number.isFinite(interval) || interval < 0) throw new TypeError(`runs.poll(): pollIntervalMs must be a non-negative number, got ${interval}`);
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const retrieved = await this.retrieve<TPayload, TOutput>(runId);
+      if (isFinal(retrieved.status)) return retrieved;
+      await sleep(interval, options.signal);
+    }
+  }
+
+  /**
    * Cancels a run. Canceling a run that already finished changes nothing.
    *
    * @example
@@ -178,6 +200,21 @@ export class RunsResource {
     const { data } = await this.connect().request<{ id: string }>({ method: "POST", path: `/api/v1/runs/${segment(runId)}/replay` });
     return data;
   }
+}
+
+/** Waits `ms`, or rejects with the signal's reason when it aborts first (no node: import: the client runs on edge runtimes too). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /** A large payload or output stored as a packet, read back according to its content type. */

@@ -40,7 +40,7 @@ describe("describeDatabaseError", () => {
     expect(described).toEqual({
       kind: "unreachable",
       transient: true,
-      message: `cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`pnpm start\`, which runs an embedded one, or set DATABASE_URL to a running server`,
+      message: `cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`svc dev\` (in svc's repository: \`pnpm start\`), which runs an embedded one, or set DATABASE_URL to a running server`,
     });
     expect(described!.message).not.toContain("s3cret");
   });

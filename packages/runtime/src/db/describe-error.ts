@@ -103,7 +103,7 @@ function unreachable(target: Target, reason: string): DatabaseErrorDescription {
   return {
     kind: "unreachable",
     transient: true,
-    message: `cannot reach Postgres at ${target.where} (${reason}): is it running? Start it, or run \`pnpm start\`, which runs an embedded one, or set DATABASE_URL to a running server`,
+    message: `cannot reach Postgres at ${target.where} (${reason}): is it running? Start it, or run \`svc dev\` (in svc's repository: \`pnpm start\`), which runs an embedded one, or set DATABASE_URL to a running server`,
   };
 }
 

@@ -97,7 +97,7 @@ describe("openDatabase", () => {
     expect(warning).toEqual({
       level: "warn",
       object: { where: "startup", kind: "unreachable", retrying: true, suppressed: 0 },
-      message: `cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`pnpm start\`, which runs an embedded one, or set DATABASE_URL to a running server`,
+      message: `cannot reach Postgres at 127.0.0.1:${port} (connection refused): is it running? Start it, or run \`svc dev\` (in svc's repository: \`pnpm start\`), which runs an embedded one, or set DATABASE_URL to a running server`,
     });
 
     const proxy = createServer((client) => {
