@@ -1,6 +1,10 @@
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import type { BashStep } from "./bash-steps.ts";
 import { matchesExpected } from "./expected-output.ts";
+import { ROOT } from "./scratch.ts";
+
+export const CLI_MAIN = join(ROOT, "packages/api/src/cli/main.ts");
 
 export interface Ran {
   code: number | string;
@@ -22,6 +26,16 @@ const CURL_WITH_STATUS = `curl() {
 }`;
 
 /**
+ * `pnpm svc …` (the operator CLI, `tsx packages/api/src/cli/main.ts` in the root package.json) as
+ * that script runs it, without pnpm's own start-up, which would double the time of every CLI step;
+ * docs-examples.test.ts checks once that `pnpm svc` really is that script.
+ */
+const PNPM_SVC = `pnpm() {
+  if [ "\${1:-}" = "-s" ]; then shift; fi
+  if [ "\${1:-}" = "svc" ]; then shift; "$__SVC_NODE" --import tsx "$__SVC_CLI" "$@"; else command pnpm "$@"; fi
+}`;
+
+/**
  * The variables a step defines carry over to the next steps and blocks of the same doc, as in one
  * terminal: each step sources the state file, and writes it back with every variable it did not
  * start with (bash's own excepted).
@@ -40,7 +54,7 @@ __svc_save() {
 
 export function stepScript(step: BashStep): string {
   const withStatus = /^\d{3}(\s|$)/.test(step.expected[0] ?? "");
-  return ["set -euo pipefail", STATE, withStatus ? CURL_WITH_STATUS : CURL, step.command, "__svc_save", ""].join("\n");
+  return ["set -euo pipefail", STATE, withStatus ? CURL_WITH_STATUS : CURL, PNPM_SVC, step.command, "__svc_save", ""].join("\n");
 }
 
 function runScript(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<Ran> {
@@ -84,7 +98,7 @@ function explain(ctx: StepContext, step: BashStep, ran: Ran, problem: string): E
  * (a malformed URL or an HTTP error does not get better by asking again).
  */
 export async function runStep(step: BashStep, ctx: StepContext): Promise<Ran> {
-  const env = { ...ctx.env, __SVC_STATE: ctx.stateFile };
+  const env = { ...ctx.env, __SVC_STATE: ctx.stateFile, __SVC_NODE: process.execPath, __SVC_CLI: CLI_MAIN };
   const deadline = Date.now() + ctx.readTimeoutMs;
   for (;;) {
     const ran = await runScript(stepScript(step), env, ctx.cwd, Math.max(ctx.readTimeoutMs, 30_000));

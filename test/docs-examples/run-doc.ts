@@ -19,7 +19,8 @@ const RUNNABLE_TS = new Set(["ts", "typescript"]);
 
 /**
  * Runs a doc's `bash test` and `ts test` blocks in order against the live svc, as a reader would
- * in one terminal (variables carry over from step to step), then checks the runs the doc made: a
+ * in one terminal (variables carry over from step to step, and exported ones reach the
+ * TypeScript examples), then checks the runs the doc made: a
  * run of a task no worker has (svc accepts any task id and queues the run until a worker has the
  * task, so a misspelt task name would otherwise pass) or a run that failed means a broken example.
  */
@@ -27,6 +28,7 @@ export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch
   const startedAt = new Date();
   const work = mkdtempSync(join(tmpdir(), "svc-docs-"));
   const counts: DocRun = { bashBlocks: 0, bashSteps: 0, tsBlocks: 0 };
+  const stateFile = join(work, "state.sh");
   try {
     for (const block of blocks) {
       if (block.kind !== "test") continue;
@@ -38,13 +40,13 @@ export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch
             where: `${block.doc}:${step.line}`,
             env: live.env,
             cwd: ROOT,
-            stateFile: join(work, "state.sh"),
+            stateFile,
             readTimeoutMs: options.readTimeoutMs ?? 15_000,
           });
         }
       } else if (RUNNABLE_TS.has(block.lang)) {
         counts.tsBlocks++;
-        await runTsBlock(block, scratch, live.env);
+        await runTsBlock(block, scratch, live.env, stateFile);
       } else {
         throw new Error(`${block.doc}:${block.line}: cannot run a \`${block.lang} test\` block (bash or ts)`);
       }

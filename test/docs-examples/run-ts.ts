@@ -21,11 +21,20 @@ export function runnableSnippet(block: DocBlock): string {
   return [`import { printExpected } from ${JSON.stringify(PRINT_EXPECTED)};`, ...lines, ""].join("\n");
 }
 
-/** Runs a `ts test` block with tsx from the scratch folder (which resolves @svc/runtime); fails on a non-zero exit. */
-export async function runTsBlock(block: DocBlock, scratch: Scratch, env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<Ran> {
+/**
+ * Runs a `ts test` block with tsx from the scratch folder (which resolves @svc/runtime), as if
+ * started from the terminal the doc's shell steps ran in: it sees the variables they exported.
+ * Fails on a non-zero exit.
+ */
+export async function runTsBlock(block: DocBlock, scratch: Scratch, env: NodeJS.ProcessEnv, stateFile: string, timeoutMs = 30_000): Promise<Ran> {
   const file = scratch.write("run", Scratch.fileName(block), runnableSnippet(block));
+  const script = `if [ -f "$__SVC_STATE" ]; then source "$__SVC_STATE"; fi\nexec "$__SVC_NODE" --import tsx "$__SVC_FILE"`;
   const ran = await new Promise<Ran>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", file], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", script], {
+      cwd: ROOT,
+      env: { ...env, __SVC_STATE: stateFile, __SVC_NODE: process.execPath, __SVC_FILE: file },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
