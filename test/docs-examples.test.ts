@@ -108,7 +108,7 @@ describe("the docs' example runner", () => {
   const doc = (markdown: string) => extractBlocks(markdown, "runner-test.md");
   const fails = async (markdown: string) => {
     try {
-      await runDoc(doc(markdown), live, scratch, { readTimeoutMs: 3_000 });
+      await runDoc(doc(markdown), live, scratch, { readTimeoutMs: 1_000 });
     } catch (error) {
       return (error as Error).message;
     }
