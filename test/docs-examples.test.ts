@@ -18,9 +18,6 @@ const DOCS = ["README.md", "bench/README.md", ...readdirSync(join(ROOT, "docs"))
 const blocksOf = new Map<string, DocBlock[]>(DOCS.map((doc) => [doc, extractBlocks(readFileSync(join(ROOT, doc), "utf8"), doc)]));
 const allBlocks = [...blocksOf.values()].flat();
 
-/** Guides other people are writing at the same time; the index links them before they land. */
-const PENDING_GUIDES = new Set(["docs/deployment.md", "docs/own-project.md"]);
-
 let scratch: Scratch;
 let live: LiveSvc;
 let typecheck: Promise<string[]>;
@@ -83,15 +80,15 @@ describe("the docs' examples", () => {
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^(https?:|mailto:|#)/.test(target!)) continue;
         const path = relative(ROOT, join(ROOT, dirname(doc), target!.split("#")[0]!));
-        if (!existsSync(join(ROOT, path)) && !PENDING_GUIDES.has(path)) broken.push(`${doc}: ${target}`);
+        if (!existsSync(join(ROOT, path))) broken.push(`${doc}: ${target}`);
       }
     }
     expect(broken).toEqual([]);
   });
 
-  it("`pnpm svc` is the operator CLI the examples run (they call it without pnpm's start-up)", () => {
+  it("`pnpm svc` is the svc command the examples run (they call it without pnpm's start-up)", () => {
     const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
-    expect(scripts.svc).toBe(`tsx ${relative(ROOT, CLI_MAIN)}`);
+    expect(scripts.svc).toBe(`node --import tsx ${relative(ROOT, CLI_MAIN)}`);
   });
 
   // The docs use names of their own (tags, keys, session ids), so they run side by side.

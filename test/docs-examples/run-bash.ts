@@ -4,7 +4,7 @@ import type { BashStep } from "./bash-steps.ts";
 import { matchesExpected } from "./expected-output.ts";
 import { ROOT } from "./scratch.ts";
 
-export const CLI_MAIN = join(ROOT, "packages/api/src/cli/main.ts");
+export const CLI_MAIN = join(ROOT, "packages/cli/src/main.ts");
 
 export interface Ran {
   code: number | string;
@@ -26,14 +26,17 @@ const CURL_WITH_STATUS = `curl() {
 }`;
 
 /**
- * `pnpm svc …` (the operator CLI, `tsx packages/api/src/cli/main.ts` in the root package.json) as
- * that script runs it, without pnpm's own start-up, which would double the time of every CLI step;
- * docs-examples.test.ts checks once that `pnpm svc` really is that script.
+ * `svc …` (the command of @svc/cli: `npx svc` in a project, `pnpm svc` in svc's repository, where it
+ * is `node --import tsx packages/cli/src/main.ts`) as that script runs it, without pnpm's or npx's
+ * own start-up, which would double the time of every CLI step; docs-examples.test.ts checks once
+ * that `pnpm svc` really is that script.
  */
-const PNPM_SVC = `pnpm() {
+const SVC = `svc() { "$__SVC_NODE" --import tsx "$__SVC_CLI" "$@"; }
+pnpm() {
   if [ "\${1:-}" = "-s" ]; then shift; fi
-  if [ "\${1:-}" = "svc" ]; then shift; "$__SVC_NODE" --import tsx "$__SVC_CLI" "$@"; else command pnpm "$@"; fi
-}`;
+  if [ "\${1:-}" = "svc" ]; then shift; svc "$@"; else command pnpm "$@"; fi
+}
+npx() { if [ "\${1:-}" = "svc" ]; then shift; svc "$@"; else command npx "$@"; fi; }`;
 
 /**
  * The variables a step defines carry over to the next steps and blocks of the same doc, as in one
@@ -54,7 +57,7 @@ __svc_save() {
 
 export function stepScript(step: BashStep): string {
   const withStatus = /^\d{3}(\s|$)/.test(step.expected[0] ?? "");
-  return ["set -euo pipefail", STATE, withStatus ? CURL_WITH_STATUS : CURL, PNPM_SVC, step.command, "__svc_save", ""].join("\n");
+  return ["set -euo pipefail", STATE, withStatus ? CURL_WITH_STATUS : CURL, SVC, step.command, "__svc_save", ""].join("\n");
 }
 
 function runScript(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<Ran> {

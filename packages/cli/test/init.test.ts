@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initProject } from "../src/init/init.ts";
+import { TEMPLATES } from "../src/init/templates.ts";
 import { runSvc } from "../src/svc.ts";
 
 let dir: string;
@@ -67,6 +68,13 @@ describe("svc init", () => {
       expect(existsSync(join(dir, "svc.config.ts"))).toBe(false);
       expect(readFileSync(join(dir, "package.json"), "utf8")).toBe(content);
     }
+  });
+});
+
+describe("the example tasks", () => {
+  it("svc init's durable-wait example is examples/hello's approval task, which the docs show and run", () => {
+    const example = readFileSync(new URL("../../../examples/hello/src/tasks/approval.ts", import.meta.url), "utf8");
+    expect(TEMPLATES["src/tasks/approval.ts"]).toBe(example);
   });
 });
 

@@ -28,7 +28,7 @@ export function currentApiClient(): ApiClient {
  * `SERVICE_PREVIEW_BRANCH`, read at each call.
  *
  * @example
- * configure({ secretKey: process.env.SVC_KEY, baseURL: "https://svc.example.com" });
+ * configure({ secretKey: process.env.SERVICE_SECRET_KEY, baseURL: "https://svc.example.com" });
  */
 export function configure(config: ClientConfig): void {
   ambientConfig.configure(config);
@@ -92,15 +92,17 @@ export const auth = {
 };
 
 /**
- * Runs: list, retrieve, cancel, replay.
+ * Runs: list, retrieve, poll, cancel, replay.
  *
  * @example
  * const run = await runs.retrieve("run_abc");
+ * const finished = await runs.poll(await tasks.trigger("hello-world", { name: "Ada" }));
  * for await (const failed of runs.list({ status: "FAILED", period: "1d" })) await runs.replay(failed.id);
  */
-export const runs: Pick<RunsResource, "list" | "retrieve" | "cancel" | "replay"> = {
+export const runs: Pick<RunsResource, "list" | "retrieve" | "poll" | "cancel" | "replay"> = {
   list: ((...args: Parameters<RunsResource["list"]>) => currentApiClient().runs.list(...(args as [string]))) as RunsResource["list"],
   retrieve: (runId) => currentApiClient().runs.retrieve(runId),
+  poll: (run, options) => currentApiClient().runs.poll(run, options),
   cancel: (runId) => currentApiClient().runs.cancel(runId),
   replay: (runId) => currentApiClient().runs.replay(runId),
 };
