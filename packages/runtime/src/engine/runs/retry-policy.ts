@@ -29,7 +29,7 @@ export type FailureDecision = { kind: "retry"; at: Date; delayMs: number } | { k
 
 /**
  * What to do after attempt `attempt` (1-based) failed. Pure: `random` is injected.
- * Delay: backoffDelayMs (min(maxTimeout, minTimeout * factor^(attempt-1)), times [1, 2) when randomized).
+ * Delay: backoffDelayMs: minTimeout * factor^(attempt-1), times [1, 2) when randomized, then capped at maxTimeout (as Trigger.dev does).
  */
 export function decideAfterFailure(
   attempt: number,
