@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 /** What `svc api` and `svc worker` send their parent over IPC once they serve. */
@@ -31,11 +32,13 @@ const ENTRY = fileURLToPath(new URL(FROM_SOURCE ? "../main.ts" : "../main.js", i
 
 /**
  * Starts `svc <command>` as a child in a process group of its own, so that the terminal's Ctrl-C
- * reaches only the parent, which passes on exactly one SIGTERM. Output goes to the parent's.
+ * reaches only the parent, which passes on exactly one SIGTERM. Its stdout goes to `stdout` when
+ * given (a log formatter), else to the parent's, as its stderr does.
  */
-export function spawnService(name: string, command: "api" | "worker", env: NodeJS.ProcessEnv): ServiceChild {
+export function spawnService(name: string, command: "api" | "worker", env: NodeJS.ProcessEnv, stdout?: Writable): ServiceChild {
   const loader = FROM_SOURCE ? ["--import", import.meta.resolve("tsx")] : [];
-  const child = spawn(process.execPath, [...loader, ENTRY, command], { env, stdio: ["ignore", "inherit", "inherit", "ipc"], detached: true });
+  const child = spawn(process.execPath, [...loader, ENTRY, command], { env, stdio: ["ignore", stdout ? "pipe" : "inherit", "inherit", "ipc"], detached: true });
+  if (stdout) child.stdout!.pipe(stdout);
   const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
   const ready = new Promise<ReadyMessage>((resolve, reject) => {
     child.on("message", (message) => {

@@ -5,6 +5,7 @@ import { ensureDefaultProject, SecretBox, systemClock, type Clock } from "@svc/r
 import type { CliIo } from "../io.ts";
 import { devBanner } from "./banner.ts";
 import { spawnService, type ServiceChild } from "./children.ts";
+import { devLogStream } from "./dev-logs.ts";
 import { PostgresServer } from "./postgres-server.ts";
 import { DevState } from "./state.ts";
 import { watchStarter } from "./starter.ts";
@@ -94,7 +95,7 @@ export class DevSupervisor {
       api: { ...common, PORT: String(port), HOST: env.HOST ?? "127.0.0.1", SVC_PUBLIC_URL: apiUrl },
       worker: { ...common, SERVICE_API_URL: env.SERVICE_API_URL ?? apiUrl, SVC_PUBLIC_URL: apiUrl, SERVICE_SECRET_KEY: env.SERVICE_SECRET_KEY ?? devKey, SVC_CONFIG: configPath },
     };
-    this.api = spawnService("api", "api", this.childEnv.api);
+    this.api = spawnService("api", "api", this.childEnv.api, devLogStream("api", env));
     void this.api.exited.then((code) => {
       if (this.stopping) return;
       io.stderr(`the API exited (${code}); stopping svc`);
@@ -144,7 +145,7 @@ export class DevSupervisor {
 
   /** Starts a worker; once it serves it replaces the current one, which finishes its runs in flight. */
   private startWorker(reason: "start" | "reload"): ServiceChild {
-    const worker = spawnService("worker", "worker", this.childEnv!.worker);
+    const worker = spawnService("worker", "worker", this.childEnv!.worker, devLogStream("worker", this.options.env));
     void worker.exited.then((code) => {
       this.retiring.delete(worker);
       if (this.stopping || this.worker !== worker) return;
