@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ApiConfig } from "../packages/api/src/config.ts";
 import { WorkerConfig } from "../packages/worker/src/config.ts";
 import { encryptionKeyProblem } from "../packages/runtime/src/engine/index.ts";
+import { CONFIG_FILE_NAMES } from "../packages/runtime/src/sdk/index.ts";
 
 // No Docker engine runs where CI runs, so `docker compose up` cannot be exercised here. What can be
 // checked without one: the compose file and the Dockerfile agree with what the processes read.
@@ -54,7 +55,8 @@ describe("Dockerfile", () => {
   });
 
   it("puts the example tasks where the worker looks by default", () => {
-    expect(WorkerConfig.shape.SVC_CONFIG.parse(undefined)).toBe("svc.config.ts");
+    expect(WorkerConfig.shape.SVC_CONFIG.parse(undefined)).toBeUndefined(); // then svc.config.ts (.mts, .js, .mjs) in the working directory
+    expect(CONFIG_FILE_NAMES[0]).toBe("svc.config.ts");
     expect(finalStage).toMatch(/WORKDIR \/app/);
     expect(finalStage).toMatch(/COPY examples\/hello\/svc\.config\.ts \.\//);
   });

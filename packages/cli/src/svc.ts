@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import type { CliIo } from "./io.ts";
 import { initProject } from "./init/init.ts";
+import { findConfigFile } from "@svc/runtime/sdk";
 
 interface CliPackage {
   version: string;
@@ -96,7 +97,7 @@ async function dev(args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<n
   const { DevSupervisor, DevError } = await import("./dev/dev.ts");
   const { MissingPostgresError } = await import("./dev/postgres-server.ts");
   const supervisor = new DevSupervisor({
-    configPath: typeof values.config === "string" ? values.config : env.SVC_CONFIG || "svc.config.ts",
+    configPath: typeof values.config === "string" ? values.config : env.SVC_CONFIG || findConfigFile(process.cwd()) || "svc.config.ts",
     stateDir: env.SVC_STATE_DIR || resolve(".svc"),
     env,
     io,

@@ -13,8 +13,11 @@ export const WorkerConfig = z.object({
   SERVICE_API_URL: z.string().url().default("http://localhost:3030"),
   /** The API's public address, for the callback URLs of tokens created in runs; defaults to SERVICE_API_URL. */
   SVC_PUBLIC_URL: z.string().url().optional(),
-  /** Path of svc.config.ts (which names the task folders). */
-  SVC_CONFIG: z.string().default("svc.config.ts"),
+  /** Path of the project config (which names the task folders); default: svc.config.ts, .mts, .js or .mjs in the working directory. */
+  SVC_CONFIG: z
+    .string()
+    .optional()
+    .transform((value) => value || undefined),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   /** Recorded on every run this worker executes; defaults to a hash of the task files. */
   WORKER_VERSION: z.string().optional(),

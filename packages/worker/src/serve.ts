@@ -7,6 +7,7 @@ import { resolveWorkerEnvironment } from "./resolve-environment.ts";
 import { tokenCreator } from "./execution/create-token.ts";
 import { installShutdown } from "./shutdown.ts";
 import { loadTasks } from "./tasks/load-tasks.ts";
+import { CONFIG_FILE_NAMES, findConfigFile } from "@svc/runtime/sdk";
 import { registerTypeScriptLoader } from "./tasks/typescript-loader.ts";
 import { envVarsAndSchedules } from "./env-vars-and-schedules.ts";
 import { TaskEnv } from "./task-env.ts";
@@ -25,6 +26,8 @@ export interface ServedWorker {
 export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker> {
   const config = parseWorkerConfig(env);
   const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-worker" } });
+  const configPath = config.SVC_CONFIG ?? findConfigFile(process.cwd());
+  if (!configPath) throw new Error(`invalid worker configuration: no ${CONFIG_FILE_NAMES.join(", ")} in ${process.cwd()}; run \`svc init\`, or set SVC_CONFIG (svc worker --config <file>)`);
   const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-worker", logger, clock: systemClock, errorMessage: "worker error" });
   const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10, onError: (error) => report(error, "pg-boss") }));
   const dispatcher = new PgBossDispatcher(boss);
@@ -37,7 +40,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
   const taskEnv = new TaskEnv(process.env);
   taskEnv.setDefaults({ SERVICE_SECRET_KEY: secretKey, SERVICE_API_URL: config.SERVICE_API_URL, SERVICE_PREVIEW_BRANCH: environment.branchName });
   await registerTypeScriptLoader();
-  const loaded = await loadTasks(config.SVC_CONFIG);
+  const loaded = await loadTasks(configPath);
 
   const workerVersion = config.WORKER_VERSION ?? loaded.version;
   const worker = createWorker({

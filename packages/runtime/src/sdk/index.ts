@@ -8,3 +8,4 @@ export * from "./trigger-and-wait.ts";
 export * from "./config.ts";
 export * from "./never.ts";
 export * from "./session-channels.ts";
+export * from "./config-file.ts";
