@@ -96,6 +96,7 @@ async function dev(args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<n
   if (!values) return 2;
   const { DevSupervisor, DevError } = await import("./dev/dev.ts");
   const { MissingPostgresError } = await import("./dev/postgres-server.ts");
+  const { DevDatabaseError } = await import("./dev/database.ts");
   const supervisor = new DevSupervisor({
     configPath: typeof values.config === "string" ? values.config : env.SVC_CONFIG || findConfigFile(process.cwd()) || "svc.config.ts",
     stateDir: env.SVC_STATE_DIR || resolve(".svc"),
@@ -109,7 +110,7 @@ async function dev(args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<n
     await supervisor.start();
     return "serving";
   } catch (error) {
-    const known = error instanceof DevError || error instanceof MissingPostgresError;
+    const known = error instanceof DevError || error instanceof MissingPostgresError || error instanceof DevDatabaseError;
     io.stderr(`error: ${known ? (error as Error).message : ((error as Error).stack ?? String(error))}`);
     await supervisor.stop(1);
     return 1;

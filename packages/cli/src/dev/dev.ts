@@ -1,12 +1,11 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { createPool, describeDatabaseError, migrate, withTransaction } from "@svc/runtime/db";
-import { ensureDefaultProject, SecretBox, systemClock, type Clock } from "@svc/runtime/engine";
+import { systemClock, type Clock } from "@svc/runtime/engine";
 import type { CliIo } from "../io.ts";
 import { devBanner } from "./banner.ts";
 import { spawnService, type ServiceChild } from "./children.ts";
 import { devLogStream } from "./dev-logs.ts";
-import { PostgresServer } from "./postgres-server.ts";
+import { openDevDatabase, prepareDevProject } from "./database.ts";
 import { DevState } from "./state.ts";
 import { watchStarter } from "./starter.ts";
 import { watchProject, type ProjectWatcher } from "./watch.ts";
@@ -63,29 +62,11 @@ export class DevSupervisor {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DevError(`PORT=${env.PORT} is not a port number`);
     const encryptionKey = env.SVC_ENCRYPTION_KEY ?? state.encryptionKey();
 
-    let databaseUrl = env.DATABASE_URL;
-    if (!databaseUrl) {
-      const pgPort = state.postgresPort();
-      const server = await PostgresServer.open(state.postgresDataDir, pgPort, { password: "postgres", settings: { max_connections: "300" }, projectDir: dirname(configPath) });
-      // One left running by an earlier run that was killed outright is used as it is.
-      if (!(await server.running())) await server.start();
-      databaseUrl = server.url;
-      this.stopDatabase = () => server.stop("fast");
-      io.stdout(`embedded Postgres on 127.0.0.1:${pgPort} (data in ${state.postgresDataDir})`);
-    }
+    const database = await openDevDatabase(state, env, dirname(configPath), io);
+    this.stopDatabase = database.stop;
+    const databaseUrl = database.url;
     state.writeRuntime({ databaseUrl, encryptionKey });
-
-    const pool = createPool(databaseUrl, { max: 2, onError: (error) => io.stderr(`database connection: ${error.message}`) });
-    let project;
-    try {
-      await migrate(pool);
-      project = await withTransaction(pool, (tx) => ensureDefaultProject(tx, new SecretBox(encryptionKey), (this.options.clock ?? systemClock).now()));
-    } catch (error) {
-      const described = describeDatabaseError(error, databaseUrl);
-      throw described ? new DevError(described.message) : error;
-    } finally {
-      await pool.end();
-    }
+    const project = await prepareDevProject(databaseUrl, encryptionKey, this.options.clock ?? systemClock, io);
     const devKey = project.environments.dev.secretKey;
     const apiUrl = env.SVC_PUBLIC_URL ?? `http://localhost:${port}`;
     io.stdout(devBanner({ apiUrl, projectRef: project.projectRef, devKey, configPath }));
