@@ -36,7 +36,9 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       }
       const headerTtl = request.headers["idempotency-key-ttl"];
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
-      const result = await triggers.trigger(env, params.taskId, body.payload, options, oneTimeUseOf(principal));
+      // Traces on: the run's attempts are children of this request's span.
+      const lineage = request.traceparent ? { ...oneTimeUseOf(principal), traceparent: request.traceparent } : oneTimeUseOf(principal);
+      const result = await triggers.trigger(env, params.taskId, body.payload, options, lineage);
       await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },
