@@ -25,14 +25,12 @@ interface ReceivedSpan {
 }
 
 /** An OTLP/HTTP receiver: keeps every span POSTed to /v1/traces. */
-async function startReceiver(): Promise<{ server: Server; url: string; spans: ReceivedSpan[]; requests: () => number }> {
+async function startReceiver(): Promise<{ server: Server; url: string; spans: ReceivedSpan[] }> {
   const spans: ReceivedSpan[] = [];
-  let requests = 0;
   const server = createServer((req, res) => {
     let body = "";
     req.on("data", (chunk: Buffer) => (body += chunk.toString()));
     req.on("end", () => {
-      requests++;
       if (req.method !== "POST" || req.url !== "/v1/traces") {
         res.writeHead(404).end();
         return;
@@ -48,7 +46,7 @@ async function startReceiver(): Promise<{ server: Server; url: string; spans: Re
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
-  return { server, url: `http://127.0.0.1:${port}`, spans, requests: () => requests };
+  return { server, url: `http://127.0.0.1:${port}`, spans };
 }
 
 const attr = (span: ReceivedSpan, key: string) => {
@@ -152,6 +150,30 @@ describe("OpenTelemetry traces", () => {
     const child = named("attempt traced-child")[0]!;
     expect(child).toMatchObject({ traceId: clientTraceId, parentSpanId: afterToken.spanId });
     expect(named("step child-work")[0]).toMatchObject({ traceId: clientTraceId, parentSpanId: child.spanId });
+  });
+
+  it("traces nothing from a process without OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
+    const port = await freePort();
+    const off = spawnApi(db.url, port, { SERVICE_API_URL: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: "svc-off", OTEL_BSP_SCHEDULE_DELAY: "100" });
+    try {
+      await off.ready;
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/tasks/no-such-task/trigger`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secretKey}`, "content-type": "application/json", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
+        body: JSON.stringify({ payload: {} }),
+      });
+      expect(res.status).toBe(200);
+      const { id } = (await res.json()) as { id: string };
+      // No span was made, so none is stored for the run's attempts to hang under.
+      const { rows } = await db.pool.query(`SELECT traceparent, wait_traceparent FROM runs WHERE id = $1`, [id]);
+      expect(rows[0]).toEqual({ traceparent: null, wait_traceparent: null });
+      // Shut down cleanly (its exporter, had one started, would flush now): nothing of it reached the receiver.
+      off.child.kill("SIGTERM");
+      expect(await off.exited).toBe(0);
+      expect(receiver.spans.filter((s) => s.service === "svc-off")).toEqual([]);
+    } finally {
+      off.child.kill("SIGKILL");
+    }
   });
 
   it("starts no exporter without OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
