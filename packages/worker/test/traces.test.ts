@@ -152,6 +152,20 @@ describe("OpenTelemetry traces", () => {
     expect(named("step child-work")[0]).toMatchObject({ traceId: clientTraceId, parentSpanId: child.spanId });
   });
 
+  it("puts a batch's runs under the batch request's span", async () => {
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const res = await call("POST", "/api/v2/tasks/batch", { items: [{ task: "traced-child", payload: { n: 10 } }, { task: "traced-child", payload: { n: 20 } }] }, { traceparent: `00-${traceId}-00f067aa0ba902b8-01` });
+    expect(res.status).toBe(202);
+    const runIds = res.body.runs as string[];
+    const attempts = await until(() => {
+      const found = receiver.spans.filter((s) => s.name === "attempt traced-child" && runIds.includes(attr(s, "svc.run.id") as string));
+      return found.length === 2 ? found : undefined;
+    }, "the batch's attempts");
+    const request = receiver.spans.find((s) => s.name === "POST /api/v2/tasks/batch" && s.traceId === traceId)!;
+    expect(request).toMatchObject({ parentSpanId: "00f067aa0ba902b8" });
+    for (const attempt of attempts) expect(attempt).toMatchObject({ traceId, parentSpanId: request.spanId });
+  });
+
   it("traces nothing from a process without OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
     const port = await freePort();
     const off = spawnApi(db.url, port, { SERVICE_API_URL: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: "svc-off", OTEL_BSP_SCHEDULE_DELAY: "100" });

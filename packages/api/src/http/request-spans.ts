@@ -10,6 +10,11 @@ declare module "fastify" {
   }
 }
 
+/** What a trigger's lineage carries from the request: its span's traceparent (traces on), else nothing. */
+export function traceOf(request: FastifyRequest): { traceparent?: string } {
+  return request.traceparent ? { traceparent: request.traceparent } : {};
+}
+
 /**
  * A span per HTTP request (`METHOD /route/:template`, kind SERVER), the child of the `traceparent`
  * header the client sent, if any. Registered only when traces are on: off, no hook runs.
