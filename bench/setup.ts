@@ -8,6 +8,7 @@ import { connectTestEngine, TEST_ENCRYPTION_KEY } from "../packages/runtime/src/
 import { tokenCreator } from "../packages/worker/src/execution/create-token.ts";
 import { pgBossDispatcher } from "../packages/queue/src/testing.ts";
 import { createWorker, type Worker } from "../packages/worker/src/worker.ts";
+import { startTracing } from "../packages/runtime/src/tracing/start-tracing.ts";
 import { freePort, startEmbeddedPostgres } from "../scripts/embedded-postgres.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -77,6 +78,8 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
     }
   }
   let worker: Worker | undefined;
+  // Traces on when OTEL_EXPORTER_OTLP_ENDPOINT is set (the spawned API reads it too), as in `svc worker`.
+  const tracing = options.tasks ? await startTracing(process.env, "svc-worker") : null;
   if (options.tasks) {
     worker = createWorker({
       engine,
@@ -89,6 +92,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
       concurrency: options.concurrency ?? 100,
       createToken: tokenCreator(engine),
       onError: (error, where) => console.error(`worker error (${where}):`, error),
+      tracer: tracing?.tracer ?? null,
     });
     await worker.start();
   }
@@ -101,6 +105,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
     apiPid: api?.pid,
     async close() {
       await worker?.drain();
+      await tracing?.shutdown();
       api?.kill("SIGTERM");
       await connected.close();
       await pool.end();

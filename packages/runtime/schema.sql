@@ -212,6 +212,8 @@ CREATE TABLE runs (
     one_time_use_token text,
     awaited boolean DEFAULT false NOT NULL,
     offered_at timestamp with time zone,
+    traceparent text,
+    wait_traceparent text,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);

@@ -1,12 +1,14 @@
 import { createServer } from "node:http";
 import Fastify, { LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import type { Tracer } from "@opentelemetry/api";
 import type { AppDeps } from "./deps.ts";
 import { LogThrottle } from "@svc/runtime/engine";
 import { createErrorHandler, sendError } from "./http/errors.ts";
 import { registerBodyParsers } from "./http/body-parsers.ts";
 import { registerCors } from "./http/cors.ts";
 import { registerLingeringClose } from "./http/lingering-close.ts";
+import { registerRequestSpans } from "./http/request-spans.ts";
 import { DEFAULT_LIMITS, installLimits, type ApiLimits } from "./http/limits.ts";
 import { notFoundOrNotAllowed } from "./http/method-not-allowed.ts";
 import { registerHealthRoutes } from "./routes/health.ts";
@@ -35,6 +37,8 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** Print unhandled errors (500s) whole on stderr besides logging them (SVC_DEBUG_ERRORS); default false. */
   printUnhandledErrors?: boolean;
+  /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): a span per request; null/absent: no hook at all. */
+  tracer?: Tracer | null;
 }
 
 /** Builds the HTTP app from its dependencies; `main.ts` listens, tests use `app.inject`. */
@@ -63,6 +67,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
       return sendError(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, error.message);
     },
   });
+  if (options.tracer) registerRequestSpans(app, options.tracer);
   installLimits(app, limits, deps.engine.clock);
   app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock), { printUnhandled: options.printUnhandledErrors ?? false }));
   app.setNotFoundHandler(notFoundOrNotAllowed(app));

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { openDatabase } from "@svc/runtime/db";
-import { SecretBox, systemClock } from "@svc/runtime/engine";
+import { SecretBox, startTracing, systemClock } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { createApp } from "./app.ts";
 import { limitsFromConfig, parseApiConfig, publicUrlOf } from "./config.ts";
@@ -35,8 +35,9 @@ export async function serveApi(env: NodeJS.ProcessEnv): Promise<ServedApi> {
   await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
   const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
   await untilReachable(() => sessionStreams.start());
+  const tracing = await startTracing(env, "svc-api");
   const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
-  const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS });
+  const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS, tracer: tracing?.tracer ?? null });
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;
@@ -49,6 +50,7 @@ export async function serveApi(env: NodeJS.ProcessEnv): Promise<ServedApi> {
     await secretKeys.stop();
     await boss.stop({ graceful: false, close: true });
     await db.end();
+    await tracing?.shutdown();
   };
   const shutdown = (signal: string) => {
     logger.info({ signal }, "shutting down");

@@ -1,6 +1,6 @@
 import pino from "pino";
 import { openDatabase } from "@svc/runtime/db";
-import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
+import { SecretBox, startTracing, systemClock, type EngineDeps } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { parseWorkerConfig } from "./config.ts";
 import { resolveWorkerEnvironment } from "./resolve-environment.ts";
@@ -43,6 +43,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
   const loaded = await loadTasks(configPath);
 
   const workerVersion = config.WORKER_VERSION ?? loaded.version;
+  const tracing = await startTracing(env, "svc-worker");
   const worker = createWorker({
     engine,
     boss,
@@ -56,6 +57,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     createToken: tokenCreator(engine),
     ...envVarsAndSchedules(engine, environment, taskEnv),
     onError: report,
+    tracer: tracing?.tracer ?? null,
   });
   worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));
   worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));
@@ -71,6 +73,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     async () => {
       await boss.stop({ graceful: false, close: true });
       await db.end();
+      await tracing?.shutdown();
     },
     logger,
     config.SHUTDOWN_TIMEOUT_MS,

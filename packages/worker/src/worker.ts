@@ -1,4 +1,5 @@
 import { BUILT_IN_DUE_WORK, lapsedLeases, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import type { Tracer } from "@opentelemetry/api";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 import type { WorkerEvents } from "./events.ts";
@@ -37,6 +38,8 @@ export interface WorkerOptions {
   timerMaxSleepMs?: number;
   leaseMs?: number;
   onError?: (error: unknown, where: string) => void;
+  /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): spans of attempts, steps and waits. */
+  tracer?: Tracer | null;
 }
 
 export interface Worker {

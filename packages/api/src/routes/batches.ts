@@ -16,6 +16,7 @@ import type { AppDeps } from "../deps.ts";
 import { sendError } from "../http/errors.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
 import { environmentOf, oneTimeUseOf } from "../http/principal-guards.ts";
+import { traceOf } from "../http/request-spans.ts";
 import { defineRoute } from "../http/route.ts";
 
 /** Item streams carry up to 1000 items; large payloads were offloaded to packets by the SDK. */
@@ -71,7 +72,8 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
       if (typeof request.body !== "string" || request.body.trim().length === 0) throw new ValidationError("Request body is empty: send one JSON item per line");
       const items = parseBatchItemLines(request.body);
       requireBatchTriggerScope(principal, items.map((item) => item.task));
-      const result = await addBatchItems(deps.engine, env, params.batchId, items);
+      // Traces on: the items' runs are children of this request's span.
+      const result = await addBatchItems(deps.engine, env, params.batchId, items, traceOf(request));
       return {
         id: result.id,
         itemsAccepted: result.itemsAccepted,
@@ -94,10 +96,10 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
     auth: { allow: ["secretKey", "publicJwt"] },
     body: BatchTriggerV2Body,
     response: BatchTriggerV2Response,
-    async handler({ principal, body, reply }) {
+    async handler({ principal, body, reply, request }) {
       const env = environmentOf(principal);
       requireBatchTriggerScope(principal, body.items.map((item) => item.task));
-      const result = await triggerBatch(deps.engine, env, body, oneTimeUseOf(principal));
+      const result = await triggerBatch(deps.engine, env, body, { ...oneTimeUseOf(principal), ...traceOf(request) });
       await attachPublicToken(deps, reply, env, [`read:batch:${result.id}`]);
       reply.status(202);
       return result;

@@ -8,6 +8,7 @@ import { environmentOf, oneTimeUseOf } from "../http/principal-guards.ts";
 import { requireScope } from "../auth/scopes.ts";
 import { formatZodError } from "../http/errors.ts";
 import { defineRoute } from "../http/route.ts";
+import { traceOf } from "../http/request-spans.ts";
 
 export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
   // Concurrent triggers of one environment share a transaction (group commit).
@@ -36,7 +37,8 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       }
       const headerTtl = request.headers["idempotency-key-ttl"];
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
-      const result = await triggers.trigger(env, params.taskId, body.payload, options, oneTimeUseOf(principal));
+      // Traces on: the run's attempts are children of this request's span.
+      const result = await triggers.trigger(env, params.taskId, body.payload, options, { ...oneTimeUseOf(principal), ...traceOf(request) });
       await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },

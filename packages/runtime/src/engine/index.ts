@@ -77,6 +77,7 @@ export {
 } from "../ledger/ledger-store.ts";
 export { LedgerSession } from "../ledger/replay.ts";
 export { DurableExecution, type CreateToken, type ExecutionEnd } from "../ledger/durable-execution.ts";
+export type { ExecutionTracing } from "../ledger/execution-tracing.ts";
 export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";
 
 // Timers: time-driven transitions, due resumes, lapsed leases
@@ -125,3 +126,6 @@ export {
 } from "./sessions/records.ts";
 export { SessionInArrivals, type ArrivalWatch, type ChannelArrivals } from "./sessions/in-arrivals.ts";
 export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";
+
+// OpenTelemetry traces (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set)
+export { contextOf, spanContextOf, startTracing, traceparentOf, type Tracing } from "../tracing/index.ts";

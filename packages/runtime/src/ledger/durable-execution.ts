@@ -1,3 +1,4 @@
+import { SpanStatusCode, type Span } from "@opentelemetry/api";
 import { retryWrite } from "../db/retry-write.ts";
 import { retryWhileUnavailable } from "../db/unavailable.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
@@ -25,6 +26,8 @@ import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
 import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
 import { LedgerSession } from "./replay.ts";
+import type { ExecutionTracing } from "./execution-tracing.ts";
+import { traceparentOf } from "../tracing/traceparent.ts";
 
 /**
  * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
@@ -51,6 +54,10 @@ export class DurableExecution implements RunExecution {
   readonly #claimToken: string;
   readonly #ledger: LedgerSession;
   readonly #createToken: CreateToken;
+  /** Traces on: the attempt's span, parent of its steps and waits; null (off) skips every span. */
+  readonly #tracing: ExecutionTracing | null;
+  /** What a child run's lineage carries: the attempt span's traceparent (traces on). */
+  readonly #childTrace: { traceparent?: string };
   #fenced = false;
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
@@ -74,6 +81,8 @@ export class DurableExecution implements RunExecution {
     taken?: Promise<boolean> | null;
     /** What wakes session.in.once; without it, once() throws. */
     arrivals?: ChannelArrivals;
+    /** Traces on: spans of steps and waits under the attempt's span. */
+    tracing?: ExecutionTracing | null;
   }) {
     this.#deps = args.deps;
     this.#run = args.run;
@@ -81,6 +90,8 @@ export class DurableExecution implements RunExecution {
     this.#claimToken = args.claimToken;
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
+    this.#tracing = args.tracing ?? null;
+    this.#childTrace = this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {};
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
     this.#output = new RunChannelOutput({ ...run, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
     this.#sessions = new RunSessionChannels({
@@ -164,8 +175,22 @@ export class DurableExecution implements RunExecution {
     if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey}`).value) as T;
     // A step's side effects are as much a write as its record: not under a withdrawn offer.
     if (this.#taken && !(await this.#mayWrite())) return never();
+    if (this.#tracing) return this.#tracedStep(key, name, fn, this.#tracing);
     const value = await fn();
     return this.#recordStep(key, name, value);
+  }
+
+  /** A step that runs (not a replayed one) as a span: its function and its record. */
+  async #tracedStep<T>(key: { stepKey: string; epoch: number }, name: string, fn: () => Promise<T> | T, tracing: ExecutionTracing): Promise<T> {
+    const span = tracing.tracer.startSpan(`step ${name}`, { attributes: { "svc.run.id": this.#run.id, "svc.step.name": name, "svc.step.key": key.stepKey } }, tracing.context);
+    try {
+      return await this.#recordStep(key, name, await fn());
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
   }
 
   async createToken(options: CreateTokenOptions): Promise<CreatedToken> {
@@ -189,6 +214,7 @@ export class DurableExecution implements RunExecution {
       const child = await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, payload, { ...options, payloadType: "application/super+json" }, {
         parentRunId: this.#run.id,
         triggerFunction: "triggerAndWait",
+        ...this.#childTrace,
       });
       const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "RUN", completedByRunId: child.id, createdAt: now });
       // An idempotency key can hand back a run another trigger made: mark it awaited, so its ending
@@ -226,6 +252,7 @@ export class DurableExecution implements RunExecution {
           triggerFunction: "batchTriggerAndWait",
           batchId,
           batchIndex: index,
+          ...this.#childTrace,
         });
         if (child.isCached) {
           // An idempotency key answered this item with an existing run: it joins the batch as a
@@ -320,6 +347,34 @@ export class DurableExecution implements RunExecution {
     // Every `.out` record the code appended lands before the run can suspend.
     await this.flushChannels();
     if (!(await this.#mayWrite())) return never();
+    if (!this.#tracing) return this.#registerWait(key, kind, target, existingWaitpointId, options, makeWaitpoint);
+    const span = this.#tracing.tracer.startSpan(`wait ${kind}`, { attributes: { "svc.run.id": this.#run.id, "svc.wait.kind": kind, "svc.wait.target": target, "svc.step.key": key.stepKey } }, this.#tracing.context);
+    try {
+      // Stored while the claim is ours, before the wait can suspend the run: its resume links to this span.
+      const waitTraceparent = traceparentOf(span.spanContext());
+      if (waitTraceparent) {
+        await retryWrite(() => this.#deps.db.query(`UPDATE runs SET wait_traceparent = $3 WHERE id = $1 AND claim_token = $2`, [this.#run.id, this.#claimToken, waitTraceparent]));
+      }
+      const result = await Promise.race([this.#registerWait(key, kind, target, existingWaitpointId, options, makeWaitpoint), this.ended.then((end) => end)]);
+      // A suspended (or fenced) execution's wait returns a promise that never settles: the span ends with the registration.
+      span.setAttribute("svc.wait.suspended", this.#fenced);
+      return this.#fenced ? never() : result;
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  async #registerWait(
+    key: { stepKey: string; epoch: number },
+    kind: LedgerKind,
+    target: string,
+    existingWaitpointId: string | null,
+    options: WaitOptions | undefined,
+    makeWaitpoint: (tx: Queryable) => Promise<string>,
+  ): Promise<any> {
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
     const register = (db: Queryable, waitpointId: string) =>
@@ -380,4 +435,9 @@ export class DurableExecution implements RunExecution {
     this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: recorded.outcome, expiresAt: null });
     return recorded.value;
   }
+}
+
+function failSpan(span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
 }

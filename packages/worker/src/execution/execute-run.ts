@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Span } from "@opentelemetry/api";
 import {
   decideAfterFailure,
   decodePacket,
@@ -11,11 +12,14 @@ import {
   type EngineDeps,
   type Packet,
 } from "@svc/runtime/engine";
+import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { traceparentOf } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
 import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
 import { handBack } from "./hand-back.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
+import { endAttemptSpan, startAttemptSpan } from "./attempt-span.ts";
 import type { ActiveExecutions } from "./active-executions.ts";
 import type { ExecutorDeps } from "./executor-deps.ts";
 
@@ -83,8 +87,13 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
           (error: unknown) => (abort.abort(error instanceof Error ? error : new Error(String(error))), false),
         )
       : null;
+  // Traces on: the attempt's span (a child of the trigger's, linked to the wait it resumes from).
+  const span = deps.tracer ? startAttemptSpan(deps.tracer, claim, via) : null;
   try {
-    await runTask(deps, { run, task, claim, claimToken, abort, via, release, taken });
+    await runTask(deps, { run, task, claim, claimToken, abort, via, release, taken, span });
+  } catch (error) {
+    if (span?.isRecording()) endAttemptSpan(span, { kind: "errored", error });
+    throw error;
   } finally {
     active.remove(execution);
   }
@@ -102,15 +111,18 @@ interface ClaimedExecution {
   release: () => void;
   /** An offered run's acceptance (false: withdrawn); null for any other. */
   taken: Promise<boolean> | null;
+  /** The attempt's span (traces on), ended by runTask with the attempt's outcome. */
+  span: Span | null;
 }
 
-async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort, via, release, taken }: ClaimedExecution): Promise<void> {
+async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort, via, release, taken, span }: ClaimedExecution): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
   try {
     payload = decodePacket(await loadStoredPacket(engine.db, run.environment_id, { data: run.payload, type: run.payload_type }));
   } catch (error) {
+    if (span) endAttemptSpan(span, { kind: "errored", error });
     await finish(deps, run, claimToken, { kind: "failed", error: internalError("PAYLOAD_UNREADABLE", `The run's payload could not be read: ${(error as Error).message}`) });
     deps.events.emit("runFinished", { runId: run.id, status: "FAILED" });
     return;
@@ -127,6 +139,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     createToken: deps.hooks.createToken,
     arrivals: deps.hooks.arrivals,
     taken,
+    tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
   });
   deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
@@ -162,6 +175,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
   ]);
   stopTimer?.();
   release();
+  if (span) endAttemptSpan(span, outcome);
   // An offered run's ending is written only once the offer is taken; a withdrawn one writes nothing.
   // (A cancel's ending is the cancel's own: the attempt row below is written for a CANCELED run only.)
   if (taken && (outcome.kind === "returned" || outcome.kind === "threw" || outcome.kind === "timed_out") && !(await taken)) {
@@ -220,6 +234,10 @@ async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: 
   }
   if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
   else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
+}
+
+function tracingOf(tracer: NonNullable<ExecutorDeps["tracer"]>, span: Span) {
+  return { tracer, context: trace.setSpan(ROOT_CONTEXT, span), traceparent: traceparentOf(span.spanContext()) };
 }
 
 function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext {

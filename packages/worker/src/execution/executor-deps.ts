@@ -1,3 +1,4 @@
+import type { Tracer } from "@opentelemetry/api";
 import type { ChannelArrivals, CreateToken, EngineDeps, Environment, MicroBatcher } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import type { WorkerEvents } from "../events.ts";
@@ -43,4 +44,6 @@ export interface ExecutorDeps {
   events: WorkerEvents;
   hooks: TaskHooks;
   batchers: ExecutionBatchers;
+  /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): the process's tracer; null: no spans at all. */
+  tracer: Tracer | null;
 }

@@ -6,6 +6,7 @@ const RUN = {
   id: "run_1", environment_id: "env_1", task_identifier: "t", queue_name: "task/t", payload: null, payload_type: "application/json",
   attempt_number: 2, ledger_epoch: 0, max_attempts: null, max_duration_s: null, tags: ["a"], is_test: false, idempotency_key_user: null,
   batch_id: null, trigger_function: "trigger", created_at: "2026-11-24T07:00:00.123456+00:00", updated_at: "2026-11-24T07:00:01+00:00", claim_token: "c1",
+  traceparent: null, wait_traceparent: null,
 };
 const LEDGER_ROW = {
   run_id: "run_1", epoch: 0, step_key: "step:a#1", kind: "step", target: "a", waitpoint_id: null, resolved: true,
@@ -21,6 +22,9 @@ describe("parseOffer", () => {
     expect(run.updated_at.toISOString()).toBe("2026-11-24T07:00:01.000Z");
     const withLedger = parseOffer(JSON.stringify({ run: RUN, ledger: [LEDGER_ROW] }));
     expect(withLedger).toMatchObject({ claim: { ledger: [{ stepKey: "step:a#1", epoch: 0, kind: "step", resolved: true, outcome: { ok: true, value: "{}" }, expiresAt: null }] } });
+    // Traces on: the run's trace context travels with the offer.
+    const wait = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    expect(parseOffer(JSON.stringify({ run: { ...RUN, traceparent: wait, wait_traceparent: wait }, ledger: null }))).toMatchObject({ claim: { run: { traceparent: wait, wait_traceparent: wait } } });
   });
 
   it("reads an offer that names only its claim token", () => {

@@ -35,6 +35,8 @@ const OfferedRunSchema = z.object({
   created_at: timestamp,
   updated_at: timestamp,
   claim_token: z.string(),
+  traceparent: z.string().nullable(),
+  wait_traceparent: z.string().nullable(),
 }) satisfies z.ZodType<ClaimedRun, unknown>;
 
 const FullOfferSchema = z.object({ run: OfferedRunSchema, ledger: z.array(LedgerRowSchema).nullable() });

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Tracer } from "@opentelemetry/api";
 import { createPool, type Pool } from "@svc/runtime/db";
 import { SessionInArrivals, type DueWork, type EngineDeps } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
@@ -45,6 +46,8 @@ export interface WorkerResources {
     onRegistered?: (tasks: Task[]) => Promise<void>;
   };
   events: WorkerEvents;
+  /** Traces on: the process's tracer (spans of attempts, steps, waits); null: off. */
+  tracer: Tracer | null;
   /** Reports an error: the worker's `error` event, then the onError option. */
   report(error: unknown, where: string): void;
 }
@@ -78,6 +81,7 @@ export function createResources(options: WorkerOptions): WorkerResources {
       onRegistered: options.onRegistered,
     },
     events,
+    tracer: options.tracer ?? null,
     report,
   };
 }

@@ -30,11 +30,12 @@ export async function addBatchItems(
   env: Environment,
   batchId: string,
   items: BatchItem[],
+  trace: { traceparent?: string } = {},
 ): Promise<BatchItemsResult> {
   return withTransaction(deps.db, async (tx) => {
     const batch = await getBatch(tx, batchId, env.id, { forUpdate: true });
     if (!batch) throw new NotFoundError("Batch not found");
-    return addBatchItemsInTransaction(deps, tx, env, batch, items);
+    return addBatchItemsInTransaction(deps, tx, env, batch, items, trace);
   });
 }
 
@@ -44,6 +45,8 @@ export async function addBatchItemsInTransaction(
   env: Environment,
   batch: BatchRow,
   items: BatchItem[],
+  /** Traces on: the span the items' runs are children of (the request that added them). */
+  trace: { traceparent?: string } = {},
 ): Promise<BatchItemsResult> {
   const outOfRange = items.find((item) => item.index >= batch.run_count);
   if (outOfRange) {
@@ -77,6 +80,7 @@ export async function addBatchItemsInTransaction(
         batchIndex: item.index,
         triggerFunction: batch.resume_parent_on_completion ? "batchTriggerAndWait" : "batchTrigger",
         ...(batch.parent_run_id ? { parentRunId: batch.parent_run_id } : {}),
+        ...(trace.traceparent ? { traceparent: trace.traceparent } : {}),
       },
     })),
     (i) => `item ${fresh[i]!.index} (task ${fresh[i]!.task})`,

@@ -19,7 +19,7 @@ export async function triggerBatch(
   deps: Pick<EngineDeps, "db" | "clock" | "dispatcher">,
   env: Environment,
   input: BatchTriggerV2Body,
-  options: { oneTimeUseToken?: string } = {},
+  options: { oneTimeUseToken?: string; traceparent?: string } = {},
 ): Promise<TriggerBatchResult> {
   return withTransaction(deps.db, async (tx) => {
     if (input.parentRunId) {
@@ -36,7 +36,7 @@ export async function triggerBatch(
       oneTimeUseToken: options.oneTimeUseToken ?? null,
     });
     const items = input.items.map((item, index) => ({ index, task: item.task, payload: item.payload, options: item.options }));
-    const result = await addBatchItemsInTransaction(deps, tx, env, batch!, items);
+    const result = await addBatchItemsInTransaction(deps, tx, env, batch!, items, options.traceparent ? { traceparent: options.traceparent } : {});
     return { id: batch!.id, runCount: input.items.length, runs: items.map((item) => result.runIds.get(item.index)!) };
   });
 }

@@ -19,6 +19,8 @@ export interface TriggerLineage {
   scheduleId?: string;
   /** The SHA-256 of the one-time-use public token that triggered the run: a second use is refused. */
   oneTimeUseToken?: string;
+  /** The W3C traceparent the run's attempts are children of (traces on): the trigger's span, or the parent run's attempt. */
+  traceparent?: string;
 }
 
 /** A run about to be inserted: every column decided, except a default queue still to look up. */

@@ -30,6 +30,10 @@ export interface RunRow {
   attempt_number: number;
   ledger_epoch: number;
   claim_token: string | null;
+  /** W3C traceparent of the span the run's attempts are children of (null: traces off). */
+  traceparent: string | null;
+  /** W3C traceparent of the wait span the run last suspended on (the resumed attempt links to it). */
+  wait_traceparent: string | null;
   /** Held by an execution that came through the resume fast path (no pg-boss job), renewed while it runs. */
   lease_expires_at: Date | null;
   /** Set while the run is offered to a worker that has not taken it yet (migration 0018). */
