@@ -60,7 +60,8 @@ export function stepScript(step: BashStep): string {
   return ["set -euo pipefail", STATE, withStatus ? CURL_WITH_STATUS : CURL, SVC, step.command, "__svc_save", ""].join("\n");
 }
 
-function runScript(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<Ran> {
+/** Runs `script` with bash; the result whatever the exit code (killed after `timeoutMs`). */
+export function runScript(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", script], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { DocBlock } from "./blocks.ts";
-import type { Ran } from "./run-bash.ts";
+import { runScript, type Ran } from "./run-bash.ts";
 import { ROOT, Scratch } from "./scratch.ts";
 
 const PRINT_EXPECTED = fileURLToPath(new URL("./print-expected.ts", import.meta.url));
@@ -29,23 +28,7 @@ export function runnableSnippet(block: DocBlock): string {
 export async function runTsBlock(block: DocBlock, scratch: Scratch, env: NodeJS.ProcessEnv, stateFile: string, timeoutMs = 30_000): Promise<Ran> {
   const file = scratch.write("run", Scratch.fileName(block), runnableSnippet(block));
   const script = `if [ -f "$__SVC_STATE" ]; then source "$__SVC_STATE"; fi\nexec "$__SVC_NODE" --import tsx "$__SVC_FILE"`;
-  const ran = await new Promise<Ran>((resolve, reject) => {
-    const child = spawn("bash", ["-c", script], {
-      cwd: ROOT,
-      env: { ...env, __SVC_STATE: stateFile, __SVC_NODE: process.execPath, __SVC_FILE: file },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? signal ?? -1, stdout, stderr });
-    });
-  });
+  const ran = await runScript(script, { ...env, __SVC_STATE: stateFile, __SVC_NODE: process.execPath, __SVC_FILE: file }, ROOT, timeoutMs);
   if (ran.code !== 0) {
     throw new Error(
       `${block.doc}:${block.line}: the TypeScript example failed (exit ${ran.code})\n${block.code}\n` +
