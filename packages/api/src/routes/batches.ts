@@ -72,6 +72,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
       const items = parseBatchItemLines(request.body);
       requireBatchTriggerScope(principal, items.map((item) => item.task));
       const result = await addBatchItems(deps.engine, env, params.batchId, items);
+      deps.metrics?.runsTriggered.inc(result.itemsAccepted);
       return {
         id: result.id,
         itemsAccepted: result.itemsAccepted,
@@ -98,6 +99,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
       const env = environmentOf(principal);
       requireBatchTriggerScope(principal, body.items.map((item) => item.task));
       const result = await triggerBatch(deps.engine, env, body, oneTimeUseOf(principal));
+      deps.metrics?.runsTriggered.inc(result.runCount);
       await attachPublicToken(deps, reply, env, [`read:batch:${result.id}`]);
       reply.status(202);
       return result;

@@ -37,6 +37,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       const headerTtl = request.headers["idempotency-key-ttl"];
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
       const result = await triggers.trigger(env, params.taskId, body.payload, options, oneTimeUseOf(principal));
+      if (!result.isCached) deps.metrics?.runsTriggered.inc();
       await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },

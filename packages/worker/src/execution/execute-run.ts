@@ -9,6 +9,7 @@ import {
   maxAttemptsOf,
   NondeterminismError,
   type EngineDeps,
+  type LedgerEntry,
   type Packet,
 } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
@@ -128,7 +129,8 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     arrivals: deps.hooks.arrivals,
     taken,
   });
-  deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
+  if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, waitResolvedAt: latestResolution(claim.ledger) });
+  else deps.events.emit("runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
   const maxDuration = run.max_duration_s ?? task.maxDuration;
   // Whatever ends the execution other than the code returning or throwing: one promise for all
@@ -220,6 +222,17 @@ async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: 
   }
   if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
   else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
+}
+
+/** When the latest of these entries was resolved (a resumed run: the completion it resumes from); null if none says. */
+function latestResolution(entries: readonly LedgerEntry[]): Date | null {
+  let latest = -Infinity;
+  for (const entry of entries) {
+    if (!entry.resolvedAt) continue;
+    const at = typeof entry.resolvedAt === "string" ? Date.parse(entry.resolvedAt) : entry.resolvedAt.getTime();
+    if (at > latest) latest = at;
+  }
+  return latest === -Infinity ? null : new Date(latest);
 }
 
 function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext {
