@@ -39,7 +39,7 @@ async function scrape(base: string): Promise<string> {
 
 describe("worker metrics (WORKER_METRICS_PORT)", () => {
   it("refuses a missing or wrong token with a 401 JSON error, and answers other paths and methods with 4xx JSON", async () => {
-    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: `Bearer ${TOKEN}-` }, { authorization: TOKEN }, { authorization: "Bearer " }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: "Bearer nope" }, { authorization: `Bearer ${TOKEN}-` }, { authorization: TOKEN }, { authorization: "Bearer " }]) {
       const res = await fetch(`${workerUrl}/metrics`, { headers });
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: expect.stringContaining("metrics token") });
