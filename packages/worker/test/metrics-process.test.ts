@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import { sample } from "../../api/test/prometheus-text.ts";
-import { eventually, getRunRow, startTestEngine, type TestEngine } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, TEST_ENCRYPTION_KEY, type TestEngine } from "./harness.ts";
+import { parseWorkerConfig } from "../src/config.ts";
 import { CRASH_FIXTURE, spawnApi, spawnWorker, type ServiceProcess } from "./processes.ts";
 
 const TOKEN = "worker-metrics-token";
@@ -100,5 +101,16 @@ describe("worker metrics (WORKER_METRICS_PORT)", () => {
     expect(sample(after, "svc_resume_latency_seconds_bucket", { le: "+Inf" })).toBe(resumesBefore + 1);
     expect(sample(after, "svc_runs_finished_total", { status: "COMPLETED" })).toBe(2);
     expect(sample(await scrape(apiUrl), "svc_runs_waiting")).toBe(0);
+  });
+});
+
+describe("metrics configuration", () => {
+  const base = { DATABASE_URL: "postgres://127.0.0.1/x", SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY };
+  it("serves no metrics without WORKER_METRICS_PORT (unset or empty), and refuses a port that is not one", () => {
+    expect(parseWorkerConfig(base).WORKER_METRICS_PORT).toBeUndefined();
+    expect(parseWorkerConfig({ ...base, WORKER_METRICS_PORT: "" }).WORKER_METRICS_PORT).toBeUndefined();
+    expect(parseWorkerConfig({ ...base, WORKER_METRICS_PORT: "9464", METRICS_TOKEN: "t" })).toMatchObject({ WORKER_METRICS_PORT: 9464, METRICS_TOKEN: "t" });
+    expect(parseWorkerConfig({ ...base, METRICS_TOKEN: "" }).METRICS_TOKEN).toBeUndefined();
+    for (const bad of ["abc", "70000", "-1", "1.5"]) expect(() => parseWorkerConfig({ ...base, WORKER_METRICS_PORT: bad }), bad).toThrow(/WORKER_METRICS_PORT/);
   });
 });
