@@ -24,10 +24,12 @@ import { line, now, percentiles, fmt } from "./stats.ts";
  * counter, resume-latency histogram) are attached for the "on" blocks only; its default process
  * metrics (prom-client's collectors) stay on throughout, for both sides.
  */
-export async function metricsScenario(embedded: { url: string } | undefined, rounds: number, n: number, warmUp: number, scrapeMs: number) {
+export async function metricsScenario(embedded: { url: string } | undefined, rounds: number, n: number, warmUp: number, scrapeMs: number, control = false) {
   const block = 100;
   const db = await benchDatabase("metrics", embedded);
-  const stack = await benchStack(db.url, { tasks: [waiter], api: true, concurrency: 50 });
+  // The control (BENCH_METRICS_CONTROL=1) runs the "on" side without metrics too: what two
+  // identical API processes differ by on this machine.
+  const stack = await benchStack(db.url, { tasks: [waiter], api: true, concurrency: 50, ...(control ? { apiMain: "bench/api-without-metrics.ts" } : {}) });
   const off = await spawnApi(db.url, "bench/api-without-metrics.ts");
   // The worker's registry with its default process metrics, scraped throughout; its listeners are
   // detached at once (the "on" blocks attach their own).
@@ -36,7 +38,7 @@ export async function metricsScenario(embedded: { url: string } | undefined, rou
   const apis = { on: stack.apiUrl!, off: off.url };
   let scrapes = 0;
   const scraper = setInterval(() => {
-    void Promise.all([processMetrics.registry.metrics(), fetch(`${stack.apiUrl}/metrics`).then((r) => r.text())]).then(() => scrapes++, (error) => console.error("scrape failed:", error));
+    void Promise.all([processMetrics.registry.metrics(), control ? null : fetch(`${stack.apiUrl}/metrics`).then((r) => r.text())]).then(() => scrapes++, (error) => console.error("scrape failed:", error));
   }, scrapeMs);
   const resumeOne = async (token: string, api: string) => {
     const m = markFor(token);
@@ -48,7 +50,7 @@ export async function metricsScenario(embedded: { url: string } | undefined, rou
     return at - t0;
   };
   const samples = { off: [] as number[], on: [] as number[] };
-  const out = [`## Metrics cost on the resume path: HTTP /complete → code, one at a time (${rounds} rounds × ${n} waits per side in blocks of ${block}, on and off alternating, after ${warmUp} warm-up resumes per side; the metrics API scraped every ${scrapeMs} ms)`];
+  const out = [`## Metrics cost on the resume path${control ? " — CONTROL: both sides without metrics" : ""}: HTTP /complete → code, one at a time (${rounds} rounds × ${n} waits per side in blocks of ${block}, on and off alternating, after ${warmUp} warm-up resumes per side; the metrics API scraped every ${scrapeMs} ms)`];
   try {
     for (const mode of ["off", "on"] as const) for (const t of await suspendedRuns(stack, warmUp)) await resumeOne(t, apis[mode]);
     for (let round = 0; round < rounds; round++) {
@@ -56,7 +58,7 @@ export async function metricsScenario(embedded: { url: string } | undefined, rou
       const round_ = { off: [] as number[], on: [] as number[] };
       for (let b = 0; b * block < tokens.length; b++) {
         const mode = (b + round) % 2 === 0 ? "off" : "on";
-        const listeners = mode === "on" ? createWorkerMetrics(stack.worker!, { pool: stack.pool, clock: systemClock, defaultMetrics: false }) : null;
+        const listeners = mode === "on" && !control ? createWorkerMetrics(stack.worker!, { pool: stack.pool, clock: systemClock, defaultMetrics: false }) : null;
         for (const t of tokens.slice(b * block, (b + 1) * block)) round_[mode].push(await resumeOne(t, apis[mode]));
         listeners?.stop();
       }
