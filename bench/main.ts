@@ -1,6 +1,6 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
-// replay cost (issue #3). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
+// replay cost (issue #3), what metrics cost on the resume path (metrics). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
 import { resumeLatencyScenario } from "./resume-latency.ts";
@@ -8,10 +8,11 @@ import { suspendedScenario } from "./suspended.ts";
 import { timeoutScenario } from "./timeouts.ts";
 import { replayScenario } from "./replay.ts";
 import { sessionsScenario } from "./sessions.ts";
+import { metricsScenario } from "./metrics.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,suspended").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 const embedded = await maybeEmbedded();
@@ -40,6 +41,7 @@ try {
   await scenario("sessions", () =>
     sessionsScenario(embedded, { turns: num("BENCH_SESSION_TURNS", 1000), turnsPerSession: num("BENCH_TURNS_PER_SESSION", 100), subscribers: num("BENCH_SUBSCRIBERS", 10_000), idle: num("BENCH_IDLE_SESSIONS", 10_000) }),
   );
+  await scenario("metrics", () => metricsScenario(embedded, num("BENCH_METRICS_ROUNDS", 4), num("BENCH_METRICS_WAITS", 500), num("BENCH_METRICS_WARMUP", 300), num("BENCH_METRICS_SCRAPE_MS", 15_000), process.env.BENCH_METRICS_CONTROL === "1"));
   await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
   await check("after the scenarios");
 } finally {

@@ -6,7 +6,7 @@ import { line, now, percentiles } from "./stats.ts";
 
 /** Resolvers keyed by token id: the task calls them right after its wait returns. */
 const marks = new Map<string, (at: number) => void>();
-const waiter = task({
+export const waiter = task({
   id: "bench-wait",
   run: async (payload: { tokenId: string }) => {
     await forToken(payload.tokenId);
@@ -35,7 +35,7 @@ const parent = task({
 });
 
 /** N runs suspended on N fresh tokens, returned in order. */
-async function suspendedRuns(stack: BenchStack, n: number): Promise<string[]> {
+export async function suspendedRuns(stack: BenchStack, n: number): Promise<string[]> {
   const tokens: string[] = [];
   let suspended = 0;
   const all = new Promise<void>((resolve) => {
@@ -59,11 +59,11 @@ async function suspendedRuns(stack: BenchStack, n: number): Promise<string[]> {
   return tokens;
 }
 
-function markFor(tokenId: string): Promise<number> {
+export function markFor(tokenId: string): Promise<number> {
   return new Promise((resolve) => marks.set(tokenId, resolve));
 }
 
-async function completeOverHttp(stack: BenchStack, tokenId: string) {
+export async function completeOverHttp(stack: BenchStack, tokenId: string) {
   const res = await postJson(`${stack.apiUrl}/api/v1/waitpoints/tokens/${tokenId}/complete`, '{"data":{"ok":true}}', {
     authorization: `Bearer ${stack.project.environments.dev.secretKey}`,
   });
@@ -79,7 +79,7 @@ async function lanes<T>(items: T[], width: number, fn: (item: T) => Promise<void
  * One at a time means one resume in the system at a time: the next completion is sent once the
  * previous run has finished (its COMPLETED write included), after a random pause of 0–3 ms.
  */
-async function settle(finished: Promise<unknown>) {
+export async function settle(finished: Promise<unknown>) {
   await finished;
   await new Promise((r) => setTimeout(r, Math.random() * 3));
 }

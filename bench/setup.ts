@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { createPool, migrate } from "../packages/runtime/src/db/index.ts";
+import { createPool, migrate, type Pool } from "../packages/runtime/src/db/index.ts";
 import type { EngineDeps, Environment, ProjectCredentials } from "../packages/runtime/src/engine/index.ts";
 import type { Task } from "../packages/runtime/src/sdk/index.ts";
 import { connectTestEngine, TEST_ENCRYPTION_KEY } from "../packages/runtime/src/testing/connect-engine.ts";
@@ -53,11 +53,13 @@ export interface BenchStack {
   worker?: Worker;
   apiUrl?: string;
   apiPid?: number;
+  /** The engine's pool (the worker's main pool). */
+  pool: Pool;
   close(): Promise<void>;
 }
 
 /** Engine deps + default project; optionally an API child process and an in-process worker. */
-export async function benchStack(url: string, options: { tasks?: Task[]; api?: boolean; concurrency?: number; poolMax?: number }): Promise<BenchStack> {
+export async function benchStack(url: string, options: { tasks?: Task[]; api?: boolean; apiMain?: string; concurrency?: number; poolMax?: number }): Promise<BenchStack> {
   const pool = createPool(url, { max: options.poolMax ?? 30, applicationName: "svc-bench", onError: (error) => console.error("bench pool:", error.message) });
   await migrate(pool);
   const connected = await connectTestEngine({ url, pool }, { dispatcher: pgBossDispatcher({ supervise: true, max: 10 }), apiUrl: "http://localhost" });
@@ -67,7 +69,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
   if (options.api) {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = spawn(process.execPath, ["--import", "tsx", process.env.BENCH_API_MAIN ?? "packages/api/src/main.ts"], {
+    api = spawn(process.execPath, ["--import", "tsx", options.apiMain ?? process.env.BENCH_API_MAIN ?? "packages/api/src/main.ts"], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
       stdio: ["ignore", "ignore", "inherit"],
@@ -103,6 +105,7 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
     worker,
     apiUrl,
     apiPid: api?.pid,
+    pool,
     async close() {
       await worker?.drain();
       await tracing?.shutdown();

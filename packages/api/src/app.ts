@@ -24,6 +24,8 @@ import { registerWaitpointRoutes } from "./routes/waitpoints.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
 import { registerSessionRoutes } from "./routes/sessions.ts";
 import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
+import { registerMetricsRoute } from "./routes/metrics.ts";
+import { registerRequestTiming } from "./metrics/request-timing.ts";
 
 export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 /** Longest path segment the router accepts (packet paths travel as one %-encoded segment). */
@@ -71,6 +73,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   installLimits(app, limits, deps.engine.clock);
   app.setErrorHandler(createErrorHandler(new LogThrottle(deps.engine.clock), { printUnhandled: options.printUnhandledErrors ?? false }));
   app.setNotFoundHandler(notFoundOrNotAllowed(app));
+  if (deps.metrics) registerRequestTiming(app, deps.metrics);
   registerLingeringClose(app);
   registerBodyParsers(app);
   await registerCors(app);
@@ -87,5 +90,6 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerSessionRoutes(app, deps);
   registerSessionChannelRoutes(app, deps);
   registerOpenApiRoute(app, deps);
+  if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   return app;
 }

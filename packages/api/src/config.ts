@@ -26,6 +26,8 @@ export const ApiConfig = z.object({
   /** Take the client address from X-Forwarded-For: set it behind a proxy you trust. */
   TRUST_PROXY: z.enum(["true", "false", "1", "0"]).default("false").transform((value) => value === "true" || value === "1"),
   /** Print unhandled errors (500s) whole on stderr besides the log: any non-empty value but "false"/"0". */
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`; unset (or empty), it is open. */
+  METRICS_TOKEN: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
   SVC_DEBUG_ERRORS: z.string().optional().transform((value) => value !== undefined && value !== "" && value !== "false" && value !== "0"),
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;

@@ -2,6 +2,7 @@ import type { EngineDeps } from "@svc/runtime/engine";
 import type { Principal } from "./auth/principal.ts";
 import type { SecretKeyCache } from "./auth/secret-key-cache.ts";
 import type { SessionStreamHub } from "./realtime/session-stream-hub.ts";
+import type { ApiMetrics } from "./metrics/api-metrics.ts";
 
 export interface AppDeps {
   engine: EngineDeps;
@@ -13,4 +14,6 @@ export interface AppDeps {
   secretKeys?: SecretKeyCache;
   /** Live delivery of session channel records to this process's SSE subscribers (one LISTEN connection). */
   sessionStreams?: SessionStreamHub;
+  /** The process's metrics: with them, requests are timed and GET /metrics serves them; without, neither. */
+  metrics?: ApiMetrics;
 }

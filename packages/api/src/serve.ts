@@ -7,6 +7,7 @@ import { limitsFromConfig, parseApiConfig, publicUrlOf } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
 import { SecretKeyCache } from "./auth/secret-key-cache.ts";
 import { SessionStreamHub } from "./realtime/session-stream-hub.ts";
+import { createApiMetrics } from "./metrics/api-metrics.ts";
 
 export interface ServedApi {
   port: number;
@@ -18,7 +19,7 @@ export interface ServedApi {
  * The API process (`svc api`, `node packages/api/dist/main.js`): configuration from `env`, waits
  * for the database, listens. SIGTERM/SIGINT close it and exit.
  */
-export async function serveApi(env: NodeJS.ProcessEnv): Promise<ServedApi> {
+export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: boolean } = {}): Promise<ServedApi> {
   const config = parseApiConfig(env);
   const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
 
@@ -36,7 +37,9 @@ export async function serveApi(env: NodeJS.ProcessEnv): Promise<ServedApi> {
   const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
   await untilReachable(() => sessionStreams.start());
   const tracing = await startTracing(env, "svc-api");
-  const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
+  // Metrics are on unless a caller turns them off (the benchmark that measures what they cost).
+  const metrics = options.metrics === false ? undefined : createApiMetrics({ pool: db, clock: systemClock, ...(config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : {}) });
+  const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, ...(metrics ? { metrics } : {}) };
   const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS, tracer: tracing?.tracer ?? null });
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();

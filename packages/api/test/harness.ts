@@ -9,6 +9,7 @@ import type { ApiLimits } from "../src/http/limits.ts";
 import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
+import type { ApiMetrics } from "../src/metrics/api-metrics.ts";
 import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
 
 export { FakeClock, TEST_ENCRYPTION_KEY };
@@ -24,7 +25,7 @@ export interface TestApi extends TestEngine<PgBossTestDispatcher> {
 }
 
 /** An API app on a fresh database (cloned template), driven with `app.inject`. */
-export async function startTestApi(options: { clock?: Clock; limits?: Partial<ApiLimits> } = {}): Promise<TestApi> {
+export async function startTestApi(options: { clock?: Clock; limits?: Partial<ApiLimits>; metrics?: (te: TestEngine<PgBossTestDispatcher>) => ApiMetrics } = {}): Promise<TestApi> {
   const te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 3 }), clock: options.clock });
   const { engine } = te;
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
@@ -32,7 +33,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   await secretKeys.start(te.db.url, () => {});
   const sessionStreams = new SessionStreamHub({ db: te.db.pool, databaseUrl: te.db.url, clock: engine.clock, onError: (error) => console.error(error) });
   await sessionStreams.start();
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams };
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {

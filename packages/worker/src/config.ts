@@ -26,6 +26,10 @@ export const WorkerConfig = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_MAX: z.coerce.number().int().min(2).default(20),
+  /** Serve GET /metrics (Prometheus) on this port; unset (or empty): no metrics server. */
+  WORKER_METRICS_PORT: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(0).max(65535).optional()),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
 });
 export type WorkerConfig = z.infer<typeof WorkerConfig>;
 

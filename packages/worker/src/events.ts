@@ -4,7 +4,8 @@ import type { Via } from "./execution/execute-run.ts";
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
 export interface WorkerEventMap {
   runStarted: { runId: string; attempt: number; replayedEntries: number; via?: Via };
-  runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via };
+  /** `waitResolvedAt`: when the wait it resumes from was completed (the latest resolution in its ledger), for the resume-latency metric. */
+  runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via; waitResolvedAt: Date | null };
   runSuspended: { runId: string };
   runFinished: { runId: string; status: string };
   runRetryScheduled: { runId: string; attempt: number; at: Date };

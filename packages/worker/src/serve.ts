@@ -12,9 +12,13 @@ import { registerTypeScriptLoader } from "./tasks/typescript-loader.ts";
 import { envVarsAndSchedules } from "./env-vars-and-schedules.ts";
 import { TaskEnv } from "./task-env.ts";
 import { createWorker } from "./worker.ts";
+import { createWorkerMetrics } from "./metrics/worker-metrics.ts";
+import { startMetricsServer, type MetricsServer } from "./metrics/metrics-server.ts";
 
 export interface ServedWorker {
   workerId: string;
+  /** The port GET /metrics is served on (WORKER_METRICS_PORT), or null without it. */
+  metricsPort: number | null;
   workerVersion: string;
   taskIds: string[];
 }
@@ -60,6 +64,12 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     tracer: tracing?.tracer ?? null,
   });
   worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));
+  let metricsServer: MetricsServer | null = null;
+  if (config.WORKER_METRICS_PORT !== undefined) {
+    const metrics = createWorkerMetrics(worker, { pool: db, clock: systemClock });
+    metricsServer = await startMetricsServer(metrics.registry, { port: config.WORKER_METRICS_PORT, token: config.METRICS_TOKEN, onError: (error) => report(error, "metrics") });
+    logger.info({ port: metricsServer.port, token: config.METRICS_TOKEN !== undefined }, "serving GET /metrics");
+  }
   worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));
   await worker.start();
   const taskIds = loaded.tasks.map((t) => t.id);
@@ -71,6 +81,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
   installShutdown(
     () => worker.drain(),
     async () => {
+      await metricsServer?.close();
       await boss.stop({ graceful: false, close: true });
       await db.end();
       await tracing?.shutdown();
@@ -78,5 +89,5 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     logger,
     config.SHUTDOWN_TIMEOUT_MS,
   );
-  return { workerId: worker.id, workerVersion, taskIds };
+  return { workerId: worker.id, metricsPort: metricsServer?.port ?? null, workerVersion, taskIds };
 }

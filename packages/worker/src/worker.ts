@@ -46,6 +46,10 @@ export interface Worker {
   readonly id: string;
   readonly events: WorkerEvents;
   readonly timers: TimerLoop;
+  /** How many runs it may execute at once. */
+  readonly concurrency: number;
+  /** How many of those slots are taken now (read by the metrics). */
+  slotsInUse(): number;
   /** What the lease timer does every `leaseMs / 3` (tests with a FakeClock call it directly). */
   checkExecutions(): Promise<void>;
   start(): Promise<void>;
@@ -85,6 +89,8 @@ export function createWorker(options: WorkerOptions): Worker {
     id: worker.id,
     events: resources.events,
     timers,
+    concurrency: config.concurrency,
+    slotsInUse: () => slots.inUse,
     checkExecutions: () => leases.check(),
     async start() {
       await registerTasks(engine.db, worker.environment.id, resources.tasks, worker.version, engine.clock.now());

@@ -143,6 +143,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
         requireScope(principal, [`write:runs:${params.runId}`, ...(run ? [`write:tasks:${run.task_identifier}`] : []), "write:runs"]);
       }
       const result = await cancelRun(deps.engine, env.id, params.runId);
+      if (result.canceledRunIds.length > 0) deps.metrics?.runsFinished.inc({ status: "CANCELED" }, result.canceledRunIds.length);
       return { id: result.id };
     },
   });
@@ -172,6 +173,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
       const overrides = ReplayRunBody.safeParse(given);
       if (!overrides.success) throw new ValidationError(`Invalid request body: ${formatZodError(overrides.error)}`);
       const result = await replayRun(deps.engine, env, params.runId, overrides.data);
+      deps.metrics?.runsTriggered.inc();
       return { id: result.id };
     },
   });

@@ -82,6 +82,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
         ...(body.externalId !== undefined ? sessionScopes("write", body.externalId, existing) : ["write:sessions"]),
       ]);
       const { session, runId, isCached } = await startSession(deps.engine, env, body);
+      if (!isCached) deps.metrics?.runsTriggered.inc();
       const scopeId = session.external_id ?? session.id;
       const publicAccessToken = await mintPublicToken(deps, env, [`read:sessions:${scopeId}`, `write:sessions:${scopeId}`], SESSION_TOKEN_SECONDS);
       reply.status(isCached ? 200 : 201);
@@ -178,7 +179,9 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
       const env = environmentOf(principal);
       const session = await findSession(deps.engine.db, env.id, params.session);
       requireSessionAccess(principal, "write", params.session, session);
-      return endAndContinueSession(deps.engine, env, params.session, body);
+      const continued = await endAndContinueSession(deps.engine, env, params.session, body);
+      deps.metrics?.runsTriggered.inc();
+      return continued;
     },
   });
 

@@ -39,6 +39,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       if (typeof headerTtl === "string" && headerTtl) options.idempotencyKeyTTL = headerTtl;
       // Traces on: the run's attempts are children of this request's span.
       const result = await triggers.trigger(env, params.taskId, body.payload, options, { ...oneTimeUseOf(principal), ...traceOf(request) });
+      if (!result.isCached) deps.metrics?.runsTriggered.inc();
       await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },

@@ -23,6 +23,11 @@ export interface LedgerEntry {
    * that epoch the entry is replayed whatever its TTL (see LedgerSession.lookup).
    */
   usedEpoch?: number | null;
+  /**
+   * When the entry was resolved, as loaded (a wait: its waitpoint's completion time). Left as the
+   * database sent it (JSON text): only the resume-latency metric reads it.
+   */
+  resolvedAt?: Date | string | null;
 }
 
 /**

@@ -13,6 +13,8 @@ export interface LedgerRow {
   outcome: unknown;
   expires_at: Date | string | null;
   used_epoch?: number | null;
+  /** When the entry was resolved (a wait: its waitpoint's completion time); claims load it. */
+  resolved_at?: Date | string | null;
 }
 
 export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
@@ -25,6 +27,7 @@ export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
   outcome: r.outcome,
   expiresAt: r.expires_at === null ? null : new Date(r.expires_at),
   usedEpoch: r.used_epoch ?? null,
+  resolvedAt: r.resolved_at ?? null,
 });
 
 /**

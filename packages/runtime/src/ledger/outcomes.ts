@@ -56,6 +56,7 @@ export const LedgerRowSchema = z.object({
   outcome: z.unknown(),
   expires_at: z.string().nullable(),
   used_epoch: z.number().int().nullish(),
+  resolved_at: z.string().nullish(),
 });
 
 /**

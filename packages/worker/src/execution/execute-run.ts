@@ -10,6 +10,7 @@ import {
   maxAttemptsOf,
   NondeterminismError,
   type EngineDeps,
+  type LedgerEntry,
   type Packet,
 } from "@svc/runtime/engine";
 import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
@@ -141,7 +142,8 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     taken,
     tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
   });
-  deps.events.emit(resumed ? "runResumed" : "runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
+  if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, waitResolvedAt: latestResolution(claim.ledger) });
+  else deps.events.emit("runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
   const maxDuration = run.max_duration_s ?? task.maxDuration;
   // Whatever ends the execution other than the code returning or throwing: one promise for all
@@ -238,6 +240,17 @@ async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: 
 
 function tracingOf(tracer: NonNullable<ExecutorDeps["tracer"]>, span: Span) {
   return { tracer, context: trace.setSpan(ROOT_CONTEXT, span), traceparent: traceparentOf(span.spanContext()) };
+}
+
+/** When the latest of these entries was resolved (a resumed run: the completion it resumes from); null if none says. */
+function latestResolution(entries: readonly LedgerEntry[]): Date | null {
+  let latest = -Infinity;
+  for (const entry of entries) {
+    if (!entry.resolvedAt) continue;
+    const at = typeof entry.resolvedAt === "string" ? Date.parse(entry.resolvedAt) : entry.resolvedAt.getTime();
+    if (at > latest) latest = at;
+  }
+  return latest === -Infinity ? null : new Date(latest);
 }
 
 function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext {

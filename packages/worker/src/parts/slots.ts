@@ -16,10 +16,12 @@ export class Slots {
   #leased = 0;
   #leasedIdle: (() => void) | null = null;
   #draining = false;
+  readonly #concurrency: number;
 
   constructor({ engine, queue, config, report }: WorkerResources, executions: Executions) {
     this.#executions = executions;
     this.#report = report;
+    this.#concurrency = config.concurrency;
     this.#consumer = new JobConsumer(queue.boss, {
       concurrency: config.concurrency,
       pollIntervalMs: config.pollIntervalMs,
@@ -35,6 +37,11 @@ export class Slots {
   /** Set by drain and abandon: from then on this worker takes no new work, fast path and offers included. */
   get draining(): boolean {
     return this.#draining;
+  }
+
+  /** Slots taken now: pg-boss jobs whose code runs, and leased executions. */
+  get inUse(): number {
+    return this.#concurrency - this.#consumer.freeSlots();
   }
 
   /** Whether a leased execution may start now: not draining, and a slot is free. */

@@ -1,0 +1,77 @@
+import { Gauge, type Registry } from "prom-client";
+import type { Queryable } from "@svc/runtime/db";
+import type { Clock } from "@svc/runtime/engine";
+
+interface QueueRow {
+  queue_name: string;
+  queued: number;
+  waiting: number;
+  oldest_queued_at: Date | null;
+}
+
+/**
+ * One statement for the database-wide gauges: per queue, the runs ready to start (QUEUED, a retry's
+ * backoff over), how long the oldest of them has been ready, and the runs WAITING. It reads only
+ * live runs (QUEUED and WAITING) but, without an index on status (one would cost every run update
+ * its HOT update), Postgres scans the runs table: a scrape costs about what a `SELECT count(*)
+ * FROM runs` does.
+ */
+const QUEUE_STATE_SQL = `
+  SELECT queue_name,
+         count(*) FILTER (WHERE status = 'QUEUED' AND (available_at IS NULL OR available_at <= $1))::int AS queued,
+         count(*) FILTER (WHERE status = 'WAITING')::int AS waiting,
+         min(greatest(created_at, delay_until, available_at)) FILTER (WHERE status = 'QUEUED' AND (available_at IS NULL OR available_at <= $1)) AS oldest_queued_at
+    FROM runs WHERE status IN ('QUEUED', 'WAITING') GROUP BY queue_name`;
+
+/**
+ * svc_runs_waiting, svc_queue_depth{queue} and svc_queue_oldest_age_seconds{queue}: read from the
+ * database when scraped (the query above, once per scrape for all three). Every API replica reports
+ * the same database-wide values. A queue that emptied is reported as 0 until the process restarts,
+ * and then no longer.
+ */
+export function registerDatabaseGauges(registry: Registry, db: Queryable, clock: Clock): void {
+  // The three gauges' collect functions run together (the registry starts every metric's at
+  // once): the first starts the query, the others await the same one.
+  let pending: Promise<void> | null = null;
+  const refreshed = () => (pending ??= refresh().finally(() => (pending = null)));
+  const waiting = new Gauge({
+    name: "svc_runs_waiting",
+    help: "Runs WAITING on a waitpoint (token, wait, child run, batch), database-wide",
+    registers: [registry],
+    collect: refreshed,
+  });
+  const depth = new Gauge({
+    name: "svc_queue_depth",
+    help: "Runs QUEUED and ready to start, per queue (database-wide, all environments)",
+    labelNames: ["queue"] as const,
+    registers: [registry],
+    collect: refreshed,
+  });
+  const oldest = new Gauge({
+    name: "svc_queue_oldest_age_seconds",
+    help: "How long the oldest run ready to start has been queued, per queue (0 when the queue is empty)",
+    labelNames: ["queue"] as const,
+    registers: [registry],
+    collect: refreshed,
+  });
+  const seen = new Set<string>();
+  async function refresh() {
+    const now = clock.now();
+    const { rows } = await db.query<QueueRow>(QUEUE_STATE_SQL, [now]);
+    let totalWaiting = 0;
+    const present = new Set<string>();
+    for (const row of rows) {
+      totalWaiting += row.waiting;
+      present.add(row.queue_name);
+      seen.add(row.queue_name);
+      depth.set({ queue: row.queue_name }, row.queued);
+      oldest.set({ queue: row.queue_name }, row.oldest_queued_at ? Math.max(0, now.getTime() - row.oldest_queued_at.getTime()) / 1000 : 0);
+    }
+    for (const queue of seen) {
+      if (present.has(queue)) continue;
+      depth.set({ queue }, 0);
+      oldest.set({ queue }, 0);
+    }
+    waiting.set(totalWaiting);
+  }
+}
