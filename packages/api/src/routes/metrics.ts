@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { ApiMetrics } from "../metrics/api-metrics.ts";
-import { bearerMatches } from "../metrics/metrics-token.ts";
+import { bearerMatches } from "@svc/runtime/engine";
 import { sendError } from "../http/errors.ts";
 
 /**

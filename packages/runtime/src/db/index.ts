@@ -8,3 +8,4 @@ export { retryWrite } from "./retry-write.ts";
 export { errorReporter } from "./error-reporter.ts";
 export type { PoolOptions } from "./queryable.ts";
 export { openDatabase, type OpenDatabase } from "./open-database.ts";
+export { registerPoolGauges } from "./pool-gauges.ts";

@@ -129,3 +129,4 @@ export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, p
 
 // OpenTelemetry traces (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set)
 export { contextOf, spanContextOf, startTracing, traceparentOf, type Tracing } from "../tracing/index.ts";
+export { bearerMatches } from "./tenancy/bearer-matches.ts";

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { Registry } from "prom-client";
-import { bearerMatches } from "./metrics-token.ts";
+import { bearerMatches } from "@svc/runtime/engine";
 
 export interface MetricsServer {
   port: number;

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Pool } from "@svc/runtime/db";
+import { registerPoolGauges, type Pool } from "@svc/runtime/db";
 import type { Clock } from "@svc/runtime/engine";
 import type { Worker } from "../worker.ts";
 
@@ -54,34 +54,4 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
     }),
   ];
   return { registry, stop: () => offs.forEach((off) => off()) };
-}
-
-/** svc_db_pool_connections{state} and svc_db_pool_waiting of the process's main pool, read when scraped. */
-export function registerPoolGauges(registry: Registry, pool: Pool): void {
-  new Gauge({
-    name: "svc_db_pool_connections",
-    help: "Connections of the process's Postgres pool: in_use (checked out) or idle",
-    labelNames: ["state"] as const,
-    registers: [registry],
-    collect() {
-      this.set({ state: "in_use" }, pool.totalCount - pool.idleCount);
-      this.set({ state: "idle" }, pool.idleCount);
-    },
-  });
-  new Gauge({
-    name: "svc_db_pool_waiting",
-    help: "Queries waiting for a connection of the process's Postgres pool",
-    registers: [registry],
-    collect() {
-      this.set(pool.waitingCount);
-    },
-  });
-  new Gauge({
-    name: "svc_db_pool_max",
-    help: "The most connections the process's Postgres pool opens (DB_POOL_MAX)",
-    registers: [registry],
-    collect() {
-      this.set(pool.options.max ?? 10);
-    },
-  });
 }
