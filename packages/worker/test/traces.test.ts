@@ -166,6 +166,25 @@ describe("OpenTelemetry traces", () => {
     for (const attempt of attempts) expect(attempt).toMatchObject({ traceId, parentSpanId: request.spanId });
   });
 
+  it("puts a run that task code triggers through the HTTP client in the calling run's trace", async () => {
+    const traceId = "6bf92f3577b34da6a3ce929d0e0e4738";
+    const res = await call("POST", "/api/v1/tasks/traced-caller/trigger", { payload: {} }, { traceparent: `00-${traceId}-00f067aa0ba902b9-01` });
+    expect(res.status).toBe(200);
+    const callerId = res.body.id as string;
+    await until(async () => ((await runStatus(callerId)) === "COMPLETED" ? true : undefined), "the caller to complete");
+    const childId = (await call("GET", `/api/v3/runs/${callerId}`)).body.output as string;
+    const spans = await until(() => {
+      const caller = receiver.spans.find((s) => s.name === "attempt traced-caller" && attr(s, "svc.run.id") === callerId);
+      const child = receiver.spans.find((s) => s.name === "attempt traced-child" && attr(s, "svc.run.id") === childId);
+      return caller && child ? { caller, child } : undefined;
+    }, "the caller's and the child's attempts");
+    expect(spans.caller.traceId).toBe(traceId);
+    // The child's trigger request is a span under the caller's attempt; the child's attempt is under that request.
+    const request = receiver.spans.find((s) => s.name === "POST /api/v1/tasks/:taskId/trigger" && s.parentSpanId === spans.caller.spanId)!;
+    expect(request).toMatchObject({ traceId, service: "svc-api" });
+    expect(spans.child).toMatchObject({ traceId, parentSpanId: request.spanId });
+  });
+
   it("traces nothing from a process without OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
     const port = await freePort();
     const off = spawnApi(db.url, port, { SERVICE_API_URL: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: "svc-off", OTEL_BSP_SCHEDULE_DELAY: "100" });

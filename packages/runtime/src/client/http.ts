@@ -1,5 +1,6 @@
 // The one place the client talks HTTP: headers, JSON in and out, error mapping and retries.
 import type { ResolvedConfig } from "./config.ts";
+import { currentRunTraceparent } from "../sdk/run-context-key.ts";
 import { ApiConnectionError, ApiError, ApiResponseError, AuthenticationError } from "./errors.ts";
 import { decideRetry, type AttemptOutcome } from "./retry.ts";
 
@@ -183,6 +184,9 @@ export class HttpTransport {
     }
     const extra = this.config.requestOptions.additionalHeaders ?? {};
     const merged: Record<string, string> = {};
+    // Inside a run with traces on, what it triggers or completes joins the run's trace (W3C Trace Context).
+    const traceparent = currentRunTraceparent();
+    if (traceparent) merged.traceparent = traceparent;
     for (const [key, value] of Object.entries({ ...extra, ...req.headers })) merged[key.toLowerCase()] = value;
     return { ...merged, ...own };
   }

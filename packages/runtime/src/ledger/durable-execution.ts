@@ -58,6 +58,8 @@ export class DurableExecution implements RunExecution {
   readonly #tracing: ExecutionTracing | null;
   /** What a child run's lineage carries: the attempt span's traceparent (traces on). */
   readonly #childTrace: { traceparent?: string };
+  /** The attempt span's traceparent (traces on): the HTTP client sends it from inside the run. */
+  readonly traceparent: string | undefined;
   #fenced = false;
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
@@ -92,6 +94,7 @@ export class DurableExecution implements RunExecution {
     this.#createToken = args.createToken;
     this.#tracing = args.tracing ?? null;
     this.#childTrace = this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {};
+    this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
     this.#output = new RunChannelOutput({ ...run, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
     this.#sessions = new RunSessionChannels({

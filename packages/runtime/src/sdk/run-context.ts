@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { RUN_CONTEXT_KEY } from "./run-context-key.ts";
 import type { TaskContext } from "./task.ts";
 
 /** A wait's result as the engine hands it to the SDK (before wrapping with unwrap()). */
@@ -58,6 +59,8 @@ export type RawChannelResult = { ok: true; record: ChannelRecord } | { ok: false
  */
 export interface RunExecution {
   readonly ctx: TaskContext;
+  /** The attempt span's W3C traceparent when traces are on: the HTTP client sends it, so runs task code triggers join the trace. */
+  readonly traceparent?: string | undefined;
   readonly signal: AbortSignal;
   isFenced(): boolean;
   waitForToken(tokenId: string, options?: WaitOptions): Promise<RawWaitResult>;
@@ -86,9 +89,8 @@ export interface RunExecution {
  * project's TypeScript is compiled to CommonJS (or npm installs two versions). The one piece of
  * process-wide state here, on purpose; a registered symbol, as OpenTelemetry's context API does.
  */
-const STORAGE_KEY = Symbol.for("svc.runtime.run-context");
-const storage: AsyncLocalStorage<RunExecution> = ((globalThis as Record<symbol, unknown>)[STORAGE_KEY] as AsyncLocalStorage<RunExecution> | undefined) ??
-  ((globalThis as Record<symbol, unknown>)[STORAGE_KEY] = new AsyncLocalStorage<RunExecution>());
+const storage: AsyncLocalStorage<RunExecution> = ((globalThis as Record<symbol, unknown>)[RUN_CONTEXT_KEY] as AsyncLocalStorage<RunExecution> | undefined) ??
+  ((globalThis as Record<symbol, unknown>)[RUN_CONTEXT_KEY] = new AsyncLocalStorage<RunExecution>());
 
 /** Runs `fn` as the given execution (used by the worker). */
 export function runInExecution<T>(execution: RunExecution, fn: () => T): T {
