@@ -1,17 +1,13 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { systemClock } from "../packages/runtime/src/engine/index.ts";
-import { TEST_ENCRYPTION_KEY } from "../packages/runtime/src/testing/connect-engine.ts";
-import { freePort } from "../scripts/embedded-postgres.ts";
 import { createWorkerMetrics } from "../packages/worker/src/metrics/worker-metrics.ts";
 import { completeOverHttp, markFor, settle, suspendedRuns, waiter } from "./resume-latency.ts";
-import { benchDatabase, benchStack } from "./setup.ts";
+import { benchDatabase, benchStack, spawnApiProcess } from "./setup.ts";
 import { createApiMetrics } from "../packages/api/src/metrics/api-metrics.ts";
 import { WorkerEvents } from "../packages/worker/src/events.ts";
 import type { Worker } from "../packages/worker/src/worker.ts";
 import type { Pool } from "../packages/runtime/src/db/index.ts";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
 import { line, now, percentiles, fmt } from "./stats.ts";
 
 /**
@@ -84,17 +80,7 @@ export async function metricsScenario(embedded: { url: string } | undefined, rou
 
 /** A second API process on `url` (another entry point), ready once /readyz answers. */
 async function spawnApi(url: string, entry: string): Promise<{ url: string; kill(): void }> {
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  for (let i = 0; i < 200; i++) {
-    if (await fetch(`${apiUrl}/readyz`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const { url: apiUrl, child } = await spawnApiProcess(url, entry);
   return { url: apiUrl, kill: () => child.kill("SIGTERM") };
 }
 

@@ -67,17 +67,9 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
   let api: ChildProcess | undefined;
   let apiUrl: string | undefined;
   if (options.api) {
-    const port = await freePort();
-    apiUrl = `http://127.0.0.1:${port}`;
-    api = spawn(process.execPath, ["--import", "tsx", options.apiMain ?? process.env.BENCH_API_MAIN ?? "packages/api/src/main.ts"], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-    for (let i = 0; i < 200; i++) {
-      if (await fetch(`${apiUrl}/readyz`).then((r) => r.ok, () => false)) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const started = await spawnApiProcess(url, options.apiMain ?? process.env.BENCH_API_MAIN ?? "packages/api/src/main.ts");
+    apiUrl = started.url;
+    api = started.child;
   }
   let worker: Worker | undefined;
   // Traces on when OTEL_EXPORTER_OTLP_ENDPOINT is set (the spawned API reads it too), as in `svc worker`.
@@ -114,4 +106,20 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
       await pool.end();
     },
   };
+}
+
+/** An API process (`entry`, from the repository root) on a free port against `url`, once /readyz answers. */
+export async function spawnApiProcess(url: string, entry: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  for (let i = 0; i < 200; i++) {
+    if (await fetch(`${apiUrl}/readyz`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url: apiUrl, child };
 }

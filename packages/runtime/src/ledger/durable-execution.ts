@@ -1,4 +1,3 @@
-import { SpanStatusCode, type Span } from "@opentelemetry/api";
 import { retryWrite } from "../db/retry-write.ts";
 import { retryWhileUnavailable } from "../db/unavailable.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
@@ -26,7 +25,7 @@ import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
 import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
 import { LedgerSession } from "./replay.ts";
-import type { ExecutionTracing } from "./execution-tracing.ts";
+import { inSpan, type ExecutionTracing } from "./execution-tracing.ts";
 import { traceparentOf } from "../tracing/traceparent.ts";
 
 /**
@@ -178,22 +177,10 @@ export class DurableExecution implements RunExecution {
     if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey}`).value) as T;
     // A step's side effects are as much a write as its record: not under a withdrawn offer.
     if (this.#taken && !(await this.#mayWrite())) return never();
-    if (this.#tracing) return this.#tracedStep(key, name, fn, this.#tracing);
+    // Traces on: a step that runs (not a replayed one) is a span, its function and its record.
+    if (this.#tracing) return inSpan(this.#tracing, `step ${name}`, { "svc.run.id": this.#run.id, "svc.step.name": name, "svc.step.key": key.stepKey }, async () => this.#recordStep(key, name, await fn()));
     const value = await fn();
     return this.#recordStep(key, name, value);
-  }
-
-  /** A step that runs (not a replayed one) as a span: its function and its record. */
-  async #tracedStep<T>(key: { stepKey: string; epoch: number }, name: string, fn: () => Promise<T> | T, tracing: ExecutionTracing): Promise<T> {
-    const span = tracing.tracer.startSpan(`step ${name}`, { attributes: { "svc.run.id": this.#run.id, "svc.step.name": name, "svc.step.key": key.stepKey } }, tracing.context);
-    try {
-      return await this.#recordStep(key, name, await fn());
-    } catch (error) {
-      failSpan(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
   }
 
   async createToken(options: CreateTokenOptions): Promise<CreatedToken> {
@@ -351,23 +338,19 @@ export class DurableExecution implements RunExecution {
     await this.flushChannels();
     if (!(await this.#mayWrite())) return never();
     if (!this.#tracing) return this.#registerWait(key, kind, target, existingWaitpointId, options, makeWaitpoint);
-    const span = this.#tracing.tracer.startSpan(`wait ${kind}`, { attributes: { "svc.run.id": this.#run.id, "svc.wait.kind": kind, "svc.wait.target": target, "svc.step.key": key.stepKey } }, this.#tracing.context);
-    try {
+    const registered = await inSpan(this.#tracing, `wait ${kind}`, { "svc.run.id": this.#run.id, "svc.wait.kind": kind, "svc.wait.target": target, "svc.step.key": key.stepKey }, async (span) => {
       // Stored while the claim is ours, before the wait can suspend the run: its resume links to this span.
       const waitTraceparent = traceparentOf(span.spanContext());
       if (waitTraceparent) {
         await retryWrite(() => this.#deps.db.query(`UPDATE runs SET wait_traceparent = $3 WHERE id = $1 AND claim_token = $2`, [this.#run.id, this.#claimToken, waitTraceparent]));
       }
       const result = await Promise.race([this.#registerWait(key, kind, target, existingWaitpointId, options, makeWaitpoint), this.ended.then((end) => end)]);
-      // A suspended (or fenced) execution's wait returns a promise that never settles: the span ends with the registration.
       span.setAttribute("svc.wait.suspended", this.#fenced);
-      return this.#fenced ? never() : result;
-    } catch (error) {
-      failSpan(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
+      return { result, fenced: this.#fenced };
+    });
+    // A suspended (or fenced) execution's wait returns a promise that never settles; its span has
+    // ended with the registration.
+    return registered.fenced ? never() : registered.result;
   }
 
   async #registerWait(
@@ -438,9 +421,4 @@ export class DurableExecution implements RunExecution {
     this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: recorded.outcome, expiresAt: null });
     return recorded.value;
   }
-}
-
-function failSpan(span: Span, error: unknown): void {
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
 }
