@@ -6,11 +6,8 @@ import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
 import type { ClaimedRun } from "../engine/runs/claimed-columns.ts";
-import { attachWaiter, childOutcome, completeBatchIfDone } from "../engine/runs/notify-waiters.ts";
 import { parseSuperjson, stringifySuperjson } from "../engine/runs/superjson-text.ts";
-import { triggerRunInTransaction } from "../engine/runs/trigger.ts";
 import type { Environment } from "../engine/tenancy/environments.ts";
-import { completeWaitpoint } from "../engine/waitpoints/complete-waitpoint.ts";
 import { insertWaitpoint } from "../engine/waitpoints/store.ts";
 import { never } from "../sdk/never.ts";
 import type {
@@ -21,11 +18,12 @@ import { RunChannelOutput } from "./channel-output.ts";
 import { RunSessionChannels } from "./run-session-channels.ts";
 import { batchResults, childResult, waitResult } from "./wait-results.ts";
 import type { TaskContext } from "../sdk/task.ts";
-import { KEYED_EPOCH, type LedgerEntry, type LedgerKind } from "./entries.ts";
-import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration } from "./ledger-store.ts";
+import { KEYED_EPOCH, type LedgerEntry } from "./entries.ts";
+import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration, type WaitRequest } from "./ledger-store.ts";
 import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
 import { LedgerSession } from "./replay.ts";
 import { inSpan, type ExecutionTracing } from "./execution-tracing.ts";
+import { makeChildBatchWaitpoint, makeChildRunWaitpoint, type ParentRun } from "./child-runs.ts";
 import { traceparentOf } from "../tracing/traceparent.ts";
 
 /**
@@ -55,8 +53,8 @@ export class DurableExecution implements RunExecution {
   readonly #createToken: CreateToken;
   /** Traces on: the attempt's span, parent of its steps and waits; null (off) skips every span. */
   readonly #tracing: ExecutionTracing | null;
-  /** What a child run's lineage carries: the attempt span's traceparent (traces on). */
-  readonly #childTrace: { traceparent?: string };
+  /** This run as its child runs' lineage records it (with the attempt span's traceparent, traces on). */
+  readonly #parent: ParentRun;
   /** The attempt span's traceparent (traces on): the HTTP client sends it from inside the run. */
   readonly traceparent: string | undefined;
   #fenced = false;
@@ -92,7 +90,7 @@ export class DurableExecution implements RunExecution {
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
     this.#tracing = args.tracing ?? null;
-    this.#childTrace = this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {};
+    this.#parent = { env: args.env, runId: args.run.id, trace: this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {} };
     this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
     this.#output = new RunChannelOutput({ ...run, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
@@ -104,7 +102,7 @@ export class DurableExecution implements RunExecution {
       mayWrite: () => this.#mayWrite(),
       fence: () => this.fence(),
       passes: (key, entry) => this.#passes(key, entry),
-      register: (key, kind, target, waitpointId, options, make) => this.#register(key, kind, target, waitpointId, options, make),
+      register: (wait) => this.#register(wait),
       recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
       replayedStep: (key, name) => this.#replayedStep(key, name),
     });
@@ -146,7 +144,7 @@ export class DurableExecution implements RunExecution {
       const passes = this.#passes(key, entry);
       return passes === true || (await passes) ? waitResult(entry.outcome) : never();
     }
-    return this.#register(key, "token", tokenId, tokenId, options, async () => tokenId);
+    return this.#register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => tokenId });
   }
 
   async waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult> {
@@ -163,11 +161,12 @@ export class DurableExecution implements RunExecution {
     }
     // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
     const wakeAt = date ?? new Date(now.getTime() + (durationMs ?? 0));
-    return this.#register(key, "datetime", spec, entry?.waitpointId ?? null, options, async (tx) => {
+    const makeWaitpoint = async (tx: Queryable) => {
       const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "DATETIME", timeoutAt: wakeAt, createdAt: now });
       await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
       return waitpoint.id;
-    });
+    };
+    return this.#register({ key, kind: "datetime", target: spec, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
   }
 
   async runStep<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
@@ -199,23 +198,7 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "child", taskId, this.#deps.clock.now());
     if (entry?.resolved) return childResult(entry.outcome, taskId);
-    const result = await this.#register(key, "child", taskId, entry?.waitpointId ?? null, undefined, async (tx) => {
-      const now = this.#deps.clock.now();
-      const child = await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, payload, { ...options, payloadType: "application/super+json" }, {
-        parentRunId: this.#run.id,
-        triggerFunction: "triggerAndWait",
-        ...this.#childTrace,
-      });
-      const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "RUN", completedByRunId: child.id, createdAt: now });
-      // An idempotency key can hand back a run another trigger made: mark it awaited, so its ending
-      // wakes us, or — when it has already ended — complete the waitpoint with its outcome now (the
-      // wait below then resolves inline).
-      if (child.isCached) {
-        const ended = await attachWaiter(tx, child.id);
-        if (ended) await completeWaitpoint(this.#deps, tx, waitpoint.id, childOutcome(ended), { status: "COMPLETED" });
-      }
-      return waitpoint.id;
-    });
+    const result = await this.#register({ key, kind: "child", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildRunWaitpoint(this.#deps, tx, this.#parent, taskId, payload, options) });
     return childResult(result, taskId);
   }
 
@@ -225,39 +208,7 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "batch", taskId, this.#deps.clock.now());
     if (entry?.resolved) return batchResults(entry.outcome);
-    const raw = await this.#register(key, "batch", taskId, entry?.waitpointId ?? null, undefined, async (tx) => {
-      const now = this.#deps.clock.now();
-      const batchId = newId.batch();
-      await tx.query(`INSERT INTO batches (id, environment_id, run_count, parent_run_id, resume_parent_on_completion, sealed_at, created_at) VALUES ($1, $2, $3, $4, true, $5, $5)`, [
-        batchId,
-        this.#env.id,
-        items.length,
-        this.#run.id,
-        now,
-      ]);
-      let answeredByKey = false;
-      for (const [index, item] of items.entries()) {
-        const child = await triggerRunInTransaction(this.#deps, tx, this.#env, taskId, item.payload, { ...item.options, payloadType: "application/super+json" }, {
-          parentRunId: this.#run.id,
-          triggerFunction: "batchTriggerAndWait",
-          batchId,
-          batchIndex: index,
-          ...this.#childTrace,
-        });
-        if (child.isCached) {
-          // An idempotency key answered this item with an existing run: it joins the batch as a
-          // member, and its ending must count (attachWaiter), unless it has ended already.
-          answeredByKey = true;
-          await tx.query(`INSERT INTO batch_members (batch_id, batch_index, run_id) VALUES ($1, $2, $3)`, [batchId, index, child.id]);
-          await attachWaiter(tx, child.id);
-        }
-      }
-      const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "BATCH", completedByBatchId: batchId, createdAt: now });
-      // Every item may have been answered by runs that have already ended: nothing else would
-      // complete the batch.
-      if (answeredByKey) await completeBatchIfDone(this.#deps, tx, batchId);
-      return waitpoint.id;
-    });
+    const raw = await this.#register({ key, kind: "batch", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildBatchWaitpoint(this.#deps, tx, this.#parent, taskId, items) });
     return batchResults(raw);
   }
 
@@ -326,25 +277,19 @@ export class DurableExecution implements RunExecution {
    * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
    * with `makeWaitpoint` in the same transaction) and suspends unless it is already finished.
    */
-  async #register(
-    key: { stepKey: string; epoch: number },
-    kind: LedgerKind,
-    target: string,
-    existingWaitpointId: string | null,
-    options: WaitOptions | undefined,
-    makeWaitpoint: (tx: Queryable) => Promise<string>,
-  ): Promise<any> {
+  async #register(wait: WaitRequest): Promise<any> {
     // Every `.out` record the code appended lands before the run can suspend.
     await this.flushChannels();
     if (!(await this.#mayWrite())) return never();
-    if (!this.#tracing) return this.#registerWait(key, kind, target, existingWaitpointId, options, makeWaitpoint);
-    const registered = await inSpan(this.#tracing, `wait ${kind}`, { "svc.run.id": this.#run.id, "svc.wait.kind": kind, "svc.wait.target": target, "svc.step.key": key.stepKey }, async (span) => {
+    if (!this.#tracing) return this.#registerWait(wait);
+    const attributes = { "svc.run.id": this.#run.id, "svc.wait.kind": wait.kind, "svc.wait.target": wait.target, "svc.step.key": wait.key.stepKey };
+    const registered = await inSpan(this.#tracing, `wait ${wait.kind}`, attributes, async (span) => {
       // Stored while the claim is ours, before the wait can suspend the run: its resume links to this span.
       const waitTraceparent = traceparentOf(span.spanContext());
       if (waitTraceparent) {
         await retryWrite(() => this.#deps.db.query(`UPDATE runs SET wait_traceparent = $3 WHERE id = $1 AND claim_token = $2`, [this.#run.id, this.#claimToken, waitTraceparent]));
       }
-      const result = await Promise.race([this.#registerWait(key, kind, target, existingWaitpointId, options, makeWaitpoint), this.ended.then((end) => end)]);
+      const result = await Promise.race([this.#registerWait(wait), this.ended.then((end) => end)]);
       span.setAttribute("svc.wait.suspended", this.#fenced);
       return { result, fenced: this.#fenced };
     });
@@ -353,14 +298,7 @@ export class DurableExecution implements RunExecution {
     return registered.fenced ? never() : registered.result;
   }
 
-  async #registerWait(
-    key: { stepKey: string; epoch: number },
-    kind: LedgerKind,
-    target: string,
-    existingWaitpointId: string | null,
-    options: WaitOptions | undefined,
-    makeWaitpoint: (tx: Queryable) => Promise<string>,
-  ): Promise<any> {
+  async #registerWait({ key, kind, target, existingWaitpointId, options, makeWaitpoint }: WaitRequest): Promise<any> {
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
     const register = (db: Queryable, waitpointId: string) =>

@@ -1,5 +1,6 @@
 import { prepared, type Queryable } from "../db/queryable.ts";
 import type { LedgerEntry, LedgerKind } from "./entries.ts";
+import type { WaitOptions } from "../sdk/run-context.ts";
 import { REGISTER_WAIT_SQL } from "../engine/runs/transitions/suspend.ts";
 
 /** A run_ledger row as Postgres returns it (also from json_agg, where dates are strings). */
@@ -81,6 +82,16 @@ export async function markKeyedEntryUsed(
     [input.runId, input.claimToken, input.epoch, input.stepKey, input.attemptEpoch],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** A wait task code asks for: on the waitpoint recorded at this step, or on one `makeWaitpoint` makes in the registering transaction. */
+export interface WaitRequest {
+  key: { stepKey: string; epoch: number };
+  kind: LedgerKind;
+  target: string;
+  existingWaitpointId: string | null;
+  options?: WaitOptions | undefined;
+  makeWaitpoint: (tx: Queryable) => Promise<string>;
 }
 
 export type WaitRegistration =

@@ -12,8 +12,8 @@ import type { Environment } from "../engine/tenancy/environments.ts";
 import { never } from "../sdk/never.ts";
 import type { ChannelRecord, ChannelWaitOptions, RawChannelResult, WaitOptions } from "../sdk/run-context.ts";
 import type { RunChannelOutput } from "./channel-output.ts";
-import type { LedgerEntry, LedgerKind } from "./entries.ts";
-import { holdClaim } from "./ledger-store.ts";
+import type { LedgerEntry } from "./entries.ts";
+import { holdClaim, type WaitRequest } from "./ledger-store.ts";
 import type { LedgerSession } from "./replay.ts";
 import { channelRecordOf, channelWaitResult } from "./wait-results.ts";
 
@@ -34,8 +34,8 @@ export interface ExecutionCore {
   fence(): void;
   /** Whether a resolved entry may be passed (a keyed one is marked used by this attempt first). */
   passes(key: StepKey, entry: LedgerEntry): boolean | Promise<boolean>;
-  /** Records a wait on a waitpoint (made by `make` in the same transaction) and suspends unless it is finished. */
-  register(key: StepKey, kind: LedgerKind, target: string, waitpointId: string | null, options: WaitOptions | undefined, make: (tx: Queryable) => Promise<string>): Promise<unknown>;
+  /** Records a wait on a waitpoint (made by `makeWaitpoint` in the same transaction) and suspends unless it is finished. */
+  register(wait: WaitRequest): Promise<unknown>;
   /** Makes a step's value in the transaction that records it, under the claim. */
   recordStep<T>(key: StepKey, name: string, make: (tx: Queryable) => Promise<T>): Promise<T>;
   /** The value a replay finds recorded at `key`, or null. */
@@ -65,7 +65,7 @@ export class RunSessionChannels {
     }
     const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
     const afterSeq = this.#cursors.get(target) ?? null;
-    const outcome = await core.register(key, "session", target, entry?.waitpointId ?? null, options, (tx) =>
+    const makeWaitpoint = (tx: Queryable) =>
       makeChannelWaitpoint(core.deps, tx, {
         runId: core.runId,
         environmentId: core.env.id,
@@ -75,8 +75,8 @@ export class RunSessionChannels {
         timeoutAt,
         // register flushed `.out` first: every record numbered so far is stored.
         outAppended: core.output.appended(sessionRef),
-      }),
-    );
+      });
+    const outcome = await core.register({ key, kind: "session", target, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
     return this.#waited(target, outcome);
   }
 
