@@ -26,6 +26,7 @@ import { registerSessionRoutes } from "./routes/sessions.ts";
 import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
 import { registerMetricsRoute } from "./routes/metrics.ts";
 import { registerRequestTiming } from "./metrics/request-timing.ts";
+import { registerDashboard } from "./dashboard/register.ts";
 
 export const DEFAULT_BODY_LIMIT = 3 * 1024 * 1024;
 /** Longest path segment the router accepts (packet paths travel as one %-encoded segment). */
@@ -91,5 +92,6 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerSessionChannelRoutes(app, deps);
   registerOpenApiRoute(app, deps);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
+  await registerDashboard(app, deps);
   return app;
 }

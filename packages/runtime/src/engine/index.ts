@@ -29,7 +29,7 @@ export {
 export { archiveBranch, createBranch, listBranches } from "./tenancy/branches.ts";
 export { createUser, getUserByEmail } from "./tenancy/users.ts";
 export {
-  addOrganizationMember, addProjectMember, findProjectByRef, findProjectForUser, getProjectByRef, type ProjectSummary,
+  addOrganizationMember, addProjectMember, findProjectByRef, findProjectForUser, getProjectByRef, listProjectsForUser, type ProjectSummary,
 } from "./tenancy/members.ts";
 export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
 export { EncryptionKey, encryptionKeyProblem } from "./tenancy/encryption-key.ts";
@@ -39,10 +39,13 @@ export {
 export {
   createPersonalAccessToken, findUserIdByPersonalAccessToken, listPersonalAccessTokens, revokePersonalAccessToken,
 } from "./tenancy/personal-access-tokens.ts";
+export {
+  DASHBOARD_SESSION_LIFETIME_MS, createDashboardSession, deleteDashboardSession, findDashboardSession, type DashboardSession,
+} from "./tenancy/dashboard-sessions.ts";
 export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, signEnvironmentToken } from "./tenancy/public-tokens.ts";
 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads
-export { RUN_STATUSES, canTransition, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
+export { RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_STARTS_SQL } from "./runs/transitions/claim-start.ts";

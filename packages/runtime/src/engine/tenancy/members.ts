@@ -59,3 +59,16 @@ export async function findProjectForUser(db: Queryable, userId: string, projectR
   );
   return rows[0] ?? null;
 }
+
+/** Every project a user reaches (as a project member or through its organisation), by organisation then name. */
+export async function listProjectsForUser(db: Queryable, userId: string): Promise<ProjectSummary[]> {
+  const { rows } = await db.query<ProjectSummary>(
+    `SELECT p.id, p.ref, p.name, p.slug, p.organization_id AS "organizationId", o.slug AS "organizationSlug"
+     FROM projects p JOIN organizations o ON o.id = p.organization_id
+     WHERE EXISTS (SELECT 1 FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = $1)
+        OR EXISTS (SELECT 1 FROM organization_members om WHERE om.organization_id = p.organization_id AND om.user_id = $1)
+     ORDER BY o.slug, p.name, p.ref`,
+    [userId],
+  );
+  return rows;
+}

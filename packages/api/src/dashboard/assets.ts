@@ -1,0 +1,37 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import type { FastifyInstance } from "fastify";
+import { DASHBOARD_CSS } from "./assets/stylesheet.ts";
+import type { DashboardRouteConfig } from "./session-hook.ts";
+
+interface Asset {
+  body: string | Buffer;
+  type: string;
+  etag: string;
+}
+
+function asset(body: string | Buffer, type: string): Asset {
+  return { body, type, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"` };
+}
+
+/**
+ * The dashboard's static files, served by the API itself (nothing else to deploy): its stylesheet
+ * and htmx, read once from the installed `htmx.org` package. Revalidated by ETag (`no-cache`), so
+ * an upgrade is picked up at once without versioned URLs.
+ */
+export async function registerAssets(dash: FastifyInstance) {
+  const htmxPath = createRequire(import.meta.url).resolve("htmx.org/dist/htmx.min.js");
+  const assets: Record<string, Asset> = {
+    "dashboard.css": asset(DASHBOARD_CSS, "text/css; charset=utf-8"),
+    "htmx.min.js": asset(await readFile(htmxPath), "text/javascript; charset=utf-8"),
+  };
+  const config: DashboardRouteConfig = { dashboardPublic: true };
+  dash.get<{ Params: { name: string } }>("/assets/:name", { config }, async (request, reply) => {
+    const found = Object.hasOwn(assets, request.params.name) ? assets[request.params.name] : undefined;
+    if (!found) return reply.status(404).type("text/plain; charset=utf-8").send("Not found");
+    reply.header("cache-control", "no-cache").header("etag", found.etag).type(found.type);
+    if (request.headers["if-none-match"] === found.etag) return reply.status(304).send();
+    return reply.send(found.body);
+  });
+}

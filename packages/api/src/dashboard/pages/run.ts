@@ -1,0 +1,91 @@
+import type { FastifyInstance } from "fastify";
+import { cancelRun, isFinalRunStatus, replayRun, retrieveRun, type RunStatus } from "@svc/runtime/engine";
+import type { RelatedRun, RetrieveRunResponse } from "@svc/runtime/contracts";
+import type { AppDeps } from "../../deps.ts";
+import { presentRetrievedRun } from "../../presenters/retrieved-run.ts";
+import { formatDuration, jsonBlock, statusBadge, tagList, timeCell } from "../format.ts";
+import { html, type Html } from "../html.ts";
+import { csrfField } from "../layout.ts";
+import { scopedGet, scopedPost } from "../page.ts";
+import { scopeHref, type DashboardScope } from "../scope.ts";
+import { waitingForView } from "../waiting-for-view.ts";
+
+type RunParams = { runId: string };
+
+/** Messages a redirect may ask the page to show (by code: the page never echoes text from the URL). */
+const NOTICES: Record<string, string> = {
+  canceled: "The run was canceled (with its unfinished child runs).",
+  "cancel-noop": "The run had already finished; nothing was canceled.",
+  replayed: "This run is a replay.",
+};
+
+export function runHref(scope: DashboardScope, runId: string, query: Record<string, string> = {}): string {
+  return scopeHref(scope, `runs/${encodeURIComponent(runId)}`, query);
+}
+
+function relatedLink(scope: DashboardScope, run: RelatedRun): Html {
+  return html`<a class="mono" href="${runHref(scope, run.id)}">${run.id}</a> ${run.taskIdentifier} ${statusBadge(run.status)}`;
+}
+
+function facts(scope: DashboardScope, run: RetrieveRunResponse): Html {
+  const related = run.relatedRuns;
+  return html`<dl class="facts">
+<dt>Status</dt><dd>${statusBadge(run.status)}</dd>
+<dt>Task</dt><dd>${run.taskIdentifier}</dd>
+<dt>Created</dt><dd>${timeCell(run.createdAt)}</dd>
+<dt>Started</dt><dd>${timeCell(run.startedAt)}</dd>
+<dt>Finished</dt><dd>${timeCell(run.finishedAt)}</dd>
+<dt>Duration</dt><dd>${run.durationMs ? formatDuration(run.durationMs) : "—"}</dd>
+<dt>Attempts</dt><dd>${run.attemptCount}</dd>
+<dt>Version</dt><dd>${run.version ?? "—"}</dd>
+<dt>Tags</dt><dd>${tagList(run.tags)}</dd>
+${run.idempotencyKey ? html`<dt>Idempotency key</dt><dd class="mono">${run.idempotencyKey}</dd>` : null}
+${run.batchId ? html`<dt>Batch</dt><dd><a class="mono" href="${scopeHref(scope, "runs", { batch: run.batchId })}">${run.batchId}</a></dd>` : null}
+${run.schedule ? html`<dt>Schedule</dt><dd><a class="mono" href="${scopeHref(scope, "runs", { schedule: run.schedule.id })}">${run.schedule.id}</a> ${run.schedule.generator.expression}</dd>` : null}
+${related.parent ? html`<dt>Parent</dt><dd>${relatedLink(scope, related.parent)}</dd>` : null}
+${related.root && related.root.id !== related.parent?.id ? html`<dt>Root</dt><dd>${relatedLink(scope, related.root)}</dd>` : null}
+${run.status === "WAITING" ? html`<dt>Waiting for</dt><dd>${waitingForView(scope, run.waitingFor ?? [])}</dd>` : null}
+</dl>`;
+}
+
+function actions(scope: DashboardScope, run: RetrieveRunResponse, csrf: Html): Html {
+  return html`<div class="actions">
+${isFinalRunStatus(run.status as RunStatus) ? null : html`<form method="post" action="${runHref(scope, run.id)}/cancel">${csrf}<button class="danger" type="submit">Cancel run</button></form>`}
+<form method="post" action="${runHref(scope, run.id)}/replay">${csrf}<button class="secondary" type="submit">Replay</button></form>
+</div>`;
+}
+
+/** GET /dashboard/{ref}/{env}/runs/{runId} and its actions (cancel, replay). */
+export function registerRunPage(dash: FastifyInstance, deps: AppDeps) {
+  scopedGet<RunParams>(dash, deps, "runs/:runId", "runs", async ({ scope, params, query, session }) => {
+    // Another environment's (or project's) run is "Run not found", as over the API.
+    const run = presentRetrievedRun(await retrieveRun(deps.engine, scope.environment.id, params.runId));
+    const notice = typeof query.notice === "string" ? NOTICES[query.notice] : undefined;
+    const children = run.relatedRuns.children ?? [];
+    const content = html`<h1><span class="mono">${run.id}</span> ${statusBadge(run.status)}</h1>
+${notice ? html`<p class="notice">${notice}</p>` : null}
+${actions(scope, run, csrfField(session))}
+<div class="grid2">
+<section class="card"><h2>Run</h2>${facts(scope, run)}</section>
+<section class="card"><h2>Payload</h2>${run.payloadPresignedUrl ? html`<p>Too large to show: <a href="${run.payloadPresignedUrl}">download</a></p>` : jsonBlock(run.payload)}
+${run.error ? html`<h2>Error</h2><pre class="json">${run.error.name ? `${run.error.name}: ` : ""}${run.error.message}${run.error.stackTrace ? `\n\n${run.error.stackTrace}` : ""}</pre>` : null}
+${run.status === "COMPLETED" ? html`<h2>Output</h2>${run.outputPresignedUrl ? html`<p>Too large to show: <a href="${run.outputPresignedUrl}">download</a></p>` : jsonBlock(run.output)}` : null}
+${run.metadata ? html`<h2>Metadata</h2>${jsonBlock(run.metadata)}` : null}
+</section>
+</div>
+${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul>${children.map((child) => html`<li>${relatedLink(scope, child)}</li>`)}</ul></section>` : null}`;
+    return { title: run.id, content };
+  });
+
+  scopedPost<RunParams>(dash, deps, "runs/:runId/cancel", "runs", async ({ scope, params }) => {
+    const result = await cancelRun(deps.engine, scope.environment.id, params.runId);
+    if (result.canceledRunIds.length > 0) deps.metrics?.runsFinished.inc({ status: "CANCELED" }, result.canceledRunIds.length);
+    return { redirect: runHref(scope, result.id, { notice: result.canceledRunIds.length > 0 ? "canceled" : "cancel-noop" }) };
+  });
+
+  scopedPost<RunParams>(dash, deps, "runs/:runId/replay", "runs", async ({ scope, params }) => {
+    const result = await replayRun(deps.engine, scope.environment, params.runId);
+    deps.metrics?.runsTriggered.inc();
+    return { redirect: runHref(scope, result.id, { notice: "replayed" }) };
+  });
+}

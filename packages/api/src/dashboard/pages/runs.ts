@@ -1,0 +1,98 @@
+import type { FastifyInstance } from "fastify";
+import { RUN_STATUSES, ValidationError } from "@svc/runtime/engine";
+import type { RunListItem } from "@svc/runtime/contracts";
+import type { AppDeps } from "../../deps.ts";
+import { RunListQuery, runListPage } from "../../routes/runs.ts";
+import { formatDuration, statusBadge, tagList, timeCell } from "../format.ts";
+import { html, type Html } from "../html.ts";
+import { scopedGet } from "../page.ts";
+import { scopeHref, type DashboardScope } from "../scope.ts";
+import { waitingForView } from "../waiting-for-view.ts";
+
+/** The run list's filters as the page's query string carries them (one name per field of the form). */
+const FILTERS = ["status", "task", "tag", "batch", "schedule", "session", "from", "to"] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+
+function first(value: unknown): string | undefined {
+  const v = Array.isArray(value) ? value.join(",") : value;
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
+
+/** A `datetime-local` value has no zone: the dashboard means UTC, as it shows every time in UTC. */
+function instant(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value) ? `${value}Z` : value;
+}
+
+/** The page's filters as the API's run list query (same validation, same SQL). */
+export function toRunListQuery(filters: Filters, cursor: { after?: string; before?: string }): RunListQuery {
+  const raw: Record<string, string | undefined> = {
+    "filter[status]": filters.status,
+    "filter[taskIdentifier]": filters.task,
+    "filter[tag]": filters.tag,
+    "filter[batch]": filters.batch,
+    "filter[schedule]": filters.schedule,
+    "filter[session]": filters.session,
+    "filter[createdAt][from]": instant(filters.from),
+    "filter[createdAt][to]": instant(filters.to),
+    "page[after]": cursor.after,
+    "page[before]": cursor.before,
+  };
+  const parsed = RunListQuery.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
+  if (!parsed.success) throw new ValidationError(`Invalid filter: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  return parsed.data;
+}
+
+function filterForm(scope: DashboardScope, filters: Filters): Html {
+  const input = (name: keyof Filters, label: string, placeholder: string) =>
+    html`<label>${label}<input name="${name}" value="${filters[name] ?? ""}" placeholder="${placeholder}" spellcheck="false"></label>`;
+  return html`<form class="filters" method="get" action="${scopeHref(scope, "runs")}">
+${scope.branch ? html`<input type="hidden" name="branch" value="${scope.branch}">` : null}
+<label>Status<select name="status"><option value="">any</option>${RUN_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></label>
+${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}
+<label>Created from (UTC)<input type="datetime-local" name="from" value="${filters.from ?? ""}"></label>
+<label>to (UTC)<input type="datetime-local" name="to" value="${filters.to ?? ""}"></label>
+<button type="submit">Apply</button> <a href="${scopeHref(scope, "runs")}">Clear</a>
+</form>`;
+}
+
+function runRow(scope: DashboardScope, run: RunListItem): Html {
+  return html`<tr>
+<td><a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(run.id)}`)}">${run.id}</a></td>
+<td>${run.taskIdentifier}</td>
+<td>${statusBadge(run.status)}</td>
+<td>${timeCell(run.createdAt)}</td>
+<td>${run.durationMs ? formatDuration(run.durationMs) : html`<span class="muted">—</span>`}</td>
+<td>${tagList(run.tags)}</td>
+<td>${waitingForView(scope, run.waitingFor ?? [])}</td>
+</tr>`;
+}
+
+/** GET /dashboard/{ref}/{env}/runs: filters, a cursor page of 25, refreshed every 3 s while on the first page. */
+export function registerRunPages(dash: FastifyInstance, deps: AppDeps) {
+  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query }) => {
+    const filters: Filters = {};
+    for (const name of FILTERS) {
+      const value = first(query[name]);
+      if (value !== undefined) filters[name] = value;
+    }
+    const cursor = { after: first(query.after), before: first(query.before) };
+    const page = await runListPage(deps, [scope.environment.id], toRunListQuery(filters, cursor));
+    const live = !cursor.after && !cursor.before;
+    const here = scopeHref(scope, "runs", { ...filters, after: cursor.after, before: cursor.before });
+    const table = html`<div id="runs-table"${live ? html` hx-get="${here}" hx-trigger="every 3s" hx-swap="outerHTML"` : null}>
+${live ? html`<p class="live">Live: refreshes every 3 s</p>` : null}
+<table><thead><tr><th>Run</th><th>Task</th><th>Status</th><th>Created</th><th>Duration</th><th>Tags</th><th>Waiting for</th></tr></thead>
+<tbody>${page.data.length === 0 ? html`<tr><td colspan="7" class="muted">No runs match${Object.keys(filters).length === 0 ? " in the last 7 days" : ""}.</td></tr>` : page.data.map((run) => runRow(scope, run))}</tbody></table>
+<div class="pager">
+${page.pagination.previous ? html`<a href="${scopeHref(scope, "runs", { ...filters, before: page.pagination.previous })}">← Newer</a>` : null}
+${page.pagination.next ? html`<a href="${scopeHref(scope, "runs", { ...filters, after: page.pagination.next })}">Older →</a>` : null}
+</div>
+</div>`;
+    return {
+      title: "Runs",
+      content: html`<h1>Runs</h1>${filterForm(scope, filters)}${table}`,
+      fragment: table,
+    };
+  });
+}
