@@ -72,6 +72,7 @@ export { callbackHashMatches, callbackUrl } from "./waitpoints/callback-url.ts";
 export { createToken, createTokenInTransaction } from "./waitpoints/create-token.ts";
 export { completeToken } from "./waitpoints/complete-token.ts";
 export { listTokenRows, parseTokenListFilter } from "./waitpoints/list-tokens.ts";
+export { runsWaitingOn, type WaitingRun } from "./waitpoints/waiting-runs.ts";
 
 // The idempotent-wait ledger
 export { KEYED_EPOCH, NondeterminismError, type LedgerEntry, type LedgerKind } from "../ledger/entries.ts";

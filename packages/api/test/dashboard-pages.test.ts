@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApi, type TestApi } from "./harness.ts";
+import { createUserWithPat } from "./credentials-fixtures.ts";
+import { DashboardBrowser } from "./dashboard-browser-client.ts";
+
+let api: TestApi;
+let browser: DashboardBrowser;
+let base: string;
+
+async function trigger(task: string, body: Record<string, unknown> = {}) {
+  const res = await api.app.inject({ method: "POST", url: `/api/v1/tasks/${task}/trigger`, headers: api.devAuth, payload: { payload: 1, ...body } });
+  expect(res.statusCode).toBe(200);
+  return res.json().id as string;
+}
+
+async function createToken(body: Record<string, unknown> = {}) {
+  const res = await api.app.inject({ method: "POST", url: "/api/v1/waitpoints/tokens", headers: api.devAuth, payload: body });
+  return res.json().id as string;
+}
+
+const csrfOf = (page: string) => DashboardBrowser.field(page, "_csrf");
+
+beforeAll(async () => {
+  api = await startTestApi();
+  base = `/dashboard/${api.project.projectRef}/dev`;
+  const user = await createUserWithPat(api, "pages@example.com", { memberOf: [api.project.projectRef] });
+  browser = new DashboardBrowser(api.app);
+  expect((await browser.signIn(user.pat)).statusCode).toBe(303);
+});
+afterAll(async () => api?.close());
+
+describe("runs list", () => {
+  it("lists runs with the API's filters and cursor pages, and answers htmx refreshes with the table alone", async () => {
+    const tagged = await trigger("alpha", { options: { tags: ["blue"] } });
+    const other = await trigger("beta");
+    const all = await browser.get(`${base}/runs`);
+    expect(all.statusCode).toBe(200);
+    expect(all.headers["server-timing"]).toMatch(/^app;dur=\d/);
+    expect(all.body).toContain(tagged);
+    expect(all.body).toContain(other);
+    const byTag = await browser.get(`${base}/runs?tag=blue`);
+    expect(byTag.body).toContain(tagged);
+    expect(byTag.body).not.toContain(other);
+    const byTask = await browser.get(`${base}/runs?task=beta`);
+    expect(byTask.body).toContain(other);
+    expect(byTask.body).not.toContain(tagged);
+    expect((await browser.get(`${base}/runs?status=QUEUED`)).body).toContain(tagged);
+    expect((await browser.get(`${base}/runs?status=COMPLETED`)).body).not.toContain(tagged);
+    const fragment = await browser.get(`${base}/runs`, { "hx-request": "true" });
+    expect(fragment.body.startsWith('<div id="runs-table"')).toBe(true);
+    expect(fragment.body).not.toContain("<html");
+    for (let i = 0; i < 26; i++) await trigger("paged");
+    const first = await browser.get(`${base}/runs?task=paged`);
+    const next = /href="([^"]*after=[^"]*)"/.exec(first.body)![1]!.replace(/&amp;/g, "&");
+    const second = await browser.get(next);
+    expect(second.statusCode).toBe(200);
+    expect((second.body.match(/\/runs\/run_/g) ?? []).length).toBe(1);
+  });
+
+  it("answers bad filters with a 400 page, never a 500", async () => {
+    for (const query of ["status=NOPE", "from=2026-13-45T00:00", "after=garbage", "task=%00"]) {
+      const res = await browser.get(`${base}/runs?${query}`);
+      expect(res.statusCode, query).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, query).toBeLessThan(500);
+      expect(res.headers["content-type"]).toMatch(/text\/html/);
+    }
+  });
+});
+
+describe("run page", () => {
+  it("cancels a run and replays it", async () => {
+    const runId = await trigger("alpha", { payload: { hello: "world" } });
+    const page = await browser.get(`${base}/runs/${runId}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("&quot;hello&quot;: &quot;world&quot;");
+    const canceled = await browser.post(`${base}/runs/${runId}/cancel`, { _csrf: csrfOf(page.body) });
+    expect(canceled.statusCode).toBe(303);
+    const after = await browser.get(String(canceled.headers.location));
+    expect(after.body).toContain("status-canceled");
+    expect(after.body).toContain("was canceled");
+    const replayed = await browser.post(`${base}/runs/${runId}/replay`, { _csrf: csrfOf(page.body) });
+    expect(replayed.statusCode).toBe(303);
+    const newId = /runs\/(run_[^?]+)/.exec(String(replayed.headers.location))![1]!;
+    expect(newId).not.toBe(runId);
+    const res = await api.app.inject({ method: "GET", url: `/api/v3/runs/${newId}`, headers: api.devAuth });
+    expect(res.json().payload).toEqual({ hello: "world" });
+  });
+
+  it("answers an unknown run with a 404 page", async () => {
+    expect((await browser.get(`${base}/runs/run_doesnotexist`)).statusCode).toBe(404);
+    expect((await browser.post(`${base}/runs/run_doesnotexist/cancel`, { _csrf: csrfOf((await browser.get(`${base}/runs`)).body) })).statusCode).toBe(404);
+  });
+});
+
+describe("waitpoint tokens", () => {
+  it("lists tokens with filters and completes a WAITING one after a confirmation", async () => {
+    const token = await createToken({ tags: ["approve"] });
+    const untagged = await createToken();
+    const list = await browser.get(`${base}/tokens?tag=approve`);
+    expect(list.body).toContain(token);
+    expect(list.body).not.toContain(untagged);
+    const page = await browser.get(`${base}/tokens/${token}`);
+    expect(page.body).toContain('name="output"');
+    const csrf = csrfOf(page.body);
+    const invalid = await browser.post(`${base}/tokens/${token}/complete`, { _csrf: csrf, output: "{nope" });
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.body).toContain("not valid JSON");
+    expect(invalid.body).toContain("{nope");
+    const review = await browser.post(`${base}/tokens/${token}/complete`, { _csrf: csrf, output: '{"approved": true, "by": "<b>x</b>"}' });
+    expect(review.statusCode).toBe(200);
+    expect(review.body).toContain('name="confirm" value="yes"');
+    expect(review.body).not.toContain("<b>x</b>");
+    // Reviewing completed nothing.
+    expect((await api.app.inject({ method: "GET", url: `/api/v1/waitpoints/tokens/${token}`, headers: api.devAuth })).json().status).toBe("WAITING");
+    const forged = await browser.post(`${base}/tokens/${token}/complete`, { _csrf: "forged", output: "{}", confirm: "yes" });
+    expect(forged.statusCode).toBe(403);
+    const done = await browser.post(`${base}/tokens/${token}/complete`, { _csrf: csrf, output: '{"approved": true, "by": "<b>x</b>"}', confirm: "yes" });
+    expect(done.statusCode).toBe(303);
+    const retrieved = (await api.app.inject({ method: "GET", url: `/api/v1/waitpoints/tokens/${token}`, headers: api.devAuth })).json();
+    expect(retrieved.status).toBe("COMPLETED");
+    expect(JSON.parse(retrieved.output)).toEqual({ approved: true, by: "<b>x</b>" });
+    const shown = await browser.get(String(done.headers.location));
+    expect(shown.body).toContain("Token completed");
+    expect(shown.body).not.toContain('name="output"');
+    const again = await browser.post(`${base}/tokens/${token}/complete`, { _csrf: csrf, output: "{}", confirm: "yes" });
+    expect(String(again.headers.location)).toContain("already-finished");
+  });
+
+  it("answers another environment's or an unknown token with a 404 page", async () => {
+    const prodToken = (await api.app.inject({ method: "POST", url: "/api/v1/waitpoints/tokens", headers: { authorization: `Bearer ${api.project.environments.prod.secretKey}` }, payload: {} })).json().id;
+    expect((await browser.get(`${base}/tokens/${prodToken}`)).statusCode).toBe(404);
+    expect((await browser.get(`${base}/tokens/waitpoint_nope`)).statusCode).toBe(404);
+    expect((await browser.get(`${base}/tokens?status=BOGUS`)).statusCode).toBe(400);
+  });
+});
