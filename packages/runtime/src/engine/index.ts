@@ -27,9 +27,9 @@ export {
   type Environment, type EnvironmentSlug,
 } from "./tenancy/environments.ts";
 export { archiveBranch, createBranch, listBranches } from "./tenancy/branches.ts";
-export { createUser, getUserByEmail } from "./tenancy/users.ts";
+export { createUser, findUserByEmail, getUserByEmail } from "./tenancy/users.ts";
 export {
-  addOrganizationMember, addProjectMember, findProjectByRef, findProjectForUser, getProjectByRef, listProjectsForUser, type ProjectSummary,
+  addOrganizationMember, addProjectMember, findProjectByRef, findProjectForUser, getProjectByRef, listAllProjects, listProjectsForUser, type ProjectSummary,
 } from "./tenancy/members.ts";
 export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
 export { EncryptionKey, encryptionKeyProblem } from "./tenancy/encryption-key.ts";

@@ -1,4 +1,5 @@
 import type { Command } from "../command.ts";
+import { accessCommand } from "./access.ts";
 import { branchesArchiveCommand } from "./branches-archive.ts";
 import { branchesCreateCommand } from "./branches-create.ts";
 import { branchesListCommand } from "./branches-list.ts";
@@ -16,6 +17,7 @@ import { usersCreateCommand } from "./users-create.ts";
 /** Every `svc` command, in the order `--help` lists them. */
 export const COMMANDS: Command[] = [
   setupCommand,
+  accessCommand,
   orgsCreateCommand,
   projectsCreateCommand,
   branchesCreateCommand,

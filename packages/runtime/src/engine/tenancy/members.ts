@@ -72,3 +72,12 @@ export async function listProjectsForUser(db: Queryable, userId: string): Promis
   );
   return rows;
 }
+
+/** Every project, by organisation then name (the operator's view; users see listProjectsForUser). */
+export async function listAllProjects(db: Queryable): Promise<ProjectSummary[]> {
+  const { rows } = await db.query<ProjectSummary>(
+    `SELECT p.id, p.ref, p.name, p.slug, p.organization_id AS "organizationId", o.slug AS "organizationSlug"
+     FROM projects p JOIN organizations o ON o.id = p.organization_id ORDER BY o.slug, p.name, p.ref`,
+  );
+  return rows;
+}
