@@ -4,6 +4,7 @@ export function devBanner(info: { apiUrl: string; projectRef: string; devKey: st
   return `
 svc is starting
   API           ${apiUrl}   (OpenAPI: ${apiUrl}/api/openapi.json)
+  dashboard     ${apiUrl}/dashboard   (sign in with the token \`svc access you@example.com\` prints)
   project ref   ${info.projectRef}
   dev key       ${devKey}
   tasks         from ${info.configPath} (the worker reloads when a file of the project changes)
