@@ -85,6 +85,9 @@ export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./time
 export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
+// Workers as operators see them: the live workers of the registry
+export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
+
 // Schedules
 export { listTimezones } from "./schedules/cron.ts";
 export type { ScheduleRow } from "./schedules/store.ts";
