@@ -1,5 +1,5 @@
 // listLiveWorkers: the registry rows of one environment still live at `now`, oldest start first; a
-// row written before migration 0023 (no slots, start or heartbeat) is listed with nulls.
+// row written before migration 0024 (no slots, start or heartbeat) is listed with nulls.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listLiveWorkers } from "@svc/runtime/engine";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
@@ -31,7 +31,7 @@ describe("listLiveWorkers", () => {
         [id, environmentId, aliveUntil, slots, inUse, startedAt, heartbeatAt],
       );
     }
-    // As a worker started before migration 0023 writes it.
+    // As a worker started before migration 0024 writes it.
     await te.db.pool.query(
       `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_old', $1, '{a}', 'v1', 2, $2)`,
       [dev, at(1_000)],

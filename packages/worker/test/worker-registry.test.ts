@@ -1,4 +1,4 @@
-// What a worker writes of itself into the registry (table `workers`, migration 0023) for the
+// What a worker writes of itself into the registry (table `workers`, migration 0024) for the
 // dashboard: its slots and start time when it enters, its slots in use and heartbeat time, by its
 // injected clock, at each renewal; and what listLiveWorkers reads back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -5,11 +5,11 @@ export interface LiveWorker {
   id: string;
   tasks: string[];
   version: string;
-  /** How many runs it may execute at once; null for a worker started before it said so (migration 0023). */
+  /** How many runs it may execute at once; null for a worker started before it said so (migration 0024). */
   slots: number | null;
   /** Slots taken at its last heartbeat. */
   slotsInUse: number;
-  /** Null for a worker started before migration 0023. */
+  /** Null for a worker started before migration 0024. */
   startedAt: Date | null;
   /** Its last registration or renewal, by its own clock; null as for `startedAt`. */
   lastHeartbeatAt: Date | null;
