@@ -424,6 +424,10 @@ CREATE TABLE workers (
     version text NOT NULL,
     listener_lock bigint NOT NULL,
     alive_until timestamp with time zone NOT NULL,
+    slots integer,
+    slots_in_use integer DEFAULT 0 NOT NULL,
+    started_at timestamp with time zone,
+    heartbeat_at timestamp with time zone,
     CONSTRAINT workers_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT workers_pkey PRIMARY KEY (id)
 );

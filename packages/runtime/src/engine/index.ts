@@ -89,6 +89,10 @@ export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./time
 export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
+// Queues and workers as operators see them: each queue's runs by state, the live workers of the registry
+export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
+export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
+
 // Schedules
 export { listTimezones } from "./schedules/cron.ts";
 export type { ScheduleRow } from "./schedules/store.ts";

@@ -1,5 +1,5 @@
 import { loadOffer, parseOffer, type Offer } from "../execution/offers.ts";
-import { registerWorker, renewWorker, unregisterWorker, type WorkerRecord } from "../registry/workers.ts";
+import { registerWorker, renewWorker, unregisterWorker, type Heartbeat, type WorkerRecord } from "../registry/workers.ts";
 import type { WorkerBatchers } from "./batchers.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
@@ -19,25 +19,33 @@ export class Offers {
   readonly #resources: WorkerResources;
   readonly #slots: Slots;
   readonly #declines: WorkerBatchers["declines"];
-  readonly #record: WorkerRecord;
+  readonly #record: Omit<WorkerRecord, "startedAt">;
+  /** When this worker first entered the registry; kept when it enters again. */
+  #startedAt: Date | null = null;
 
   constructor(resources: WorkerResources, slots: Slots, declines: WorkerBatchers["declines"]) {
     this.#resources = resources;
     this.#slots = slots;
     this.#declines = declines;
-    const { worker } = resources;
-    this.#record = { id: worker.id, environmentId: worker.environment.id, tasks: worker.taskIds, version: worker.version };
+    const { worker, config } = resources;
+    this.#record = { id: worker.id, environmentId: worker.environment.id, tasks: worker.taskIds, version: worker.version, slots: config.concurrency };
   }
 
   /** Enters this worker in the registry under the listener's connection (again after a reconnect); not while draining. */
   async enter(listener: ListenerLock): Promise<void> {
     const lock = listener.sessionLock;
-    if (lock && !this.#slots.draining) await registerWorker(this.#resources.engine.db, this.#record, lock, this.#aliveUntil());
+    if (!lock || this.#slots.draining) return;
+    const heartbeat = this.#heartbeat();
+    this.#startedAt ??= heartbeat.at;
+    await registerWorker(this.#resources.engine.db, { ...this.#record, startedAt: this.#startedAt }, lock, heartbeat);
   }
 
-  /** Keeps the entry live; enters it again if it was removed (while this worker was unreachable). */
+  /**
+   * Keeps the entry live and records the slots in use now (what the dashboard shows); enters it
+   * again if it was removed (while this worker was unreachable).
+   */
   async renew(listener: ListenerLock): Promise<void> {
-    if (!(await renewWorker(this.#resources.engine.db, this.#record.id, this.#aliveUntil()))) await this.enter(listener);
+    if (!(await renewWorker(this.#resources.engine.db, this.#record.id, this.#heartbeat()))) await this.enter(listener);
   }
 
   /** Takes this worker out of the registry: no more offers come (drain). */
@@ -67,7 +75,9 @@ export class Offers {
     this.#slots.runLeased({ kind: "offer", runId, claimToken, claim });
   }
 
-  #aliveUntil(): Date {
-    return new Date(this.#resources.engine.clock.now().getTime() + this.#resources.config.leaseMs);
+  /** Now by the worker's clock, live for one lease from now, and the slots taken. */
+  #heartbeat(): Heartbeat {
+    const at = this.#resources.engine.clock.now();
+    return { at, aliveUntil: new Date(at.getTime() + this.#resources.config.leaseMs), slotsInUse: this.#slots.inUse };
   }
 }

@@ -6,6 +6,19 @@ export interface WorkerRecord {
   environmentId: string;
   tasks: string[];
   version: string;
+  /** How many runs it may execute at once (its concurrency). */
+  slots: number;
+  /** When it first entered the registry (kept when it enters again after a reconnect). */
+  startedAt: Date;
+}
+
+/** What each registry write says of the worker now, by its own clock. */
+export interface Heartbeat {
+  at: Date;
+  /** Live (offered resumes) until then, unless renewed. */
+  aliveUntil: Date;
+  /** Slots taken by executions at `at`. */
+  slotsInUse: number;
 }
 
 /** The NOTIFY channel a worker hears its resume offers on (svc_complete_waitpoint sends them). */
@@ -18,25 +31,32 @@ const FORGOTTEN_AFTER = "1 hour";
 
 /**
  * Writes (or rewrites, after the LISTEN connection was replaced) this worker's row in the registry
- * that completions pick resume offers from: live until `aliveUntil`, and while its LISTEN
+ * that completions pick resume offers from: live until `heartbeat.aliveUntil`, and while its LISTEN
  * connection holds the advisory lock `listenerLock`.
  */
-export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, aliveUntil: Date): Promise<void> {
+export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, heartbeat: Heartbeat): Promise<void> {
   await db.query(
-    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until)
-     VALUES ($1, $2, $3, $4, $5::bigint, $6)
-     ON CONFLICT (id) DO UPDATE SET listener_lock = EXCLUDED.listener_lock, alive_until = EXCLUDED.alive_until`,
-    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, aliveUntil],
+    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at)
+     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10)
+     ON CONFLICT (id) DO UPDATE SET listener_lock = EXCLUDED.listener_lock, alive_until = EXCLUDED.alive_until,
+       slots_in_use = EXCLUDED.slots_in_use, heartbeat_at = EXCLUDED.heartbeat_at`,
+    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at],
   );
 }
 
 /**
- * Keeps this worker's row live; also removes rows of workers long gone. Returns false when the row
- * is missing (removed while this worker was unreachable): the caller registers again.
+ * Keeps this worker's row live and says how busy it is; also removes rows of workers long gone.
+ * Returns false when the row is missing (removed while this worker was unreachable): the caller
+ * registers again.
  */
-export async function renewWorker(db: Queryable, workerId: string, aliveUntil: Date): Promise<boolean> {
-  const { rowCount } = await db.query(`UPDATE workers SET alive_until = $2 WHERE id = $1`, [workerId, aliveUntil]);
-  await db.query(`DELETE FROM workers WHERE alive_until < $1::timestamptz - $2::interval`, [aliveUntil, FORGOTTEN_AFTER]);
+export async function renewWorker(db: Queryable, workerId: string, heartbeat: Heartbeat): Promise<boolean> {
+  const { rowCount } = await db.query(`UPDATE workers SET alive_until = $2, slots_in_use = $3, heartbeat_at = $4 WHERE id = $1`, [
+    workerId,
+    heartbeat.aliveUntil,
+    heartbeat.slotsInUse,
+    heartbeat.at,
+  ]);
+  await db.query(`DELETE FROM workers WHERE alive_until < $1::timestamptz - $2::interval`, [heartbeat.aliveUntil, FORGOTTEN_AFTER]);
   return (rowCount ?? 0) > 0;
 }
 
