@@ -29,6 +29,20 @@ CREATE TABLE batches (
 CREATE UNIQUE INDEX batches_idempotency ON public.batches USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE UNIQUE INDEX batches_one_time_use_token ON public.batches USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 
+CREATE TABLE dashboard_sessions (
+    token_hash text NOT NULL,
+    user_id text NOT NULL,
+    personal_access_token_id bigint NOT NULL,
+    csrf_token text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT dashboard_sessions_personal_access_token_id_fkey FOREIGN KEY (personal_access_token_id) REFERENCES personal_access_tokens(id) ON DELETE CASCADE,
+    CONSTRAINT dashboard_sessions_pkey PRIMARY KEY (token_hash),
+    CONSTRAINT dashboard_sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+CREATE INDEX dashboard_sessions_expiry ON public.dashboard_sessions USING btree (expires_at);
+CREATE INDEX dashboard_sessions_pat ON public.dashboard_sessions USING btree (personal_access_token_id);
+
 CREATE TABLE environment_variables (
     environment_id text NOT NULL,
     name text NOT NULL,
