@@ -133,3 +133,15 @@ describe("waitpoint tokens", () => {
     expect((await browser.get(`${base}/tokens?status=BOGUS`)).statusCode).toBe(400);
   });
 });
+
+describe("queues and workers", () => {
+  it("shows each queue's depth and running count, and says when no worker is live", async () => {
+    await trigger("queue-a", { options: { queue: { name: "q-reports" } } });
+    await trigger("queue-a", { options: { queue: { name: "q-reports" } } });
+    const page = await browser.get(`${base}/queues`);
+    expect(page.statusCode).toBe(200);
+    const row = /<tr>\s*<td><a href="[^"]*queue=q-reports[^"]*">q-reports<\/a><\/td><td>(\d+)<\/td>/.exec(page.body);
+    expect(row?.[1]).toBe("2");
+    expect(page.body).toContain("No worker of this environment is running");
+  });
+});

@@ -11,6 +11,7 @@ import { registerProjectsPage } from "./pages/projects.ts";
 import { registerRunPages } from "./pages/runs.ts";
 import { registerRunPage } from "./pages/run.ts";
 import { registerTokenPages } from "./pages/tokens.ts";
+import { registerQueuesPage } from "./pages/queues.ts";
 
 /** Largest form the dashboard accepts (a token's completion JSON is the largest thing typed in). */
 const FORM_BODY_LIMIT = 1024 * 1024;
@@ -45,6 +46,7 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerRunPages(dash, deps);
       registerRunPage(dash, deps);
       registerTokenPages(dash, deps);
+      registerQueuesPage(dash, deps);
     },
     { prefix: "/dashboard" },
   );

@@ -10,7 +10,7 @@ import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
 
 /** The run list's filters as the page's query string carries them (one name per field of the form). */
-const FILTERS = ["status", "task", "tag", "batch", "schedule", "session", "from", "to"] as const;
+const FILTERS = ["status", "task", "tag", "queue", "batch", "schedule", "session", "from", "to"] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 function first(value: unknown): string | undefined {
@@ -30,6 +30,7 @@ export function toRunListQuery(filters: Filters, cursor: { after?: string; befor
     "filter[status]": filters.status,
     "filter[taskIdentifier]": filters.task,
     "filter[tag]": filters.tag,
+    "filter[queue]": filters.queue,
     "filter[batch]": filters.batch,
     "filter[schedule]": filters.schedule,
     "filter[session]": filters.session,
@@ -49,7 +50,7 @@ function filterForm(scope: DashboardScope, filters: Filters): Html {
   return html`<form class="filters" method="get" action="${scopeHref(scope, "runs")}">
 ${scope.branch ? html`<input type="hidden" name="branch" value="${scope.branch}">` : null}
 <label>Status<select name="status"><option value="">any</option>${RUN_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></label>
-${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}
+${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue", "Queue", "queue")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}
 <label>Created from (UTC)<input type="datetime-local" name="from" value="${filters.from ?? ""}"></label>
 <label>to (UTC)<input type="datetime-local" name="to" value="${filters.to ?? ""}"></label>
 <button type="submit">Apply</button> <a href="${scopeHref(scope, "runs")}">Clear</a>
