@@ -64,6 +64,9 @@ export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
+export {
+  MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
+} from "./runs/timeline.ts";
 
 // Waitpoints: the state machine's completion, tokens and their callback URLs
 export { getWaitpoint, insertWaitpoint, type WaitpointRow } from "./waitpoints/store.ts";

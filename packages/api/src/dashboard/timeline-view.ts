@@ -1,0 +1,138 @@
+import type { RunTimeline, TimelineEntry } from "@svc/runtime/engine";
+import { html, type Html } from "./html.ts";
+
+/** Where the timeline links to: the dashboard's run and token pages. */
+export interface TimelineLinks {
+  runHref(runId: string): string;
+  tokenHref(waitpointId: string): string;
+  /**
+   * The moment the page is drawn: bars of what still goes on reach it. Without it they reach the
+   * latest recorded moment.
+   */
+  now?: Date;
+}
+
+/** Narrower bars than this (a percentage of the run's span) are drawn this wide, so an instant stays visible. */
+const MIN_BAR_PERCENT = 0.5;
+
+/**
+ * A run's timeline as a table, one row per entry, each with a bar placed on the run's span (from
+ * its creation to its end). The bars are inline SVG: their geometry is in presentation
+ * attributes, which the dashboard's CSP allows where it refuses style attributes. Every value
+ * from the database goes through `html`'s escaping. Classes are `tl-*`; the dashboard's CSS
+ * styles them.
+ */
+export function renderTimeline(timeline: RunTimeline, links: TimelineLinks): Html {
+  const { run, entries } = timeline;
+  const start = run.createdAt.getTime();
+  const end = spanEnd(timeline, links.now);
+  const length = Math.max(end - start, 1);
+  const waitingOn = entries.filter((e) => e.kind === "wait" && e.status === "WAITING");
+  return html`<section class="tl" aria-label="Run timeline">
+<p class="tl-relatives">${relatives(timeline, links)}</p>
+${waitingOn.length > 0 && html`<p class="tl-waiting-on">Waiting on: ${waitingOn.map((e, i) => html`${i > 0 && ", "}${waitTarget(e, links)}`)}</p>`}
+<table class="tl-table">
+<caption class="tl-caption">${entries.length} ${entries.length === 1 ? "entry" : "entries"} over ${formatDuration(end - start)}, from the run's creation${run.finishedAt ? " to its end" : ""}</caption>
+<thead><tr><th scope="col">What</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Status</th><th scope="col"><span class="tl-visually-hidden">Span</span></th></tr></thead>
+<tbody>
+${entries.map((entry) => row(entry, start, end, length, links))}
+</tbody>
+</table>
+${entries.some((e) => e.startEstimated) && html`<p class="tl-legend">≥ and ≤: the start was not recorded, only bounded (a step's start; a retried attempt's, when it suspended), so the duration is at most the one shown.</p>`}
+${timeline.truncated && html`<p class="tl-truncated">Only the first ${entries.length} entries are shown.</p>`}
+</section>`;
+}
+
+function row(entry: TimelineEntry, start: number, end: number, length: number, links: TimelineLinks): Html {
+  const from = entry.startedAt.getTime();
+  const to = entry.endedAt?.getTime() ?? end;
+  let x = clamp(((from - start) / length) * 100, 0, 100);
+  const width = Math.max(clamp(((to - from) / length) * 100, 0, 100), MIN_BAR_PERCENT);
+  x = Math.min(x, 100 - width);
+  const suspended = entry.kind === "wait" && entry.detail.suspended;
+  const classes = `tl-row tl-kind-${entry.kind} tl-status-${statusClass(entry.status)}${suspended ? " tl-suspended" : ""}${entry.endedAt === null ? " tl-ongoing" : ""}`;
+  return html`<tr class="${classes}">
+<th scope="row" class="tl-what"><span class="tl-kind">${entry.kind}</span> <span class="tl-label">${entry.label}</span> <span class="tl-detail">${detail(entry, start, links)}</span></th>
+<td class="tl-start"><time datetime="${entry.startedAt.toISOString()}" title="${entry.startedAt.toISOString()}">${entry.startEstimated ? "≥ " : ""}+${formatDuration(from - start)}</time></td>
+<td class="tl-duration">${entry.durationMs === null ? "ongoing" : `${entry.startEstimated ? "≤ " : ""}${formatDuration(entry.durationMs)}`}</td>
+<td class="tl-status">${entry.status}</td>
+<td class="tl-span"><svg class="tl-bar" width="100%" height="12" aria-hidden="true" focusable="false"><rect class="tl-bar-fill" x="${percent(x)}" y="0" width="${percent(width)}" height="100%"></rect></svg></td>
+</tr>
+`;
+}
+
+function detail(entry: TimelineEntry, start: number, links: TimelineLinks): Html {
+  const since = (at: Date) => html`<time datetime="${at.toISOString()}">+${formatDuration(at.getTime() - start)}</time>`;
+  switch (entry.kind) {
+    case "attempt": {
+      const d = entry.detail;
+      return html`${d.workerId && html`worker <code>${d.workerId}</code>`}${d.errorMessage && html` <span class="tl-error">${d.errorName ? `${d.errorName}: ` : ""}${d.errorMessage}</span>`}${d.retryAt && html` retry due ${since(d.retryAt)}`}`;
+    }
+    case "step": {
+      const d = entry.detail;
+      return html`key <code>${d.stepKey}</code>, epoch ${d.epoch}${d.errorMessage && html` <span class="tl-error">${d.errorMessage}</span>`}`;
+    }
+    case "wait": {
+      const d = entry.detail;
+      const target = d.type === "datetime" ? d.timeoutAt && html`until ${since(d.timeoutAt)}` : waitTarget(entry, links);
+      const suspension = d.suspended
+        ? d.resumedAt ? html`suspended the run; resumable at ${since(d.resumedAt)}` : html`suspended the run`
+        : html`did not suspend (already finished)`;
+      return html`${target} <span class="tl-suspension">${suspension}</span>${d.errorMessage && html` <span class="tl-error">${d.errorMessage}</span>`} key <code>${d.stepKey}</code>`;
+    }
+    case "child": {
+      const d = entry.detail;
+      return html`<a class="tl-run-link" href="${links.runHref(d.runId)}">${d.runId}</a>${d.batchId && html` batch <code>${d.batchId}</code> #${d.batchIndex ?? ""}`}`;
+    }
+  }
+}
+
+/** What a wait waits on, linked when the dashboard has a page for it. */
+function waitTarget(entry: TimelineEntry, links: TimelineLinks): Html {
+  if (entry.kind !== "wait") return html``;
+  const d = entry.detail;
+  if (d.type === "token" && d.waitpointId) return html`<a class="tl-token-link" href="${links.tokenHref(d.waitpointId)}">${d.waitpointId}</a>`;
+  if (d.childRunId) return html`<a class="tl-run-link" href="${links.runHref(d.childRunId)}">${d.childRunId}</a>`;
+  if (d.batchId) return html`batch <code>${d.batchId}</code>`;
+  return html`<code>${d.waitpointId ?? d.target ?? ""}</code>`;
+}
+
+function relatives(timeline: RunTimeline, links: TimelineLinks): Html {
+  const { parentRunId, rootRunId } = timeline.run;
+  if (!parentRunId) return html`Root run (no parent)`;
+  const link = (id: string) => html`<a class="tl-run-link" href="${links.runHref(id)}">${id}</a>`;
+  return html`Parent ${link(parentRunId)}${rootRunId && rootRunId !== parentRunId && html`, root ${link(rootRunId)}`}`;
+}
+
+/** The span's end: the run's end, else `now`, else the latest recorded moment. */
+function spanEnd(timeline: RunTimeline, now: Date | undefined): number {
+  let end = timeline.run.finishedAt?.getTime() ?? now?.getTime() ?? timeline.run.createdAt.getTime();
+  for (const e of timeline.entries) end = Math.max(end, e.startedAt.getTime(), e.endedAt?.getTime() ?? 0);
+  return end;
+}
+
+/** Statuses are a closed uppercase set; anything else gets one class. */
+function statusClass(status: string): string {
+  return /^[A-Z_]+$/.test(status) ? status.toLowerCase().replaceAll("_", "-") : "other";
+}
+
+const clamp = (n: number, lo: number, hi: number) => Math.min(Math.max(n, lo), hi);
+const percent = (n: number) => `${Number(n.toFixed(2))}%`;
+
+/**
+ * A duration as people read it: "340 ms", "1.2 s", "42 s", "3 min 20 s", "3 h 2 min", "2 d 4 h".
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "0 ms";
+  if (ms < 999.5) return `${Math.round(ms)} ms`;
+  if (ms < 9950) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return pair(minutes, "min", seconds % 60, "s");
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return pair(hours, "h", minutes % 60, "min");
+  return pair(Math.floor(hours / 24), "d", hours % 24, "h");
+}
+
+const pair = (a: number, aUnit: string, b: number, bUnit: string) => (b === 0 ? `${a} ${aUnit}` : `${a} ${aUnit} ${b} ${bUnit}`);
