@@ -15,18 +15,22 @@ export function timeCell(value: Date | string | null | undefined): Html {
   return html`<time datetime="${date.toISOString()}">${formatTime(date)}</time>`;
 }
 
-/** 340 ms, 1.2 s, 4 min 10 s, 3 h 2 min, 2 d 4 h. */
+/** A duration as people read it: "340 ms", "1.2 s", "42 s", "3 min 20 s", "3 h 2 min", "2 d 4 h"; "—" for none. */
 export function formatDuration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
-  const min = Math.floor(s / 60);
-  if (min < 60) return `${min} min ${Math.round(s % 60)} s`;
-  const h = Math.floor(min / 60);
-  if (h < 48) return `${h} h ${min % 60} min`;
-  return `${Math.floor(h / 24)} d ${h % 24} h`;
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "—";
+  if (!Number.isFinite(ms) || ms < 0) return "0 ms";
+  if (ms < 999.5) return `${Math.round(ms)} ms`;
+  if (ms < 9950) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return pair(minutes, "min", seconds % 60, "s");
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return pair(hours, "h", minutes % 60, "min");
+  return pair(Math.floor(hours / 24), "d", hours % 24, "h");
 }
+
+const pair = (a: number, aUnit: string, b: number, bUnit: string) => (b === 0 ? `${a} ${aUnit}` : `${a} ${aUnit} ${b} ${bUnit}`);
 
 /** How long ago, relative to `now`: "12 s ago". */
 export function formatAge(value: Date | null | undefined, now: Date): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunTimeline, TimelineEntry } from "@svc/runtime/engine";
-import { formatDuration, renderTimeline } from "./timeline-view.ts";
+import { renderTimeline } from "./timeline-view.ts";
+import { formatDuration } from "./format.ts";
 
 const t0 = Date.parse("2026-11-22T10:00:00Z");
 const at = (ms: number) => new Date(t0 + ms);

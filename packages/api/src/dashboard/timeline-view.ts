@@ -1,5 +1,6 @@
 import type { RunTimeline, TimelineEntry } from "@svc/runtime/engine";
 import { html, type Html } from "./html.ts";
+import { formatDuration } from "./format.ts";
 
 /** Where the timeline links to: the dashboard's run and token pages. */
 export interface TimelineLinks {
@@ -118,21 +119,3 @@ function statusClass(status: string): string {
 
 const clamp = (n: number, lo: number, hi: number) => Math.min(Math.max(n, lo), hi);
 const percent = (n: number) => `${Number(n.toFixed(2))}%`;
-
-/**
- * A duration as people read it: "340 ms", "1.2 s", "42 s", "3 min 20 s", "3 h 2 min", "2 d 4 h".
- */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return "0 ms";
-  if (ms < 999.5) return `${Math.round(ms)} ms`;
-  if (ms < 9950) return `${(ms / 1000).toFixed(1)} s`;
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return pair(minutes, "min", seconds % 60, "s");
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) return pair(hours, "h", minutes % 60, "min");
-  return pair(Math.floor(hours / 24), "d", hours % 24, "h");
-}
-
-const pair = (a: number, aUnit: string, b: number, bUnit: string) => (b === 0 ? `${a} ${aUnit}` : `${a} ${aUnit} ${b} ${bUnit}`);

@@ -51,7 +51,17 @@ header.top button { background: transparent; border-color: #4a556b; color: #dfe4
 section.login form { display: flex; flex-direction: column; gap: 12px; } section.login label { display: flex; flex-direction: column; gap: 4px; }
 .live { font-size: 12px; color: var(--muted); } .live::before { content: "● "; color: var(--ok); }
 .grid2 { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; } @media (max-width: 900px) { .grid2 { grid-template-columns: 1fr; } }
-.tl { width: 100%; } .tl svg { width: 100%; height: 14px; display: block; } .tl rect { fill: var(--run); } .tl .tl-wait rect { fill: var(--wait); }
-.tl .tl-step rect { fill: var(--ok); } .tl .tl-attempt rect { fill: #8a94a8; } .tl .tl-child rect { fill: var(--warn); } .tl .tl-failed rect { fill: var(--bad); }
+.tl-relatives, .tl-waiting-on { margin: 0 0 8px; }
+.tl-table th.tl-what { font-weight: 400; color: var(--fg); text-transform: none; letter-spacing: 0; font-size: 13px; }
+.tl-kind { display: inline-block; min-width: 56px; font-size: 11px; text-transform: uppercase; color: var(--muted); }
+.tl-label { font-weight: 600; } .tl-detail { color: var(--muted); font-size: 12px; } .tl-error { color: var(--bad); }
+.tl-caption { caption-side: top; text-align: left; padding: 0 0 6px; color: var(--muted); font-size: 12px; }
+.tl-span { width: 38%; min-width: 160px; } .tl-bar { display: block; width: 100%; height: 12px; background: #f0f2f5; border-radius: 3px; }
+.tl-bar-fill { fill: var(--run); } .tl-kind-step .tl-bar-fill { fill: var(--ok); } .tl-kind-wait .tl-bar-fill { fill: var(--wait); }
+.tl-kind-attempt .tl-bar-fill { fill: #8a94a8; } .tl-kind-child .tl-bar-fill { fill: var(--warn); }
+.tl-status-failed .tl-bar-fill, .tl-status-crashed .tl-bar-fill, .tl-status-timed-out .tl-bar-fill { fill: var(--bad); }
+.tl-ongoing .tl-bar-fill { opacity: .55; } .tl-start, .tl-duration { white-space: nowrap; font-size: 12px; }
+.tl-legend, .tl-truncated { color: var(--muted); font-size: 12px; }
+.tl-visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .records { max-height: 480px; overflow: auto; }
 `;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { cancelRun, isFinalRunStatus, replayRun, retrieveRun, type RunStatus } from "@svc/runtime/engine";
+import { cancelRun, isFinalRunStatus, replayRun, retrieveRun, runTimeline, type RunStatus } from "@svc/runtime/engine";
 import type { RelatedRun, RetrieveRunResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
 import { presentRetrievedRun } from "../../presenters/retrieved-run.ts";
@@ -9,6 +9,7 @@ import { csrfField } from "../layout.ts";
 import { scopedGet, scopedPost } from "../page.ts";
 import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
+import { renderTimeline } from "../timeline-view.ts";
 
 type RunParams = { runId: string };
 
@@ -57,9 +58,11 @@ ${isFinalRunStatus(run.status as RunStatus) ? null : html`<form method="post" ac
 
 /** GET /dashboard/{ref}/{env}/runs/{runId} and its actions (cancel, replay). */
 export function registerRunPage(dash: FastifyInstance, deps: AppDeps) {
-  scopedGet<RunParams>(dash, deps, "runs/:runId", "runs", async ({ scope, params, query, session }) => {
+  scopedGet<RunParams>(dash, deps, "runs/:runId", "runs", async ({ scope, params, query, session, now }) => {
     // Another environment's (or project's) run is "Run not found", as over the API.
     const run = presentRetrievedRun(await retrieveRun(deps.engine, scope.environment.id, params.runId));
+    const timeline = await runTimeline(deps.engine.db, scope.environment.id, run.id);
+    const tokenHref = (id: string) => scopeHref(scope, `tokens/${encodeURIComponent(id)}`);
     const notice = typeof query.notice === "string" ? NOTICES[query.notice] : undefined;
     const children = run.relatedRuns.children ?? [];
     const content = html`<h1><span class="mono">${run.id}</span> ${statusBadge(run.status)}</h1>
@@ -73,6 +76,7 @@ ${run.status === "COMPLETED" ? html`<h2>Output</h2>${run.outputPresignedUrl ? ht
 ${run.metadata ? html`<h2>Metadata</h2>${jsonBlock(run.metadata)}` : null}
 </section>
 </div>
+${timeline ? html`<section class="card"><h2>Timeline</h2>${renderTimeline(timeline, { runHref: (id) => runHref(scope, id), tokenHref, now })}</section>` : null}
 ${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul>${children.map((child) => html`<li>${relatedLink(scope, child)}</li>`)}</ul></section>` : null}`;
     return { title: run.id, content };
   });
