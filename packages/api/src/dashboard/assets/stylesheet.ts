@@ -20,7 +20,7 @@ nav.sections { display: flex; gap: 2px; padding: 0 20px; background: var(--card)
 nav.sections a { padding: 10px 12px; color: var(--muted); border-bottom: 2px solid transparent; }
 nav.sections a[aria-current] { color: var(--fg); border-bottom-color: var(--accent); }
 main { padding: 20px; max-width: 1400px; } main.plain { max-width: 720px; margin: 40px auto; }
-h1 { font-size: 20px; margin: 0 0 16px; } h2 { font-size: 16px; margin: 24px 0 10px; }
+h1 { font-size: 20px; margin: 0 0 16px; } h2 { font-size: 16px; margin: 24px 0 10px; } .card > h2:first-child { margin-top: 0; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin-bottom: 16px; }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
