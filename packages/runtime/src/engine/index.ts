@@ -89,7 +89,7 @@ export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
 // Schedules
-export { listTimezones } from "./schedules/cron.ts";
+export { listTimezones, upcomingTicks } from "./schedules/cron.ts";
 export type { ScheduleRow } from "./schedules/store.ts";
 export {
   createSchedule, deleteSchedule, getSchedule, listSchedules, setScheduleActivation, updateSchedule,
