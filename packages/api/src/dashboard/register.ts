@@ -11,6 +11,7 @@ import { registerProjectsPage } from "./pages/projects.ts";
 import { registerRunPages } from "./pages/runs.ts";
 import { registerRunPage } from "./pages/run.ts";
 import { registerSchedulesPage } from "./pages/schedules.ts";
+import { registerEnvVarsPage } from "./pages/envvars.ts";
 
 /** Largest form the dashboard accepts (a token's completion JSON is the largest thing typed in). */
 const FORM_BODY_LIMIT = 1024 * 1024;
@@ -45,6 +46,7 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerRunPages(dash, deps);
       registerRunPage(dash, deps);
       registerSchedulesPage(dash, deps);
+      registerEnvVarsPage(dash, deps);
     },
     { prefix: "/dashboard" },
   );
