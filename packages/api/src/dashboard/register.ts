@@ -12,6 +12,8 @@ import { registerRunPages } from "./pages/runs.ts";
 import { registerRunPage } from "./pages/run.ts";
 import { registerTokenPages } from "./pages/tokens.ts";
 import { registerQueuesPage } from "./pages/queues.ts";
+import { registerSchedulesPage } from "./pages/schedules.ts";
+import { registerEnvVarsPage } from "./pages/envvars.ts";
 
 /** Largest form the dashboard accepts (a token's completion JSON is the largest thing typed in). */
 const FORM_BODY_LIMIT = 1024 * 1024;
@@ -47,6 +49,8 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerRunPage(dash, deps);
       registerTokenPages(dash, deps);
       registerQueuesPage(dash, deps);
+      registerSchedulesPage(dash, deps);
+      registerEnvVarsPage(dash, deps);
     },
     { prefix: "/dashboard" },
   );

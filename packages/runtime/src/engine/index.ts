@@ -97,7 +97,7 @@ export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
 
 // Schedules
-export { listTimezones } from "./schedules/cron.ts";
+export { listTimezones, upcomingTicks } from "./schedules/cron.ts";
 export type { ScheduleRow } from "./schedules/store.ts";
 export {
   createSchedule, deleteSchedule, getSchedule, listSchedules, setScheduleActivation, updateSchedule,
