@@ -58,6 +58,8 @@ describe("the worker's registry row", () => {
     expect(await live()).toMatchObject([{ slots: 3, slotsInUse: 1, startedAt: T0, lastHeartbeatAt: at(5_000), aliveUntil: at(5_000 + LEASE_MS) }]);
 
     const finished = tw.worker.events.next("runFinished", (e) => e.runId === id);
+    // runStarted comes as the attempt begins; the task's code may not have reached its promise yet.
+    await eventually(async () => releases.has(id));
     releases.get(id)!();
     await finished;
     await eventually(async () => tw.worker.slotsInUse() === 0);
