@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApi, type TestApi } from "./harness.ts";
-import { createUserWithPat } from "./credentials-fixtures.ts";
+import { createPreviewBranch, createUserWithPat } from "./credentials-fixtures.ts";
 import { DashboardBrowser } from "./dashboard-browser-client.ts";
 
 let api: TestApi;
@@ -143,5 +143,23 @@ describe("queues and workers", () => {
     const row = /<tr>\s*<td><a href="[^"]*queue=q-reports[^"]*">q-reports<\/a><\/td><td>(\d+)<\/td>/.exec(page.body);
     expect(row?.[1]).toBe("2");
     expect(page.body).toContain("No worker of this environment is running");
+  });
+});
+
+describe("preview branches", () => {
+  it("shows a branch's runs through the branch picker, and keeps the branch in links", async () => {
+    await createPreviewBranch(api, api.project.projectRef, "feat-dash");
+    const res = await api.app.inject({ method: "POST", url: "/api/v1/tasks/alpha/trigger", headers: { authorization: `Bearer ${api.project.environments.preview.secretKey}`, "x-trigger-branch": "feat-dash" }, payload: { payload: 1 } });
+    const runId = res.json().id as string;
+    const preview = `/dashboard/${api.project.projectRef}/preview`;
+    const root = await browser.get(`${preview}/runs`);
+    expect(root.body).toContain("<option>feat-dash</option>");
+    expect(root.body).not.toContain(runId);
+    const branch = await browser.get(`${preview}/runs?branch=feat-dash`);
+    expect(branch.body).toContain(runId);
+    expect(branch.body).toContain(`runs/${runId}?branch=feat-dash`);
+    expect((await browser.get(`${preview}/runs/${runId}?branch=feat-dash`)).statusCode).toBe(200);
+    expect((await browser.get(`${preview}/runs/${runId}`)).statusCode).toBe(404);
+    expect((await browser.get(`${preview}/runs?branch=nope`)).statusCode).toBe(404);
   });
 });
