@@ -10,6 +10,7 @@ import { registerSignIn } from "./sign-in.ts";
 import { registerProjectsPage } from "./pages/projects.ts";
 import { registerRunPages } from "./pages/runs.ts";
 import { registerRunPage } from "./pages/run.ts";
+import { registerSessionPages } from "./pages/sessions.ts";
 
 /** Largest form the dashboard accepts (a token's completion JSON is the largest thing typed in). */
 const FORM_BODY_LIMIT = 1024 * 1024;
@@ -43,6 +44,7 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerProjectsPage(dash, deps);
       registerRunPages(dash, deps);
       registerRunPage(dash, deps);
+      registerSessionPages(dash, deps);
     },
     { prefix: "/dashboard" },
   );
