@@ -112,6 +112,8 @@ const SOURCE = String.raw`(function () {
     else setStatus("Reconnecting…", false);
   });
   window.addEventListener("pagehide", function () { source.close(); });
+  // Back to a page kept in the back/forward cache: its stream was closed, so load it afresh.
+  window.addEventListener("pageshow", function (event) { if (event.persisted) window.location.reload(); });
 })();
 `;
 
