@@ -14,6 +14,7 @@ import { registerTokenPages } from "./pages/tokens.ts";
 import { registerQueuesPage } from "./pages/queues.ts";
 import { registerSchedulesPage } from "./pages/schedules.ts";
 import { registerEnvVarsPage } from "./pages/envvars.ts";
+import { registerSessionPages } from "./pages/sessions.ts";
 
 /** Largest form the dashboard accepts (a token's completion JSON is the largest thing typed in). */
 const FORM_BODY_LIMIT = 1024 * 1024;
@@ -51,6 +52,7 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerQueuesPage(dash, deps);
       registerSchedulesPage(dash, deps);
       registerEnvVarsPage(dash, deps);
+      registerSessionPages(dash, deps);
     },
     { prefix: "/dashboard" },
   );

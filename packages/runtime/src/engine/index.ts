@@ -133,7 +133,8 @@ export { closeSession, endAndContinueInTransaction, endAndContinueSession, updat
 export { listSessionRows, parseSessionListFilter, type SessionListFilter } from "./sessions/list-sessions.ts";
 export { appendRecord, appendRecords, streamKey, type AppendInput, type AppendResults, type RecordInput, type RunWriter } from "./sessions/append-record.ts";
 export {
-  CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readRecords, sseRecordJson, trimOut, type RecordHeader, type SessionRecordRow,
+  CONTROL_HEADER, MAX_RECORDS_PER_READ, drainRecordJson, isControl, lastRecord, readLastRecordPreviews, readRecords, sseRecordJson, trimOut, type RecordHeader, type SessionRecordPreviewRow,
+  type SessionRecordRow,
 } from "./sessions/records.ts";
 export { SessionInArrivals, type ArrivalWatch, type ChannelArrivals } from "./sessions/in-arrivals.ts";
 export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";

@@ -65,6 +65,30 @@ export async function lastRecord(db: Queryable, sessionId: string, io: SessionCh
   return rows[0] ?? null;
 }
 
+/** A record as a page shows it: its text cut to a preview. */
+export interface SessionRecordPreviewRow extends SessionRecordRow {
+  /** Bytes of the whole `data` text (null for a control record). */
+  data_bytes: number | null;
+  /** Whether `data` holds only the first characters of the record's text. */
+  data_cut: boolean | null;
+}
+
+/**
+ * The last `limit` records of a channel, oldest first, each record's text cut to `maxChars` in
+ * the database: a page of the latest records stays small even when each record is 1 MiB. Only the
+ * preview is read out of a long value (left() reads a slice; octet_length reads the size header).
+ */
+export async function readLastRecordPreviews(db: Queryable, sessionId: string, io: SessionChannel, limit: number, maxChars: number): Promise<SessionRecordPreviewRow[]> {
+  const { rows } = await db.query<SessionRecordPreviewRow>(
+    `SELECT seq, part_id, data, octet_length(whole) AS data_bytes, octet_length(whole) > octet_length(data) AS data_cut, headers, created_at
+     FROM (SELECT seq, part_id, left(data, $4) AS data, data AS whole, headers, created_at FROM session_records
+           WHERE session_id = $1 AND io = $2 ORDER BY seq DESC LIMIT $3) AS latest
+     ORDER BY seq`,
+    [sessionId, io, limit, maxChars],
+  );
+  return rows;
+}
+
 /** Whether a record is a control record with this subtype. */
 export function isControl(row: Pick<SessionRecordRow, "headers" | "data">, subtype: string): boolean {
   return row.data === null && (row.headers ?? []).some(([name, value]) => name === CONTROL_HEADER && value === subtype);
