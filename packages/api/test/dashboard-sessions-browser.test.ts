@@ -1,14 +1,11 @@
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../../../test/browser/chromium.ts";
 import type { ListeningApi } from "./client-server.ts";
 import { startSignedInDashboard } from "./dashboard-session-helpers.ts";
 import { append, createSessionOk } from "./sessions-helpers.ts";
 
-/** A Chromium to drive (playwright-core brings no browser): CHROMIUM_PATH, or one installed by the system. */
-const executablePath = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find((p) => p && existsSync(p));
-
-describe.skipIf(!executablePath)("session page in a real browser (CSP on, script from the dashboard's assets)", () => {
+describe("session page in a real browser (CSP on, script from the dashboard's assets)", () => {
   let api: ListeningApi;
   let browser: Browser;
   let cookie: { name: string; value: string };
@@ -17,7 +14,7 @@ describe.skipIf(!executablePath)("session page in a real browser (CSP on, script
     const dashboard = await startSignedInDashboard();
     api = dashboard.api;
     cookie = { name: "svc_dashboard", value: dashboard.browser.cookies.get("svc_dashboard")! };
-    browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

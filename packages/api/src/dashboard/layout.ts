@@ -27,6 +27,7 @@ function document(title: string, body: Html): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="htmx-config" content="${HTMX_CONFIG}">
 <title>${title} · svc</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ASSETS.css}">
 <script src="${ASSETS.htmx}" defer></script>
 </head>
