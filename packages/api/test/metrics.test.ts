@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiMetrics } from "../src/metrics/api-metrics.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { familyNames, sample } from "./prometheus-text.ts";
+import { append, createSessionOk } from "./sessions-helpers.ts";
 
 const TOKEN = "metrics-token-for-tests";
 const clock = new FakeClock(new Date("2026-03-01T12:00:00Z"));
@@ -74,6 +75,49 @@ describe("GET /metrics on the API", () => {
     const withWaiting = await scrape();
     expect(sample(withWaiting, "svc_runs_waiting")).toBe(1);
     expect(sample(withWaiting, "svc_queue_depth", { queue: "task/metrics-c" })).toBe(0);
+  });
+
+  it("counts the runs sessions, batches and replays created, never one they found", async () => {
+    const count = async () => sample(await scrape(), "svc_runs_triggered_total")!;
+    const before = await count();
+    const ended = (runId: string) => api.db.pool.query(`UPDATE runs SET status = 'COMPLETED' WHERE id = $1`, [runId]);
+    const post = (url: string, payload: Record<string, unknown> = {}) => api.app.inject({ method: "POST", url, headers: api.devAuth, payload });
+
+    // A session's first run; the same externalId while that run lives starts nothing.
+    const created = await createSessionOk(api, { externalId: "metrics-chat" });
+    expect((await createSessionOk(api, { externalId: "metrics-chat" })).runId).toBe(created.runId);
+    expect(await count()).toBe(before + 1);
+    // Once its run ended (as a worker writes it), the same create starts the next one.
+    await ended(created.runId);
+    const next = await createSessionOk(api, { externalId: "metrics-chat" });
+    expect(next.isCached).toBe(true);
+    expect(next.runId).not.toBe(created.runId);
+    expect(await count()).toBe(before + 2);
+    // An `.in` record to a session without a live run starts one; the next record, none.
+    await ended(next.runId);
+    expect((await append(api, created.id, "in", `{"text":"hi"}`)).statusCode).toBe(200);
+    expect(await count()).toBe(before + 3);
+    expect((await append(api, created.id, "in", `{"text":"again"}`)).statusCode).toBe(200);
+    expect(await count()).toBe(before + 3);
+    // A hand-over starts a run; a stale caller's starts none (swapped: false).
+    const { rows } = await api.db.pool.query<{ current_run_id: string }>(`SELECT current_run_id FROM sessions WHERE id = $1`, [created.id]);
+    const handOver = { callingRunId: rows[0]!.current_run_id, reason: "metrics" };
+    expect((await post(`/api/v1/sessions/${created.id}/end-and-continue`, handOver)).json()).toMatchObject({ swapped: true });
+    expect((await post(`/api/v1/sessions/${created.id}/end-and-continue`, handOver)).json()).toMatchObject({ swapped: false });
+    expect(await count()).toBe(before + 4);
+
+    // A batch item an idempotency key answers with an existing run creates nothing.
+    const items = [{ task: "metrics-d", payload: { n: 1 }, options: { idempotencyKey: "metrics-batch-key" } }, { task: "metrics-d", payload: { n: 2 } }];
+    const batch = await post("/api/v2/tasks/batch", { items });
+    expect(batch.statusCode).toBe(202);
+    expect(batch.json()).toEqual({ id: expect.any(String), runCount: 2, runs: [expect.any(String), expect.any(String)] });
+    expect((await post("/api/v2/tasks/batch", { items })).statusCode).toBe(202);
+    expect(await count()).toBe(before + 7);
+
+    // A replay whose idempotency key finds the first replay's run creates nothing.
+    const replayed = batch.json().runs[1] as string;
+    for (let i = 0; i < 2; i++) expect((await post(`/api/v1/runs/${replayed}/replay`, { idempotencyKey: "metrics-replay-key" })).statusCode).toBe(200);
+    expect(await count()).toBe(before + 8);
   });
 
   it("times requests by route template and status, never by the URL itself", async () => {

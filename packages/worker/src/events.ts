@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import type { RunStatus, RunTally, TriggeredBy } from "@svc/runtime/engine";
 import type { Via } from "./execution/execute-run.ts";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
@@ -8,12 +9,28 @@ export interface WorkerEventMap {
   runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via; waitResolvedAt: Date | null };
   runSuspended: { runId: string };
   runFinished: { runId: string; status: string };
+  /** Runs this worker created: child runs of task code, scheduled runs its timers fired, a session's next run (a hand-over in task code). */
+  runsTriggered: { count: number; by: TriggeredBy };
+  /**
+   * Runs this worker ended other than by finishing an execution (runFinished tells those one by
+   * one): its timers' EXPIRED (a TTL passed before the run started) and CRASHED (the lease of a
+   * run's last attempt lapsed).
+   */
+  runsEnded: { status: RunStatus; count: number };
   runRetryScheduled: { runId: string; attempt: number; at: Date };
   runAbandoned: { runId: string; reason: string };
   runCrashRecovered: { runId: string; attempt: number };
   /** Claimed but given back: this worker lacks the run's task (see hand-back.ts). */
   runHandedBack: { runId: string; kind: "start" | "resume" };
   error: { error: unknown; where: string };
+}
+
+/** The tally the engine's run-creating and run-ending work reports to: it emits runsTriggered and runsEnded. */
+export function runTallyOf(events: WorkerEvents): RunTally {
+  return {
+    triggered: (count, by) => events.emit("runsTriggered", { count, by }),
+    finished: (status, count) => events.emit("runsEnded", { status, count }),
+  };
 }
 
 export class WorkerEvents {

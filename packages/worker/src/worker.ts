@@ -73,6 +73,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const timers = new TimerLoop(engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...config.dueWork], {
     maxSleepMs: config.timerMaxSleepMs,
     onError: (error) => report(error, "timers"),
+    tally: resources.tally,
   });
   const channels = new Channels(resources, { slots, timers, executions, offers, fastPath: new FastPath(resources, slots) });
   const leases = new Leases(resources, executions.active, offers, channels);

@@ -1,16 +1,20 @@
 // A resumed execution holds a lease instead of a pg-boss job. When its lease lapses (the worker
 // died, or stalled), the attempt it was running ended as a crash: it gets its CRASHED attempt row
 // like a crash detected through pg-boss, and a run whose every attempt crashed ends CRASHED
-// instead of being started again forever. Driven by a FakeClock and timers.tick().
+// instead of being started again forever. Driven by a FakeClock and timers.tick(). The worker
+// whose timers ended the run counts it in svc_runs_finished_total (a requeue is not an ending).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, FakeClock, lapsedLeases, triggerRun } from "@svc/runtime/engine";
 import { task, tasks, wait } from "@svc/runtime";
+import { sample } from "../../api/test/prometheus-text.ts";
+import { createWorkerMetrics, type WorkerMetrics } from "../src/metrics/worker-metrics.ts";
 import { eventually, getRunRow, offerTaken, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 3_600_000; // no renewal during the test: a lease lapses only when the clock says so
 let te: TestEngine;
 let tw: TestWorker;
+let metrics: WorkerMetrics;
 const stalled = new Set<string>();
 
 /**
@@ -39,8 +43,10 @@ const parent = task({
 beforeAll(async () => {
   te = await startTestEngine({ clock });
   tw = await startTestWorker(te, [stalls, parent], { timerLoop: false, leaseMs: LEASE_MS });
+  metrics = createWorkerMetrics(tw.worker, { pool: tw.engine.db, clock, defaultMetrics: false });
 });
 afterAll(async () => {
+  metrics?.stop();
   await tw?.kill();
   await te?.close();
 });
@@ -67,6 +73,7 @@ describe("a lapsed lease", () => {
     expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);
     expect((await takeover).attempt).toBe(2);
     expect(await attempts(id)).toEqual([{ number: 1, status: "CRASHED" }]);
+    expect(sample(await metrics.registry.metrics(), "svc_runs_finished_total", { status: "CRASHED" })).toBeUndefined();
     await eventually(async () => (await getRunRow(te, id)).status === "WAITING");
     await completeToken(te.engine, te.db.pool, tokenIds[1]!, {});
     await eventually(async () => stalled.has(`${id}:2`));
@@ -86,6 +93,11 @@ describe("a lapsed lease", () => {
     ]);
     expect((await parentDone).status).toBe("COMPLETED");
     expect(JSON.parse((await getRunRow(te, parentId)).output!).json).toBe("child CRASHED");
+    // Counted once, by the timers that ended it; the parent's child run was counted when its code made it.
+    const text = await metrics.registry.metrics();
+    expect(sample(text, "svc_runs_finished_total", { status: "CRASHED" })).toBe(1);
+    expect(sample(text, "svc_runs_finished_total", { status: "COMPLETED" })).toBe(1);
+    expect(sample(text, "svc_runs_triggered_total")).toBe(1);
   });
 
   it("holds no lease once canceled, and clears a stale lease left on a run that stopped executing", async () => {

@@ -11,7 +11,7 @@ export interface ApiMetrics {
   registry: Registry;
   /** When set, GET /metrics requires `Authorization: Bearer <token>` (METRICS_TOKEN). */
   token?: string;
-  /** Runs this process created through the trigger routes. */
+  /** Runs this process created: triggers, batches, replays, session runs (workers count the runs they create in their own registry). */
   runsTriggered: Counter<never>;
   /** Runs this process ended (cancels: CANCELED). */
   runsFinished: Counter<"status">;
@@ -34,7 +34,7 @@ export function createApiMetrics(options: ApiMetricsOptions): ApiMetrics {
   return {
     registry,
     ...(options.token ? { token: options.token } : {}),
-    runsTriggered: new Counter({ name: "svc_runs_triggered_total", help: "Runs created through this API process's trigger routes (trigger, batch, batch items, replay)", registers: [registry] }),
+    runsTriggered: new Counter({ name: "svc_runs_triggered_total", help: "Runs this API process created: triggers, batches and their items, replays, session runs (never one an idempotency key found)", registers: [registry] }),
     runsFinished: new Counter({ name: "svc_runs_finished_total", help: "Runs this process ended, by final status (the API: cancels)", labelNames: ["status"] as const, registers: [registry] }),
     httpDuration: new Histogram({
       name: "svc_http_request_duration_seconds",

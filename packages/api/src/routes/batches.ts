@@ -74,7 +74,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
       requireBatchTriggerScope(principal, items.map((item) => item.task));
       // Traces on: the items' runs are children of this request's span.
       const result = await addBatchItems(deps.engine, env, params.batchId, items, traceOf(request));
-      deps.metrics?.runsTriggered.inc(result.itemsAccepted);
+      deps.metrics?.runsTriggered.inc(result.runsCreated);
       return {
         id: result.id,
         itemsAccepted: result.itemsAccepted,
@@ -100,8 +100,8 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps) {
     async handler({ principal, body, reply, request }) {
       const env = environmentOf(principal);
       requireBatchTriggerScope(principal, body.items.map((item) => item.task));
-      const result = await triggerBatch(deps.engine, env, body, { ...oneTimeUseOf(principal), ...traceOf(request) });
-      deps.metrics?.runsTriggered.inc(result.runCount);
+      const { runsCreated, ...result } = await triggerBatch(deps.engine, env, body, { ...oneTimeUseOf(principal), ...traceOf(request) });
+      deps.metrics?.runsTriggered.inc(runsCreated);
       await attachPublicToken(deps, reply, env, [`read:batch:${result.id}`]);
       reply.status(202);
       return result;

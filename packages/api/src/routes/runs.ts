@@ -173,7 +173,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
       const overrides = ReplayRunBody.safeParse(given);
       if (!overrides.success) throw new ValidationError(`Invalid request body: ${formatZodError(overrides.error)}`);
       const result = await replayRun(deps.engine, env, params.runId, overrides.data);
-      deps.metrics?.runsTriggered.inc();
+      if (!result.isCached) deps.metrics?.runsTriggered.inc();
       return { id: result.id };
     },
   });

@@ -183,6 +183,8 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
         const text = typeof request.body === "string" ? request.body : "";
         if (text.length === 0) throw new ValidationError("Request body is empty: the body is the record");
         const result = await appendRecord(deps.engine, env, params.session, { io: params.io, data: JSON.stringify(text), ...(partId ? { partId } : {}) });
+        // An `.in` record to a session without a live run starts one.
+        if (result.runStarted) deps.metrics?.runsTriggered.inc();
         return { ok: true as const, seq: result.seq };
       },
     });

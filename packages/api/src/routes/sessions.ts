@@ -81,8 +81,8 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
         `write:tasks:${body.taskIdentifier}`,
         ...(body.externalId !== undefined ? sessionScopes("write", body.externalId, existing) : ["write:sessions"]),
       ]);
-      const { session, runId, isCached } = await startSession(deps.engine, env, body);
-      if (!isCached) deps.metrics?.runsTriggered.inc();
+      const { session, runId, isCached, runStarted } = await startSession(deps.engine, env, body);
+      if (runStarted) deps.metrics?.runsTriggered.inc();
       const scopeId = session.external_id ?? session.id;
       const publicAccessToken = await mintPublicToken(deps, env, [`read:sessions:${scopeId}`, `write:sessions:${scopeId}`], SESSION_TOKEN_SECONDS);
       reply.status(isCached ? 200 : 201);
@@ -180,7 +180,8 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
       const session = await findSession(deps.engine.db, env.id, params.session);
       requireSessionAccess(principal, "write", params.session, session);
       const continued = await endAndContinueSession(deps.engine, env, params.session, body);
-      deps.metrics?.runsTriggered.inc();
+      // Only a hand-over starts a run: while another run of the session is alive, it is returned instead.
+      if (continued.swapped) deps.metrics?.runsTriggered.inc();
       return continued;
     },
   });

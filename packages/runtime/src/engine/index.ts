@@ -44,7 +44,7 @@ export {
 } from "./tenancy/dashboard-sessions.ts";
 export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, signEnvironmentToken } from "./tenancy/public-tokens.ts";
 
-// Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads
+// Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads, the tally of runs made and ended
 export { RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun } from "./runs/claimed-columns.ts";
@@ -64,6 +64,7 @@ export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
+export { NO_RUN_TALLY, type RunTally, type TriggeredBy } from "./runs/run-tally.ts";
 export {
   MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
 } from "./runs/timeline.ts";

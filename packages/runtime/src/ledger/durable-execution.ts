@@ -25,6 +25,7 @@ import { LedgerSession } from "./replay.ts";
 import { inSpan, type ExecutionTracing } from "./execution-tracing.ts";
 import { makeChildBatchWaitpoint, makeChildRunWaitpoint, type ParentRun } from "./child-runs.ts";
 import { traceparentOf } from "../tracing/traceparent.ts";
+import { NO_RUN_TALLY, type RunTally } from "../engine/runs/run-tally.ts";
 
 /**
  * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
@@ -57,6 +58,8 @@ export class DurableExecution implements RunExecution {
   readonly #parent: ParentRun;
   /** The attempt span's traceparent (traces on): the HTTP client sends it from inside the run. */
   readonly traceparent: string | undefined;
+  /** Hears of the runs this execution created (child runs, a session's next run) once they are committed. */
+  readonly #tally: RunTally;
   #fenced = false;
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
@@ -82,6 +85,8 @@ export class DurableExecution implements RunExecution {
     arrivals?: ChannelArrivals;
     /** Traces on: spans of steps and waits under the attempt's span. */
     tracing?: ExecutionTracing | null;
+    /** Told of the runs the code created here (the worker's svc_runs_triggered_total); default: nobody. */
+    tally?: RunTally;
   }) {
     this.#deps = args.deps;
     this.#run = args.run;
@@ -90,6 +95,7 @@ export class DurableExecution implements RunExecution {
     this.#ledger = args.ledger;
     this.#createToken = args.createToken;
     this.#tracing = args.tracing ?? null;
+    this.#tally = args.tally ?? NO_RUN_TALLY;
     this.#parent = { env: args.env, runId: args.run.id, trace: this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {} };
     this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
@@ -105,6 +111,7 @@ export class DurableExecution implements RunExecution {
       register: (wait) => this.#register(wait),
       recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
       replayedStep: (key, name) => this.#replayedStep(key, name),
+      tally: this.#tally,
     });
     this.#taken = args.taken ?? null;
     this.ctx = args.ctx;
@@ -144,7 +151,7 @@ export class DurableExecution implements RunExecution {
       const passes = this.#passes(key, entry);
       return passes === true || (await passes) ? waitResult(entry.outcome) : never();
     }
-    return this.#register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => tokenId });
+    return this.#register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => ({ id: tokenId }) });
   }
 
   async waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult> {
@@ -164,7 +171,7 @@ export class DurableExecution implements RunExecution {
     const makeWaitpoint = async (tx: Queryable) => {
       const waitpoint = await insertWaitpoint(tx, { id: newId.waitpoint(), environmentId: this.#env.id, type: "DATETIME", timeoutAt: wakeAt, createdAt: now });
       await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
-      return waitpoint.id;
+      return { id: waitpoint.id };
     };
     return this.#register({ key, kind: "datetime", target: spec, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
   }
@@ -305,11 +312,19 @@ export class DurableExecution implements RunExecution {
       registerWait(db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind, target, waitpointId, expiresAt, now, attemptEpoch: this.#ledger.epoch });
     // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
     // created in the same transaction as the wait on it, once the claim is known to be ours.
-    const registration: WaitRegistration = existingWaitpointId
-      ? await retryWrite(() => register(this.#deps.db, existingWaitpointId))
-      : await retryWhileUnavailable(() => withTransaction(this.#deps.db, async (tx) =>
-          (await holdClaim(tx, this.#run.id, this.#claimToken)) ? register(tx, await makeWaitpoint(tx)) : ({ kind: "fenced" } as const),
-        ));
+    let registration: WaitRegistration;
+    if (existingWaitpointId) {
+      registration = await retryWrite(() => register(this.#deps.db, existingWaitpointId));
+    } else {
+      const made = await retryWhileUnavailable(() => withTransaction(this.#deps.db, async (tx) => {
+        if (!(await holdClaim(tx, this.#run.id, this.#claimToken))) return { registration: { kind: "fenced" } as const, runsTriggered: 0 };
+        const waitpoint = await makeWaitpoint(tx);
+        return { registration: await register(tx, waitpoint.id), runsTriggered: waitpoint.runsTriggered ?? 0 };
+      }));
+      // Committed: the child runs exist (a try that rolled back and was retried made none).
+      if (made.runsTriggered > 0) this.#tally.triggered(made.runsTriggered, "child");
+      registration = made.registration;
+    }
     switch (registration.kind) {
       case "resolved":
         this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt, usedEpoch: this.#ledger.epoch });

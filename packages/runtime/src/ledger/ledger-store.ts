@@ -84,6 +84,13 @@ export async function markKeyedEntryUsed(
   return (rowCount ?? 0) > 0;
 }
 
+/** A waitpoint made for a wait, in the registering transaction. */
+export interface MadeWaitpoint {
+  id: string;
+  /** The runs made with it (the child runs a triggerAndWait or batchTriggerAndWait created): counted once the transaction committed. */
+  runsTriggered?: number;
+}
+
 /** A wait task code asks for: on the waitpoint recorded at this step, or on one `makeWaitpoint` makes in the registering transaction. */
 export interface WaitRequest {
   key: { stepKey: string; epoch: number };
@@ -91,7 +98,7 @@ export interface WaitRequest {
   target: string;
   existingWaitpointId: string | null;
   options?: WaitOptions | undefined;
-  makeWaitpoint: (tx: Queryable) => Promise<string>;
+  makeWaitpoint: (tx: Queryable) => Promise<MadeWaitpoint>;
 }
 
 export type WaitRegistration =

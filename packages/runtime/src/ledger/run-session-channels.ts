@@ -3,6 +3,7 @@ import { retryWhileUnavailable } from "../db/unavailable.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
 import { resolveTime } from "../durations.ts";
 import type { EngineDeps } from "../engine/deps.ts";
+import type { RunTally } from "../engine/runs/run-tally.ts";
 import { makeChannelWaitpoint, peekChannelRecord } from "../engine/sessions/channel-waits.ts";
 import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
 import { endAndContinueInTransaction } from "../engine/sessions/manage-session.ts";
@@ -40,6 +41,8 @@ export interface ExecutionCore {
   recordStep<T>(key: StepKey, name: string, make: (tx: Queryable) => Promise<T>): Promise<T>;
   /** The value a replay finds recorded at `key`, or null. */
   replayedStep<T>(key: StepKey, name: string): { value: T } | null;
+  /** Hears of the session runs a hand-over started (the worker's metrics). */
+  tally: RunTally;
 }
 
 /**
@@ -65,8 +68,8 @@ export class RunSessionChannels {
     }
     const timeoutAt = options?.timeout === undefined ? null : resolveTime(options.timeout, now, "timeout");
     const afterSeq = this.#cursors.get(target) ?? null;
-    const makeWaitpoint = (tx: Queryable) =>
-      makeChannelWaitpoint(core.deps, tx, {
+    const makeWaitpoint = async (tx: Queryable) => ({
+      id: await makeChannelWaitpoint(core.deps, tx, {
         runId: core.runId,
         environmentId: core.env.id,
         sessionRef,
@@ -75,7 +78,8 @@ export class RunSessionChannels {
         timeoutAt,
         // register flushed `.out` first: every record numbered so far is stored.
         outAppended: core.output.appended(sessionRef),
-      });
+      }),
+    });
     const outcome = await core.register({ key, kind: "session", target, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
     return this.#waited(target, outcome);
   }
@@ -145,9 +149,13 @@ export class RunSessionChannels {
     const key = core.ledger.nextKey();
     const replayed = core.replayedStep<{ runId: string; swapped: boolean }>(key, "session.endAndContinue");
     if (replayed) return replayed.value;
-    return core.recordStep(key, "session.endAndContinue", (tx) =>
+    const continued = await core.recordStep(key, "session.endAndContinue", (tx) =>
       endAndContinueInTransaction(core.deps, tx, core.env, sessionRef, { callingRunId: core.runId, reason }),
     );
+    // Recorded, so committed: a hand-over that started the session's next run made one run (a
+    // replay returned the recorded value above and counts nothing).
+    if (continued.swapped) core.tally.triggered(1, "session");
+    return continued;
   }
 
   /** A channel wait's result; the cursor moves past the record it returns. */

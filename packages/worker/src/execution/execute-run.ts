@@ -57,8 +57,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   if (claim.previousStatus === "EXECUTING") {
     deps.events.emit("runCrashRecovered", { runId: run.id, attempt: run.attempt_number });
     if (run.attempt_number > maxAttemptsOf(deps.worker.tasks.get(run.task_identifier)?.retry, run.max_attempts)) {
-      await finish(deps, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
-      deps.events.emit("runFinished", { runId: run.id, status: "CRASHED" });
+      await finishAndReport(deps, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
       return;
     }
   }
@@ -124,8 +123,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     payload = decodePacket(await loadStoredPacket(engine.db, run.environment_id, { data: run.payload, type: run.payload_type }));
   } catch (error) {
     if (span) endAttemptSpan(span, { kind: "errored", error });
-    await finish(deps, run, claimToken, { kind: "failed", error: internalError("PAYLOAD_UNREADABLE", `The run's payload could not be read: ${(error as Error).message}`) });
-    deps.events.emit("runFinished", { runId: run.id, status: "FAILED" });
+    await finishAndReport(deps, run, claimToken, { kind: "failed", error: internalError("PAYLOAD_UNREADABLE", `The run's payload could not be read: ${(error as Error).message}`) });
     return;
   }
   const ledger = new LedgerSession(run.ledger_epoch, claim.ledger);
@@ -141,6 +139,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     arrivals: deps.hooks.arrivals,
     taken,
     tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
+    tally: deps.tally,
   });
   if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, waitResolvedAt: latestResolution(claim.ledger) });
   else deps.events.emit("runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });

@@ -1,5 +1,5 @@
 import type { Tracer } from "@opentelemetry/api";
-import type { ChannelArrivals, CreateToken, EngineDeps, Environment, MicroBatcher } from "@svc/runtime/engine";
+import type { ChannelArrivals, CreateToken, EngineDeps, Environment, MicroBatcher, RunTally } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import type { WorkerEvents } from "../events.ts";
 import type { Claim } from "./claim.ts";
@@ -42,6 +42,8 @@ export interface ExecutorDeps {
   engine: EngineDeps;
   worker: WorkerIdentity;
   events: WorkerEvents;
+  /** Told of the runs task code creates (child runs, a session's next run). */
+  tally: RunTally;
   hooks: TaskHooks;
   batchers: ExecutionBatchers;
   /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): the process's tracer; null: no spans at all. */

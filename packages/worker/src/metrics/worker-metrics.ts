@@ -23,7 +23,18 @@ export interface WorkerMetrics {
 export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock: Clock; defaultMetrics?: boolean }): WorkerMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
-  const finished = new Counter({ name: "svc_runs_finished_total", help: "Runs this worker finished, by final status", labelNames: ["status"] as const, registers: [registry] });
+  // The same names as the API's counters: each process counts what it did, Prometheus sums them.
+  const triggered = new Counter({
+    name: "svc_runs_triggered_total",
+    help: "Runs this worker created: child runs of triggerAndWait/batchTriggerAndWait, scheduled runs its timers fired, a session's next run handed over from task code",
+    registers: [registry],
+  });
+  const finished = new Counter({
+    name: "svc_runs_finished_total",
+    help: "Runs this worker ended, by final status: its executions' COMPLETED, FAILED, CRASHED, TIMED_OUT; its timers' EXPIRED and CRASHED (a lapsed lease)",
+    labelNames: ["status"] as const,
+    registers: [registry],
+  });
   const resumeLatency = new Histogram({
     name: "svc_resume_latency_seconds",
     help: "From the completion of the waitpoint a run waited on to its code running again on this worker",
@@ -49,6 +60,8 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
   registerPoolGauges(registry, options.pool);
   const offs = [
     worker.events.on("runFinished", (e) => finished.inc({ status: e.status })),
+    worker.events.on("runsEnded", (e) => finished.inc({ status: e.status }, e.count)),
+    worker.events.on("runsTriggered", (e) => triggered.inc(e.count)),
     worker.events.on("runResumed", (e) => {
       if (e.waitResolvedAt) resumeLatency.observe(Math.max(0, options.clock.now().getTime() - e.waitResolvedAt.getTime()) / 1000);
     }),

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Tracer } from "@opentelemetry/api";
 import { createPool, type Pool } from "@svc/runtime/db";
-import { SessionInArrivals, type DueWork, type EngineDeps } from "@svc/runtime/engine";
+import { SessionInArrivals, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
-import { WorkerEvents } from "../events.ts";
+import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
 import type { WorkerOptions } from "../worker.ts";
 
@@ -46,6 +46,8 @@ export interface WorkerResources {
     onRegistered?: (tasks: Task[]) => Promise<void>;
   };
   events: WorkerEvents;
+  /** What the engine tells of the runs this worker creates and its timers end: emitted as events, which the metrics count. */
+  tally: RunTally;
   /** Traces on: the process's tracer (spans of attempts, steps, waits); null: off. */
   tracer: Tracer | null;
   /** Reports an error: the worker's `error` event, then the onError option. */
@@ -81,6 +83,7 @@ export function createResources(options: WorkerOptions): WorkerResources {
       onRegistered: options.onRegistered,
     },
     events,
+    tally: runTallyOf(events),
     tracer: options.tracer ?? null,
     report,
   };

@@ -1,4 +1,4 @@
-import { fireAllDue, type DueWork, type EngineDeps } from "@svc/runtime/engine";
+import { fireAllDue, NO_RUN_TALLY, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
 
 /**
  * Fires time-driven work (delays, retries, TTLs, token timeouts, sleeps, schedules, lapsed leases)
@@ -11,20 +11,23 @@ export class TimerLoop {
   readonly #work: DueWork[];
   readonly #maxSleepMs: number;
   readonly #onError: (error: unknown) => void;
+  readonly #tally: RunTally;
   #stopped = true;
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
 
-  constructor(deps: EngineDeps, work: DueWork[], options: { maxSleepMs: number; onError: (error: unknown) => void }) {
+  /** `tally` hears of the runs the work created (scheduled runs) and ended (EXPIRED, CRASHED). */
+  constructor(deps: EngineDeps, work: DueWork[], options: { maxSleepMs: number; onError: (error: unknown) => void; tally?: RunTally }) {
     this.#deps = deps;
     this.#work = work;
     this.#maxSleepMs = options.maxSleepMs;
     this.#onError = options.onError;
+    this.#tally = options.tally ?? NO_RUN_TALLY;
   }
 
   /** Fires everything due now (tests call this with a FakeClock instead of running the loop). */
   tick(): Promise<Record<string, number>> {
-    return fireAllDue(this.#deps, this.#deps.clock.now(), this.#work);
+    return fireAllDue(this.#deps, this.#deps.clock.now(), this.#work, { tally: this.#tally });
   }
 
   start(): void {

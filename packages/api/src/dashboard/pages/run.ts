@@ -89,7 +89,7 @@ ${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul>${chil
 
   scopedPost<RunParams>(dash, deps, "runs/:runId/replay", "runs", async ({ scope, params }) => {
     const result = await replayRun(deps.engine, scope.environment, params.runId);
-    deps.metrics?.runsTriggered.inc();
+    if (!result.isCached) deps.metrics?.runsTriggered.inc();
     return { redirect: runHref(scope, result.id, { notice: "replayed" }) };
   });
 }

@@ -10,6 +10,8 @@ export interface BatchItemsResult {
   id: string;
   /** Items of this request that triggered (or joined, when idempotent) a run. */
   itemsAccepted: number;
+  /** Of those, the runs created (an item an idempotency key answered with an existing run created none). */
+  runsCreated: number;
   /** Items whose index already had a run: nothing was created for them. */
   itemsDeduplicated: number;
   /** True once every index 0..runCount-1 has a run. */
@@ -107,6 +109,7 @@ export async function addBatchItemsInTransaction(
   return {
     id: batch.id,
     itemsAccepted,
+    runsCreated: fresh.length - members.length,
     itemsDeduplicated,
     sealed,
     enqueuedCount: batch.sealed_at !== null ? batch.run_count : present.size,

@@ -12,6 +12,8 @@ export interface TriggerBatchResult {
   runCount: number;
   /** Run ids in item order. */
   runs: string[];
+  /** How many of them this call created (an item an idempotency key answered with an existing run created none). */
+  runsCreated: number;
 }
 
 /** POST /api/v2/tasks/batch: a whole batch in one call and one transaction (all runs or none). */
@@ -37,6 +39,6 @@ export async function triggerBatch(
     });
     const items = input.items.map((item, index) => ({ index, task: item.task, payload: item.payload, options: item.options }));
     const result = await addBatchItemsInTransaction(deps, tx, env, batch!, items, options.traceparent ? { traceparent: options.traceparent } : {});
-    return { id: batch!.id, runCount: input.items.length, runs: items.map((item) => result.runIds.get(item.index)!) };
+    return { id: batch!.id, runCount: input.items.length, runs: items.map((item) => result.runIds.get(item.index)!), runsCreated: result.runsCreated };
   });
 }

@@ -109,13 +109,15 @@ function safeNextTick(schedule: ScheduleRow, now: Date): Date {
  */
 export const dueSchedules: DueWork = {
   name: "due-schedules",
-  async fire(deps, now, limit) {
+  async fire(deps, now, limit, tally) {
     let handled = 0;
     const failures: Error[] = [];
     while (handled < limit) {
       const outcome = await fireNextDueSchedule(deps, now);
       if (!outcome) break;
       handled++;
+      // Its own transaction has committed: the run exists.
+      if (outcome.kind === "fired") tally?.triggered(1, "schedule");
       if (outcome.kind === "failed") {
         const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
         failures.push(new Error(`schedule ${outcome.scheduleId}: tick skipped, trigger failed: ${reason}`, { cause: outcome.error }));

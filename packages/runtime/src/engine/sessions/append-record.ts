@@ -34,6 +34,8 @@ export interface AppendResults {
   sessionId: string;
   /** Per input: its sequence number, and whether it was already stored (nothing written). */
   results: { seq: number; duplicate: boolean }[];
+  /** Whether the append started a run of the session (an `.in` record when it had no live run). */
+  runStarted: boolean;
 }
 
 /** What `svc_append_session_records` needs besides the records: channels, and how waits complete. */
@@ -91,19 +93,20 @@ export async function appendRecords(
     throw new ValidationError(`Cannot append to a ${appended.error} session`);
   }
   const results = appended.seqs.map((seq, i) => ({ seq: Number(seq), duplicate: appended.duplicates[i]! }));
+  let runStarted = false;
   if (appended.needsRun) {
-    await withTransaction(deps.db, async (tx) => {
+    runStarted = await withTransaction(deps.db, async (tx) => {
       // Under the row's lock again: another append may have started the run meanwhile, or a close come in.
       const session = await getSession(tx, env.id, appended.sessionId, "FOR UPDATE");
-      if (sessionStatus(session, deps.clock.now()) === "ACTIVE") await ensureSessionRun(deps, tx, env, session, "append");
+      return sessionStatus(session, deps.clock.now()) === "ACTIVE" && (await ensureSessionRun(deps, tx, env, session, "append")).started;
     });
   }
   if (results.some((r) => !r.duplicate)) await flushWal(deps.db);
-  return { sessionId: appended.sessionId, results };
+  return { sessionId: appended.sessionId, results, runStarted };
 }
 
-/** Appends one record (see appendRecords). */
-export async function appendRecord(deps: EngineDeps, env: Environment, ref: string, input: AppendInput): Promise<{ seq: number; duplicate: boolean }> {
+/** Appends one record (see appendRecords); `runStarted`: the append started a run of the session. */
+export async function appendRecord(deps: EngineDeps, env: Environment, ref: string, input: AppendInput): Promise<{ seq: number; duplicate: boolean; runStarted: boolean }> {
   const appended = await appendRecords(deps, env, ref, input.io, [input]);
-  return appended!.results[0]!;
+  return { ...appended!.results[0]!, runStarted: appended!.runStarted };
 }

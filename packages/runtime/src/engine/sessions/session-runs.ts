@@ -61,7 +61,8 @@ export async function currentRunIsAlive(tx: Queryable, session: Pick<SessionRow,
 
 /**
  * The session's live run: its current run when that is alive, else a new run started for
- * `reason`, reading `.in` after the last record a run was handed. The caller holds the row's lock.
+ * `reason` (`started`), reading `.in` after the last record a run was handed. The caller holds
+ * the row's lock.
  */
 export async function ensureSessionRun(
   deps: Pick<EngineDeps, "clock" | "dispatcher">,
@@ -69,7 +70,7 @@ export async function ensureSessionRun(
   env: Environment,
   session: SessionRow,
   reason: SessionRunReason,
-): Promise<string> {
-  if (await currentRunIsAlive(tx, session)) return session.current_run_id!;
-  return startSessionRun(deps, tx, env, session, reason, session.in_delivered);
+): Promise<{ runId: string; started: boolean }> {
+  if (await currentRunIsAlive(tx, session)) return { runId: session.current_run_id!, started: false };
+  return { runId: await startSessionRun(deps, tx, env, session, reason, session.in_delivered), started: true };
 }

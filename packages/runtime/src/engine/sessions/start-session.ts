@@ -12,6 +12,8 @@ export interface StartSessionResult {
   runId: string;
   /** True when an open session with the externalId already existed. */
   isCached: boolean;
+  /** Whether this call started `runId`: a new session's first run, or a cached session's next one when its run had ended. */
+  runStarted: boolean;
 }
 
 function uniqueTags(tags: string[] | undefined): string[] {
@@ -44,8 +46,8 @@ export async function startSession(deps: EngineDeps, env: Environment, body: Cre
             `UPDATE sessions SET trigger_config = $2, updated_at = $3 WHERE id = $1 RETURNING *`,
             [existing.id, JSON.stringify(body.triggerConfig), now],
           );
-          const runId = await ensureSessionRun(deps, tx, env, rows[0]!, "create");
-          return { session: { ...rows[0]!, current_run_id: runId }, runId, isCached: true };
+          const { runId, started } = await ensureSessionRun(deps, tx, env, rows[0]!, "create");
+          return { session: { ...rows[0]!, current_run_id: runId }, runId, isCached: true, runStarted: started };
         }
       }
       const { rows } = await tx.query<SessionRow>(
@@ -68,7 +70,7 @@ export async function startSession(deps: EngineDeps, env: Environment, body: Cre
       const created = rows[0];
       if (!created) continue;
       const runId = await startSessionRun(deps, tx, env, created, "create", 0);
-      return { session: { ...created, current_run_id: runId }, runId, isCached: false };
+      return { session: { ...created, current_run_id: runId }, runId, isCached: false, runStarted: true };
     }
     throw new Error("session create conflicted on its externalId twice");
   });

@@ -2,6 +2,7 @@ import { withTransaction, type Queryable } from "../../db/queryable.ts";
 import type { EngineDeps } from "../deps.ts";
 import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "../runs/store.ts";
+import { NO_RUN_TALLY, type RunTally } from "../runs/run-tally.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { dueResumes } from "./due-resumes.ts";
 import { expiredUploads } from "../packets/expired-uploads.ts";
@@ -15,8 +16,11 @@ import { expireDue } from "../runs/transitions/expire.ts";
  */
 export interface DueWork {
   name: string;
-  /** Fires what is due at `now`; returns how many items it handled. */
-  fire(deps: EngineDeps, now: Date, limit: number): Promise<number>;
+  /**
+   * Fires what is due at `now`; returns how many items it handled. Work that creates or ends runs
+   * tells `tally` how many, once its transaction committed (the worker counts them in its metrics).
+   */
+  fire(deps: EngineDeps, now: Date, limit: number, tally?: RunTally): Promise<number>;
   /** The earliest time something will be due, or null. */
   nextDue(db: Queryable): Promise<Date | null>;
 }
@@ -76,13 +80,15 @@ export const retryingRuns: DueWork = {
  */
 export const expiringRuns: DueWork = {
   name: "expiring-runs",
-  async fire(deps, now, limit) {
-    return withTransaction(deps.db, async (tx) => {
-      const { handled, awaited } = await expireDue(tx, now, limit);
+  async fire(deps, now, limit, tally) {
+    const { handled, expired } = await withTransaction(deps.db, async (tx) => {
+      const due = await expireDue(tx, now, limit);
       // The waiters need only ids, statuses, output and error.
-      for (const run of awaited) await notifyWaitersOfRun(deps, tx, run);
-      return handled;
+      for (const run of due.awaited) await notifyWaitersOfRun(deps, tx, run);
+      return due;
     });
+    if (expired > 0) tally?.finished("EXPIRED", expired);
+    return handled;
   },
   async nextDue(db) {
     const { rows } = await db.query<{ at: Date | null }>(`SELECT min(expire_at) AS at FROM runs WHERE expire_at IS NOT NULL`);
@@ -123,15 +129,25 @@ export const dueWaitpoints: DueWork = {
 // over in the same pass.
 export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints, dueResumes, expiredUploads];
 
-/** Fires everything due at `now` until nothing is left; returns the count per kind. */
-export async function fireAllDue(deps: EngineDeps, now: Date, work: DueWork[] = BUILT_IN_DUE_WORK, limit = 500): Promise<Record<string, number>> {
+/**
+ * Fires everything due at `now` until nothing is left; returns the count per kind. `tally` hears
+ * of the runs the work created and ended (the worker's timer loop passes its metrics' tally).
+ */
+export async function fireAllDue(
+  deps: EngineDeps,
+  now: Date,
+  work: DueWork[] = BUILT_IN_DUE_WORK,
+  options: { limit?: number; tally?: RunTally } = {},
+): Promise<Record<string, number>> {
+  const limit = options.limit ?? 500;
+  const tally = options.tally ?? NO_RUN_TALLY;
   const counts: Record<string, number> = {};
   const errors: unknown[] = [];
   for (const w of work) {
     let total = 0;
     try {
       for (;;) {
-        const n = await w.fire(deps, now, limit);
+        const n = await w.fire(deps, now, limit, tally);
         total += n;
         if (n < limit) break;
       }

@@ -29,13 +29,13 @@ const CRASHED_ATTEMPT_ERROR = { name: "WorkerCrash", message: "The worker execut
  */
 export const lapsedLeases: DueWork = {
   name: "lapsed-leases",
-  async fire(deps, now, limit) {
-    return withTransaction(deps.db, async (tx) => {
+  async fire(deps, now, limit, tally) {
+    const { handled, crashed } = await withTransaction(deps.db, async (tx) => {
       const found = await findLapsed(tx, now, limit);
       // A lease left on a run that is no longer executing through the fast path (written before
       // cancel cleared leases) would keep nextDue in the past: clear it.
       await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND NOT (status = 'EXECUTING' AND job_id IS NULL)`, [now]);
-      if (found.length === 0) return 0;
+      if (found.length === 0) return { handled: 0, crashed: 0 };
       await lapseOffered(
         tx,
         found.filter((r) => r.offered).map((r) => r.id),
@@ -57,8 +57,10 @@ export const lapsedLeases: DueWork = {
       await dispatchStarts(deps, tx, requeued);
       const crashed = await crashLapsed(tx, lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR);
       for (const run of crashed) await notifyWaitersOfRun(deps, tx, run);
-      return found.length;
+      return { handled: found.length, crashed: crashed.length };
     });
+    if (crashed > 0) tally?.finished("CRASHED", crashed);
+    return handled;
   },
   async nextDue(db) {
     // Only fast-path executions hold leases (every other path clears it): the partial index alone

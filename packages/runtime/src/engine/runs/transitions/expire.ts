@@ -13,14 +13,15 @@ const SQL = `WITH due AS (
          cleared AS (
            UPDATE runs r SET expire_at = NULL FROM due WHERE r.id = due.id AND ${statusGuard("due.status", EXPIRE, true)} RETURNING r.id)
          SELECT (SELECT count(*) FROM expired)::int + (SELECT count(*) FROM cleared)::int AS handled,
+           (SELECT count(*) FROM expired)::int AS expired,
            (SELECT json_agg(expired) FROM expired WHERE trigger_function IN ('triggerAndWait', 'batchTriggerAndWait') OR expired.awaited) AS awaited`;
 
 /**
  * Expires up to `limit` runs whose `expire_at` passed at `now`; a due `expire_at` of a run that
- * left the queue another way is cleared. Returns how many were handled and the expired runs
- * someone awaits (json_agg: dates arrive as strings).
+ * left the queue another way is cleared. Returns how many were handled, how many of them expired,
+ * and the expired runs someone awaits (json_agg: dates arrive as strings).
  */
-export async function expireDue(tx: Queryable, now: Date, limit: number): Promise<{ handled: number; awaited: RunRow[] }> {
-  const { rows } = await tx.query<{ handled: number; awaited: RunRow[] | null }>(SQL, [now, limit]);
-  return { handled: rows[0]?.handled ?? 0, awaited: rows[0]?.awaited ?? [] };
+export async function expireDue(tx: Queryable, now: Date, limit: number): Promise<{ handled: number; expired: number; awaited: RunRow[] }> {
+  const { rows } = await tx.query<{ handled: number; expired: number; awaited: RunRow[] | null }>(SQL, [now, limit]);
+  return { handled: rows[0]?.handled ?? 0, expired: rows[0]?.expired ?? 0, awaited: rows[0]?.awaited ?? [] };
 }
