@@ -2,7 +2,7 @@ import { getEnvironment, type Environment } from "@svc/runtime/engine";
 import { startListeningApi, type ListeningApi } from "./client-server.ts";
 import { createUserWithPat } from "./credentials-fixtures.ts";
 import { DashboardBrowser } from "./dashboard-browser-client.ts";
-import type { SseRecord } from "./sse-reader.ts";
+import { sseItems, type SseRecord } from "./sse-reader.ts";
 
 /** The API on a loopback port with a project member signed in to the dashboard. */
 export interface SignedInDashboard {
@@ -58,45 +58,11 @@ export function rowsOf(page: string, io: "in" | "out"): number[] {
  * their ids; comment lines and the `retry:` line are not events. `next(n)` resolves with the next n.
  */
 export function pageStreamEvents(response: Response) {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const events: PageStreamEvent[] = [];
-  const waiters: { count: number; resolve: (e: PageStreamEvent[]) => void }[] = [];
-  let buffer = "";
-  const settle = () => {
-    while (waiters.length > 0 && events.length >= waiters[0]!.count) {
-      const w = waiters.shift()!;
-      w.resolve(events.splice(0, w.count));
-    }
-  };
-  const ended = (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const event = /^event: (.*)$/m.exec(frame)?.[1];
-        if (!event) continue;
-        const data = /^data: (.*)$/m.exec(frame)?.[1] ?? "";
-        const records = event === "in" || event === "out" ? (JSON.parse(data).records as SseRecord[]) : [];
-        events.push({ event, id: /^id: (.*)$/m.exec(frame)?.[1], records });
-      }
-      settle();
-    }
-  })();
-  return {
-    next(count = 1): Promise<PageStreamEvent[]> {
-      return new Promise((resolve) => {
-        waiters.push({ count, resolve });
-        settle();
-      });
-    },
-    ended,
-    get pending() {
-      return events.length;
-    },
-    cancel: () => reader.cancel(),
-  };
+  return sseItems<PageStreamEvent>(response, (frame) => {
+    const event = /^event: (.*)$/m.exec(frame)?.[1];
+    if (!event) return [];
+    const data = /^data: (.*)$/m.exec(frame)?.[1] ?? "";
+    const records = event === "in" || event === "out" ? (JSON.parse(data).records as SseRecord[]) : [];
+    return [{ event, id: /^id: (.*)$/m.exec(frame)?.[1], records }];
+  });
 }

@@ -7,19 +7,19 @@ export interface SseRecord {
 }
 
 /**
- * Reads an SSE response's `event: batch` records as they arrive. `next(n)` resolves with the next
- * n records; `ended` resolves when the server ends the stream.
+ * Reads an SSE response frame by frame as it arrives; `parse` turns a frame (the text between two
+ * blank lines) into the items it carries. `next(n)` resolves with the next n items; `ended`
+ * resolves when the server ends the stream.
  */
-export function sseRecords(response: Response) {
+export function sseItems<T>(response: Response, parse: (frame: string) => T[]) {
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  const records: SseRecord[] = [];
-  const waiters: { count: number; resolve: (r: SseRecord[]) => void }[] = [];
+  const items: T[] = [];
+  const waiters: { count: number; resolve: (items: T[]) => void }[] = [];
   let buffer = "";
-  let comments = 0;
   const settle = () => {
-    while (waiters.length > 0 && records.length >= waiters[0]!.count) {
+    while (waiters.length > 0 && items.length >= waiters[0]!.count) {
       const w = waiters.shift()!;
-      w.resolve(records.splice(0, w.count));
+      w.resolve(items.splice(0, w.count));
     }
   };
   const ended = (async () => {
@@ -29,32 +29,51 @@ export function sseRecords(response: Response) {
       buffer += value;
       let cut;
       while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const event = buffer.slice(0, cut);
+        const frame = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
-        if (event.startsWith(":")) comments++;
-        const name = /^event: (.*)$/m.exec(event)?.[1];
-        const data = /^data: (.*)$/m.exec(event)?.[1];
-        if (name === "batch" && data) records.push(...(JSON.parse(data).records as SseRecord[]));
+        items.push(...parse(frame));
       }
       settle();
     }
   })();
   return {
-    next(count = 1): Promise<SseRecord[]> {
+    next(count = 1): Promise<T[]> {
       return new Promise((resolve) => {
         waiters.push({ count, resolve });
         settle();
       });
     },
     ended,
+    /** Items received and not yet taken by next(). */
+    get pending() {
+      return items.length;
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+/**
+ * Reads an SSE response's `event: batch` records as they arrive (the realtime session channels).
+ * `comments` counts comment frames (heartbeats).
+ */
+export function sseRecords(response: Response) {
+  let comments = 0;
+  const items = sseItems<SseRecord>(response, (frame) => {
+    if (frame.startsWith(":")) comments++;
+    const name = /^event: (.*)$/m.exec(frame)?.[1];
+    const data = /^data: (.*)$/m.exec(frame)?.[1];
+    return name === "batch" && data ? (JSON.parse(data).records as SseRecord[]) : [];
+  });
+  return {
+    next: items.next,
+    ended: items.ended,
+    cancel: items.cancel,
     get comments() {
       return comments;
     },
-    /** Records received and not yet taken by next(). */
     get pending() {
-      return records.length;
+      return items.pending;
     },
-    cancel: () => reader.cancel(),
   };
 }
 
