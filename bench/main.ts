@@ -1,6 +1,7 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
-// replay cost (issue #3), what metrics cost on the resume path (metrics). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
+// replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
+// million runs (dashboard). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
 import { resumeLatencyScenario } from "./resume-latency.ts";
@@ -9,10 +10,11 @@ import { timeoutScenario } from "./timeouts.ts";
 import { replayScenario } from "./replay.ts";
 import { sessionsScenario } from "./sessions.ts";
 import { metricsScenario } from "./metrics.ts";
+import { dashboardScenario } from "./dashboard.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 const embedded = await maybeEmbedded();
@@ -43,6 +45,9 @@ try {
   );
   await scenario("metrics", () => metricsScenario(embedded, num("BENCH_METRICS_ROUNDS", 4), num("BENCH_METRICS_WAITS", 500), num("BENCH_METRICS_WARMUP", 300), num("BENCH_METRICS_SCRAPE_MS", 15_000), process.env.BENCH_METRICS_CONTROL === "1"));
   await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
+  await scenario("dashboard", () =>
+    dashboardScenario(embedded, { runs: num("BENCH_DASHBOARD_RUNS", 1_000_000), samples: num("BENCH_DASHBOARD_SAMPLES", 60), pages: num("BENCH_DASHBOARD_PAGES", 50), target: process.env.BENCH_DASHBOARD_TARGET ?? "auto" }),
+  );
   await check("after the scenarios");
 } finally {
   await embedded?.stop();
