@@ -90,6 +90,7 @@ async function listCases(pool: { query: (text: string, values?: unknown[]) => Pr
     { label: "status=FAILED (5 %)", filter: { status: "FAILED" }, expect: "full" },
     { label: "status=CANCELED (0.3 %)", filter: { status: "CANCELED" }, expect: "full" },
     { label: "task (score-lead, 2 %)", filter: { task: "score-lead" }, expect: "full" },
+    { label: "queue (task/score-lead)", filter: { queue: "task/score-lead" }, expect: "full" },
     { label: "tag (tag-25, 0.5 %)", filter: { tag: "tag-25" }, expect: "full" },
     { label: "batch (100 runs)", filter: { batch }, expect: "full" },
     { label: "schedule, hourly", filter: { schedule: "sched_bench_dev_hourly" }, expect: "full" },

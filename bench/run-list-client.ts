@@ -8,6 +8,7 @@ export interface RunListFilter {
   tag?: string;
   batch?: string;
   schedule?: string;
+  queue?: string;
   session?: string;
   from?: string;
   to?: string;
@@ -33,7 +34,7 @@ export interface RunListTarget {
 export function apiRunList(apiUrl: string, secretKey: string): RunListTarget {
   const names: Record<keyof RunListFilter, string> = {
     status: "filter[status]", task: "filter[taskIdentifier]", tag: "filter[tag]", batch: "filter[batch]", schedule: "filter[schedule]",
-    session: "filter[session]", from: "filter[createdAt][from]", to: "filter[createdAt][to]",
+    queue: "filter[queue]", session: "filter[session]", from: "filter[createdAt][from]", to: "filter[createdAt][to]",
   };
   return {
     name: "API, GET /api/v1/runs",
@@ -54,7 +55,7 @@ export function apiRunList(apiUrl: string, secretKey: string): RunListTarget {
 /**
  * The dashboard's page `GET /dashboard/{projectRef}/{env}/runs`, signed in with a personal access
  * token as a browser would be (the login form's CSRF cookie and field, then the session cookie).
- * Runs are counted by their distinct ids in the HTML; the next page is its `cursor=` link.
+ * Runs are counted by their distinct ids in the HTML; the next page is its "Older" link (`after=`).
  */
 export async function dashboardRunList(apiUrl: string, projectRef: string, envSlug: string, pat: string): Promise<RunListTarget> {
   const jar = new Map<string, string>();
@@ -85,12 +86,12 @@ export async function dashboardRunList(apiUrl: string, projectRef: string, envSl
     async page(filter, cursor) {
       const url = new URL(`/dashboard/${projectRef}/${envSlug}/runs`, apiUrl);
       for (const [key, value] of Object.entries(filter)) if (value !== undefined) url.searchParams.set(key, value);
-      if (cursor) url.searchParams.set("cursor", cursor);
+      if (cursor) url.searchParams.set("after", cursor);
       const t0 = now();
       const res = await request(url.toString(), { headers: { cookie: cookies() } });
       const clientMs = now() - t0;
       if (res.status !== 200) throw new Error(`GET ${url.pathname}${url.search}: ${res.status} ${res.text.slice(0, 300)}`);
-      const next = /[?&](?:amp;)?cursor=([^"&#\s]+)/.exec(res.text);
+      const next = /[?&](?:amp;)?after=([^"&#\s]+)/.exec(res.text);
       return {
         clientMs,
         serverMs: serverTiming(res),
