@@ -241,6 +241,7 @@ CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
+CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);
 CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 
 CREATE TABLE schedule_ticks (
