@@ -97,9 +97,9 @@ export async function listRuns(db: Queryable, environmentIds: string[], filters:
  * What the list statement is planned with. A filter that matches few runs of the window (a rare
  * status, a task that has not run lately) leaves the planner expecting to read the whole window
  * for one page; it then prefers reading all of `runs` (its heap is half empty: fillfactor 50,
- * migration 0012) over the window's part of runs_list, 3–6 times slower (a million runs: 470–870
- * ms against 135–160 ms). No seq scan of runs can serve a list better than runs_list (every list
- * has an environment and a window, or a session's few runs). JIT compiles such a plan (its cost is
- * over jit_above_cost) for another 20–50 ms, to run it once.
+ * migration 0012) to the window's part of runs_list, 3–6 times slower (a million runs: 470–870 ms
+ * against 135–165 ms). A list is always of given environments in created_at order, which
+ * runs_list (or a filter's own index) serves; a seq scan of runs is never much better. JIT would
+ * compile such a plan (its cost is over jit_above_cost) for another 15–55 ms, to run it once.
  */
 const LIST_PLANNER_SETTINGS = "SET LOCAL enable_seqscan = off; SET LOCAL jit = off";
