@@ -158,6 +158,20 @@ describe("svc installed from packed tarballs into a fresh project", () => {
     expect((await api("POST", `/api/v1/waitpoints/tokens/${tokenId}/complete`, { output: { approved: true } })).status).toBe(200);
     expect((await finished(approvalId)).output).toEqual({ status: "approved", amount: 42 });
 
+    // The dashboard from the installed packages: its assets, and a PAT from `npx svc access` signs in.
+    expect((await fetch(`${base}/dashboard/assets/htmx.min.js`)).status).toBe(200);
+    const access = JSON.parse(execFileSync("npx", ["svc", "access", "dev@example.com", "--json"], { cwd: project, env: env({ DATABASE_URL: "" }), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
+    const form = await fetch(`${base}/dashboard/login`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const signIn = await fetch(`${base}/dashboard/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: form.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ") },
+      body: new URLSearchParams({ _csrf: csrf, token: access.token }).toString(),
+    });
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.getSetCookie().some((c) => c.startsWith("svc_dashboard="))).toBe(true);
+
     // A task file that does not compile: the previous worker keeps serving.
     writeFileSync(join(project, "src/tasks/broken.ts"), "export const = ;\n");
     await until(() => (output.includes("the previous worker keeps serving") ? true : undefined), "the failed reload");
