@@ -1,6 +1,7 @@
 // GET /metrics on the API: counters of what this process did, the database-wide gauges read at
 // scrape time, request durations by route template, and the optional bearer token.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { delayedRuns, fireAllDue } from "@svc/runtime/engine";
 import { createApiMetrics } from "../src/metrics/api-metrics.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { familyNames, sample } from "./prometheus-text.ts";
@@ -75,6 +76,17 @@ describe("GET /metrics on the API", () => {
     const withWaiting = await scrape();
     expect(sample(withWaiting, "svc_runs_waiting")).toBe(1);
     expect(sample(withWaiting, "svc_queue_depth", { queue: "task/metrics-c" })).toBe(0);
+  });
+
+  it("ages a delayed run from when its delay ended, not from when it was triggered", async () => {
+    const res = await api.app.inject({ method: "POST", url: "/api/v1/tasks/metrics-delayed/trigger", headers: api.devAuth, payload: { payload: {}, options: { delay: "10m" } } });
+    expect(res.statusCode).toBe(200);
+    clock.advance(10 * 60_000);
+    await fireAllDue(api.engine, clock.now(), [delayedRuns]);
+    clock.advance(5_000);
+    const body = await scrape();
+    expect(sample(body, "svc_queue_depth", { queue: "task/metrics-delayed" })).toBe(1);
+    expect(sample(body, "svc_queue_oldest_age_seconds", { queue: "task/metrics-delayed" })).toBe(5);
   });
 
   it("counts the runs sessions, batches and replays created, never one they found", async () => {

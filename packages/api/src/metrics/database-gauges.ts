@@ -11,7 +11,9 @@ interface QueueRow {
 
 /**
  * One statement for the database-wide gauges: per queue, the runs ready to start (QUEUED, a retry's
- * backoff over), how long the oldest of them has been ready, and the runs WAITING. It reads only
+ * backoff over), how long the oldest of them has been ready (since it became QUEUED, `updated_at`,
+ * or its retry came due: a fired delay or retry clears delay_until/available_at, so they cannot
+ * say it), and the runs WAITING. It reads only
  * live runs (QUEUED and WAITING) but, without an index on status (one would cost every run update
  * its HOT update), Postgres scans the runs table: a scrape costs about what a `SELECT count(*)
  * FROM runs` does.
@@ -20,7 +22,7 @@ const QUEUE_STATE_SQL = `
   SELECT queue_name,
          count(*) FILTER (WHERE status = 'QUEUED' AND (available_at IS NULL OR available_at <= $1))::int AS queued,
          count(*) FILTER (WHERE status = 'WAITING')::int AS waiting,
-         min(greatest(created_at, delay_until, available_at)) FILTER (WHERE status = 'QUEUED' AND (available_at IS NULL OR available_at <= $1)) AS oldest_queued_at
+         min(greatest(updated_at, available_at)) FILTER (WHERE status = 'QUEUED' AND (available_at IS NULL OR available_at <= $1)) AS oldest_queued_at
     FROM runs WHERE status IN ('QUEUED', 'WAITING') GROUP BY queue_name`;
 
 /**
