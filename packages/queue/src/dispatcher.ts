@@ -7,9 +7,10 @@ import { resumeQueueName, startQueueName } from "./names.ts";
 export const HEARTBEAT_SECONDS = 10;
 
 /**
- * How long pg-boss keeps a job once it completed (or failed or was cancelled): svc never reads an
- * ended job (the run's row says how it ended), so an hour, for an operator looking into pg-boss's
- * tables. pg-boss deletes them in its maintenance pass (startBoss: every 5 minutes).
+ * How long pg-boss keeps a job it ended itself (failed after its retries, cancelled; svc deletes
+ * the jobs it handles at once): svc never reads an ended job (the run's row says how it ended), so
+ * an hour, for an operator looking into pg-boss's tables. pg-boss deletes them in its maintenance
+ * pass (startBoss: hourly).
  */
 export const ENDED_JOB_SECONDS = 3600;
 
