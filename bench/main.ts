@@ -51,7 +51,7 @@ try {
     dashboardScenario(embedded, { runs: num("BENCH_DASHBOARD_RUNS", 1_000_000), samples: num("BENCH_DASHBOARD_SAMPLES", 60), pages: num("BENCH_DASHBOARD_PAGES", 50), target: process.env.BENCH_DASHBOARD_TARGET ?? "auto" }),
   );
   await scenario("retention", () =>
-    retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
+    retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), restRatio: num("BENCH_RETENTION_REST", 1), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
   );
   await check("after the scenarios");
 } finally {

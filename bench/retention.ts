@@ -13,10 +13,10 @@ const DAY = 86_400_000;
  * steps in its ledger. With the default retention of 30 days every finished run is due; waiting
  * runs, the current runs of the (active) sessions and the runs of the last day that are still
  * queued or executing are kept. Measures how fast one worker deletes them (`batchSize` runs per
- * statement), and what triggers cost meanwhile: one trigger at a time through the engine (with its
+ * statement, resting `restRatio` times each batch's time after it), and what triggers cost meanwhile: one trigger at a time through the engine (with its
  * pg-boss job), before the sweep and during it.
  */
-export async function retentionScenario(embedded: { url: string } | undefined, options: { runs: number; batchSize: number; triggers: number }): Promise<string[]> {
+export async function retentionScenario(embedded: { url: string } | undefined, options: { runs: number; batchSize: number; restRatio: number; triggers: number }): Promise<string[]> {
   const db = await benchDatabase("retention", embedded);
   const stack = await benchStack(db.url, { poolMax: 10 });
   try {
@@ -50,7 +50,7 @@ export async function retentionScenario(embedded: { url: string } | undefined, o
     for (let i = 0; i < options.triggers; i++) quiet.push(await trigger("before"));
 
     const sweeps: EnvironmentSweep[] = [];
-    const work = runRetention({ defaultDays: 30, intervalMs: 600_000, batchSize: options.batchSize, onSwept: (s) => sweeps.push(s) });
+    const work = runRetention({ defaultDays: 30, intervalMs: 600_000, batchSize: options.batchSize, restRatio: options.restRatio, onSwept: (s) => sweeps.push(s) });
     let sweeping = true;
     const during: number[] = [];
     t0 = now();
@@ -72,8 +72,8 @@ export async function retentionScenario(embedded: { url: string } | undefined, o
       return sum;
     }, {});
     return [
-      `retention: ${before.runs.toLocaleString("en-US")} runs created 31–61 days ago (${options.runs.toLocaleString("en-US")} + a fifth in a second environment; loaded in ${(loadMs / 1000).toFixed(1)} s), ${before.attempts.toLocaleString("en-US")} attempts, ${before.ledger.toLocaleString("en-US")} ledger rows; retention 30 days, ${options.batchSize} runs per statement, one worker`,
-      `  deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s: ${rate(deleted, sweepMs)} (≈ ${(sweepMs / batches).toFixed(0)} ms per batch of ${options.batchSize} looked at); with them ${Object.entries(kinds).filter(([k, v]) => k !== "runs" && v > 0).map(([k, v]) => `${v.toLocaleString("en-US")} ${k}`).join(", ")}`,
+      `retention: ${before.runs.toLocaleString("en-US")} runs created 31–61 days ago (${options.runs.toLocaleString("en-US")} + a fifth in a second environment; loaded in ${(loadMs / 1000).toFixed(1)} s), ${before.attempts.toLocaleString("en-US")} attempts, ${before.ledger.toLocaleString("en-US")} ledger rows; retention 30 days, ${options.batchSize} runs per statement, a rest of ${options.restRatio}× each batch's time after it, one worker`,
+      `  deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s: ${rate(deleted, sweepMs)} (≈ ${(sweepMs / batches).toFixed(0)} ms per batch of ${options.batchSize} looked at, its rest included); with them ${Object.entries(kinds).filter(([k, v]) => k !== "runs" && v > 0).map(([k, v]) => `${v.toLocaleString("en-US")} ${k}`).join(", ")}`,
       `  kept ${after.runs.toLocaleString("en-US")} runs (waiting, still queued or executing, a session's current run) and the ${options.triggers + during.length} triggered here; runs ${sizes.rows[0]!.runs}, run_ledger ${sizes.rows[0]!.ledger} after (space is reused once vacuumed, not returned)`,
       line("  trigger before the sweep (one at a time)", percentiles(quiet)),
       line("  trigger during the sweep (one at a time)", percentiles(during)),

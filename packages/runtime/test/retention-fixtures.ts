@@ -5,9 +5,9 @@ import { runRetention, type DueWork, type FakeClock, type RunStatus } from "@svc
 
 export const DAY = 86_400_000;
 
-/** The retention work as a worker runs it, with the default of 30 days. */
-export function retentionWork(options: { defaultDays?: number; batchSize?: number } = {}): DueWork {
-  return runRetention({ defaultDays: options.defaultDays ?? 30, intervalMs: 600_000, batchSize: options.batchSize ?? 1000 });
+/** The retention work as a worker runs it, with the default of 30 days, but no rest between batches (`restRatio`). */
+export function retentionWork(options: { defaultDays?: number; batchSize?: number; restRatio?: number } = {}): DueWork {
+  return runRetention({ defaultDays: options.defaultDays ?? 30, intervalMs: 600_000, batchSize: options.batchSize ?? 1000, restRatio: options.restRatio ?? 0 });
 }
 
 const ATTEMPT_STATUS: Partial<Record<RunStatus, string>> = { COMPLETED: "COMPLETED", FAILED: "FAILED", CANCELED: "CANCELED", TIMED_OUT: "TIMED_OUT" };

@@ -91,7 +91,8 @@ describe("retention sweeps", () => {
     let lockWaits = 0;
     let triggered = 0;
     let resumed = 0;
-    const sweep = fireAllDue(sweeper.engine, clock.now(), [retentionWork({ batchSize: 500 })]).finally(() => (sweeping = false));
+    // Paced as a worker paces it (a rest as long as each batch).
+    const sweep = fireAllDue(sweeper.engine, clock.now(), [retentionWork({ batchSize: 500, restRatio: 1 })]).finally(() => (sweeping = false));
     const triggers = (async () => {
       for (let i = 0; sweeping; i++) {
         await triggerRun(te.engine, te.env, "beside", { i }, i % 2 ? { idempotencyKey: `beside-${i}` } : {});

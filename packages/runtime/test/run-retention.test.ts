@@ -105,7 +105,7 @@ describe("the retention sweep", () => {
     expect((await rowsOf(db, recent)).run).toBe(0);
   });
 
-  it("keeps a finished run while something needs it: a waiting parent, a valid idempotency key, its batch's unfinished runs, an active session", async () => {
+  it("keeps a finished run while something needs it: a waiting parent, a valid idempotency key, unfinished runs of its batch (or of a batch it answered an item of), an active session", async () => {
     const db = te.db.pool;
     const env = te.env;
     clock.set(t(100));
@@ -124,6 +124,12 @@ describe("the retention sweep", () => {
     // A batch with one run finished, one still queued.
     const batch = await at(clock, t(100), () => triggerBatch(te.engine, env, { items: [{ task: "fan" }, { task: "fan" }] }));
     await finishRun(db, batch.runs[0]!, t(100, 1000));
+    // A run that answered an item of another batch (its idempotency key handed it back), whose own run is still queued.
+    const member = await finishedRun(env, 100, "fan");
+    const other = await at(clock, t(100), () => triggerBatch(te.engine, env, { items: [{ task: "fan" }] }));
+    await db.query(`UPDATE batches SET run_count = 2 WHERE id = $1`, [other.id]);
+    await db.query(`INSERT INTO batch_members (batch_id, batch_index, run_id) VALUES ($1, 1, $2)`, [other.id, member]);
+    await db.query(`UPDATE runs SET awaited = true WHERE id = $1`, [member]);
     // An active session: its first run finished, an append started its current run, which finished too.
     const session = await at(clock, t(100), () => startSession(te.engine, env, { type: "chat", taskIdentifier: "agent", triggerConfig: { basePayload: {} } }));
     await finishRun(db, session.runId, t(100, 100));
@@ -139,6 +145,7 @@ describe("the retention sweep", () => {
     expect((await rowsOf(db, failedKeyed.id)).run).toBe(0);
     expect((await rowsOf(db, batch.runs[0]!)).run).toBe(1);
     expect(await exists(db, "batches", "id", batch.id)).toBe(true);
+    expect((await rowsOf(db, member)).run).toBe(1);
     expect((await rowsOf(db, session.runId)).run).toBe(0); // an earlier run of the session
     expect((await rowsOf(db, current[0]!.current_run_id)).run).toBe(1);
     expect(await exists(db, "session_records", "session_id", session.session.id)).toBe(true);
@@ -147,11 +154,14 @@ describe("the retention sweep", () => {
     // finishes (day 101), the session closes (day 101).
     await db.query(`UPDATE run_ledger SET resolved = true, outcome = '{"ok":true}' WHERE run_id = $1`, [parent.id]);
     await finishRun(db, batch.runs[1]!, t(101));
+    await finishRun(db, other.runs[0]!, t(101));
     await at(clock, t(101), () => closeSession(te.engine, env, session.session.id, {}));
     clock.set(t(161));
     await sweep();
-    for (const id of [child, keyed, ...batch.runs, current[0]!.current_run_id]) expect((await rowsOf(db, id)).run, id).toBe(0);
+    for (const id of [child, keyed, ...batch.runs, member, other.runs[0]!, current[0]!.current_run_id]) expect((await rowsOf(db, id)).run, id).toBe(0);
     expect(await exists(db, "batches", "id", batch.id)).toBe(false);
+    expect(await exists(db, "batches", "id", other.id)).toBe(false);
+    expect(await exists(db, "batch_members", "run_id", member)).toBe(false);
     expect(await exists(db, "sessions", "id", session.session.id)).toBe(false);
     expect(await exists(db, "session_records", "session_id", session.session.id)).toBe(false);
   });

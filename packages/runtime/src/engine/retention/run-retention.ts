@@ -11,6 +11,8 @@ export interface RunRetentionOptions {
   intervalMs: number;
   /** Rows per statement. @default 1000 */
   batchSize?: number;
+  /** Rest after each batch, as a multiple of the time the batch took (the sweep's share of a connection: 1 / (1 + restRatio)). @default 1 */
+  restRatio?: number;
   /** Told of every complete sweep (the worker logs those that deleted anything). */
   onSwept?: (sweep: EnvironmentSweep) => void;
 }
@@ -35,6 +37,7 @@ export interface EnvironmentSweep {
  */
 export function runRetention(options: RunRetentionOptions): DueWork {
   const batchSize = options.batchSize ?? 1000;
+  const restRatio = options.restRatio ?? 1;
   return {
     name: "run-retention",
     async fire(deps, now, _limit, _tally, signal) {
@@ -51,6 +54,7 @@ export function runRetention(options: RunRetentionOptions): DueWork {
           cutoff: new Date(now.getTime() - claim.days * DAY_MS),
           now,
           batchSize,
+          restRatio,
           signal,
           hold: () => holdSweep(deps.db, claim.environmentId, holdUntil()),
         });

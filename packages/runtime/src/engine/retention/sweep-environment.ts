@@ -1,4 +1,6 @@
-import { withTransaction, type Pool, type PoolClient } from "../../db/queryable.ts";
+import type { Pool } from "../../db/queryable.ts";
+import { inBatchTransaction } from "./batch-transaction.ts";
+import { pacedBatches } from "./pacing.ts";
 import { deleteRunBatch } from "./delete-runs.ts";
 import { deleteWaitpointBatch } from "./delete-waitpoints.ts";
 import { deleteEndedSession, deleteSessionRecordBatch, findEndedSessions } from "./delete-sessions.ts";
@@ -29,6 +31,8 @@ export interface SweepInput {
   now: Date;
   /** Rows per statement. */
   batchSize: number;
+  /** Rest after each batch, as a multiple of the time it took (pacedBatches); 0: none. */
+  restRatio: number;
   /** Stops the sweep between two batches (the worker is stopping). */
   signal?: AbortSignal | undefined;
   /** Called after each batch of runs, so a long sweep keeps its claim. */
@@ -38,17 +42,20 @@ export interface SweepInput {
 /**
  * Sweeps one environment: its old finished runs (with attempts, ledger, batches), then
  * completed waitpoints, ended sessions (records in batches, then the session), schedule ticks and
- * packets no run names any more, each `batchSize` rows per statement in a transaction of its own,
- * so that no lock is held for longer than one batch. Packets come last: the runs that named them
- * are gone by then. Returns what it deleted and whether it got to the end.
+ * packets no run names any more, each `batchSize` rows per statement in a transaction of its own
+ * (inBatchTransaction), so that no lock is held for longer than one batch, with a rest after each
+ * (pacedBatches). Packets come last: the runs that named them are gone by then. Returns what it
+ * deleted and whether it got to the end.
  */
 export async function sweepEnvironment(db: Pool, input: SweepInput): Promise<{ deleted: RetentionCounts; complete: boolean }> {
   const deleted = noRetentionCounts();
   const { environmentId, cutoff, now, batchSize: limit, signal } = input;
   const stopped = () => signal?.aborted === true;
+  const paced = pacedBatches(input.restRatio, signal);
+  const inBatch = <T>(fn: Parameters<typeof inBatchTransaction<T>>[1]) => paced(() => inBatchTransaction(db, fn));
 
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
-    const batch = await inBatchTransaction(db, (tx) => deleteRunBatch(tx, { environmentId, cutoff, now, after: after!, limit }));
+    const batch = await inBatch((tx) => deleteRunBatch(tx, { environmentId, cutoff, now, after: after!, limit }));
     deleted.runs += batch.runs;
     deleted.attempts += batch.attempts;
     deleted.batches += batch.batches;
@@ -56,46 +63,30 @@ export async function sweepEnvironment(db: Pool, input: SweepInput): Promise<{ d
     await input.hold();
   }
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
-    const batch = await inBatchTransaction(db, (tx) => deleteWaitpointBatch(tx, { environmentId, cutoff, now, after: after!, limit }));
+    const batch = await inBatch((tx) => deleteWaitpointBatch(tx, { environmentId, cutoff, now, after: after!, limit }));
     deleted.waitpoints += batch.waitpoints;
     after = batch.next;
   }
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
-    const found = await findEndedSessions(db, { environmentId, cutoff, after, limit });
+    const found = await inBatch((tx) => findEndedSessions(tx, { environmentId, cutoff, after: after!, limit }));
     for (const sessionId of found.ended) {
       for (let n = limit; n === limit && !stopped(); ) {
-        n = await deleteSessionRecordBatch(db, sessionId, limit);
+        n = await inBatch((tx) => deleteSessionRecordBatch(tx, sessionId, limit));
         deleted.sessionRecords += n;
       }
       if (stopped()) break;
-      if (await deleteEndedSession(db, sessionId, cutoff)) deleted.sessions += 1;
+      if (await inBatch((tx) => deleteEndedSession(tx, sessionId, cutoff))) deleted.sessions += 1;
     }
     after = found.next;
   }
   for (let n = limit; n === limit && !stopped(); ) {
-    n = await deleteScheduleTickBatch(db, environmentId, cutoff, limit);
+    n = await inBatch((tx) => deleteScheduleTickBatch(tx, environmentId, cutoff, limit));
     deleted.scheduleTicks += n;
   }
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
-    const batch = await deletePacketBatch(db, { environmentId, cutoff, after, limit });
+    const batch = await inBatch((tx) => deletePacketBatch(tx, { environmentId, cutoff, after: after!, limit }));
     deleted.packets += batch.packets;
     after = batch.next;
   }
   return { deleted, complete: !stopped() };
-}
-
-/**
- * A batch's transaction: its commit does not wait for the WAL flush (a batch lost in a crash is
- * deleted again by the next sweep), and it gives up rather than queue behind a lock for long (the
- * sweep fails, is reported, and runs again when next due).
- */
-function inBatchTransaction<T>(db: Pool, fn: (tx: PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(
-    db,
-    async (tx) => {
-      await tx.query(`SET LOCAL lock_timeout = '5s'`);
-      return fn(tx);
-    },
-    { asyncCommit: true },
-  );
 }
