@@ -1,7 +1,8 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
 // replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
-// million runs (dashboard). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
+// million runs (dashboard), deleting runs past their retention (retention). Choose with
+// BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
 import { resumeLatencyScenario } from "./resume-latency.ts";
@@ -11,10 +12,11 @@ import { replayScenario } from "./replay.ts";
 import { sessionsScenario } from "./sessions.ts";
 import { metricsScenario } from "./metrics.ts";
 import { dashboardScenario } from "./dashboard.ts";
+import { retentionScenario } from "./retention.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard,retention").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 const embedded = await maybeEmbedded();
@@ -47,6 +49,9 @@ try {
   await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
   await scenario("dashboard", () =>
     dashboardScenario(embedded, { runs: num("BENCH_DASHBOARD_RUNS", 1_000_000), samples: num("BENCH_DASHBOARD_SAMPLES", 60), pages: num("BENCH_DASHBOARD_PAGES", 50), target: process.env.BENCH_DASHBOARD_TARGET ?? "auto" }),
+  );
+  await scenario("retention", () =>
+    retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), restRatio: num("BENCH_RETENTION_REST", 1), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
   );
   await check("after the scenarios");
 } finally {

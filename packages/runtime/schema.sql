@@ -63,10 +63,12 @@ CREATE TABLE environments (
     branch_name text,
     archived_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    run_retention_days integer,
     CONSTRAINT environments_check CHECK (((parent_environment_id IS NULL) = (branch_name IS NULL))),
     CONSTRAINT environments_parent_environment_id_fkey FOREIGN KEY (parent_environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT environments_pkey PRIMARY KEY (id),
     CONSTRAINT environments_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
+    CONSTRAINT environments_run_retention_days_check CHECK ((run_retention_days >= 0)),
     CONSTRAINT environments_slug_check CHECK ((slug = ANY (ARRAY['dev'::text, 'staging'::text, 'prod'::text, 'preview'::text]))),
     CONSTRAINT environments_type_check CHECK ((type = ANY (ARRAY['DEVELOPMENT'::text, 'STAGING'::text, 'PRODUCTION'::text, 'PREVIEW'::text])))
 );
@@ -105,6 +107,7 @@ CREATE TABLE packets (
     CONSTRAINT packets_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT packets_pkey PRIMARY KEY (environment_id, path)
 );
+CREATE INDEX packets_created ON public.packets USING btree (environment_id, created_at, path) WHERE (data IS NOT NULL);
 CREATE INDEX packets_unuploaded_expiry ON public.packets USING btree (upload_expires_at) WHERE (data IS NULL);
 
 CREATE TABLE personal_access_tokens (
@@ -144,6 +147,16 @@ CREATE TABLE projects (
     CONSTRAINT projects_ref_key UNIQUE (ref)
 );
 
+CREATE TABLE retention_sweeps (
+    environment_id text NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    swept_at timestamp with time zone,
+    last_deleted jsonb,
+    deleted_runs bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT retention_sweeps_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT retention_sweeps_pkey PRIMARY KEY (environment_id)
+);
+
 CREATE TABLE run_attempts (
     run_id text NOT NULL,
     number integer NOT NULL,
@@ -173,8 +186,7 @@ CREATE TABLE run_ledger (
     used_epoch integer,
     CONSTRAINT run_ledger_kind_check CHECK ((kind = ANY (ARRAY['token'::text, 'datetime'::text, 'child'::text, 'batch'::text, 'step'::text, 'session'::text]))),
     CONSTRAINT run_ledger_pkey PRIMARY KEY (run_id, epoch, step_key),
-    CONSTRAINT run_ledger_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE,
-    CONSTRAINT run_ledger_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE SET NULL
+    CONSTRAINT run_ledger_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
 );
 CREATE INDEX run_ledger_waiting ON public.run_ledger USING btree (waitpoint_id) WHERE (NOT resolved);
 
@@ -242,6 +254,7 @@ CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (paren
 CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
 CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);
+CREATE INDEX runs_stored_payload ON public.runs USING btree (environment_id, md5(payload)) WHERE (payload_type = 'application/store'::text);
 CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 
 CREATE TABLE schedule_ticks (
@@ -407,6 +420,7 @@ CREATE TABLE waitpoints (
 );
 CREATE INDEX waitpoints_batch ON public.waitpoints USING btree (completed_by_batch_id) WHERE (completed_by_batch_id IS NOT NULL);
 CREATE INDEX waitpoints_child_run ON public.waitpoints USING btree (completed_by_run_id) WHERE (completed_by_run_id IS NOT NULL);
+CREATE INDEX waitpoints_completed ON public.waitpoints USING btree (environment_id, completed_at, id) WHERE (status <> 'WAITING'::text);
 CREATE INDEX waitpoints_due ON public.waitpoints USING btree (timeout_at) WHERE ((status = 'WAITING'::text) AND (timeout_at IS NOT NULL));
 CREATE UNIQUE INDEX waitpoints_idempotency ON public.waitpoints USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX waitpoints_list ON public.waitpoints USING btree (environment_id, created_at DESC, id DESC) WHERE (type = 'MANUAL'::text);

@@ -15,6 +15,16 @@ export interface BossOptions {
 /**
  * A pg-boss instance configured for svc. Supervision runs every 2 s so a job whose worker died
  * (no heartbeat for 10 s) is retried within about 12 s, not pg-boss's 15-minute expiry.
+ *
+ * pg-boss's own tables stay small: svc deletes each job as soon as it handled it (consumer.ts),
+ * so the job table holds queued and active jobs, and the few that pg-boss ends itself (failed
+ * after their retries, cancelled, expired), which its maintenance deletes an hour after they
+ * ended (the queues' deleteAfterSeconds, dispatcher.ts). Maintenance runs hourly rather than
+ * pg-boss's daily default, so those go within two hours: each pass is one DELETE per queue table
+ * that reads every job of the queues it maintains (pg-boss has no index on completed_on), which
+ * hourly stays cheap even behind a backlog. One supervising instance per interval runs it (pg-boss
+ * claims it in its queue table); API processes never do. Warnings and queue statistics are not
+ * stored (persistWarnings and persistQueueStats stay off).
  */
 export async function startBoss(options: BossOptions): Promise<PgBoss> {
   const boss = new PgBoss({
@@ -24,6 +34,7 @@ export async function startBoss(options: BossOptions): Promise<PgBoss> {
     supervise: options.supervise,
     superviseIntervalSeconds: 2,
     monitorIntervalSeconds: 2,
+    maintenanceIntervalSeconds: 3600,
     schedule: false,
     migrate: true,
     useListenNotify: false,

@@ -7,6 +7,23 @@ import { resumeQueueName, startQueueName } from "./names.ts";
 export const HEARTBEAT_SECONDS = 10;
 
 /**
+ * How long pg-boss keeps a job it ended itself (failed after its retries, cancelled; svc deletes
+ * the jobs it handles at once): svc never reads an ended job (the run's row says how it ended), so
+ * an hour, for an operator looking into pg-boss's tables. pg-boss deletes them in its maintenance
+ * pass (startBoss: hourly).
+ */
+export const ENDED_JOB_SECONDS = 3600;
+
+/**
+ * How long pg-boss may keep a job queued (created or retry) before it deletes it: pg-boss's default
+ * of 14 days would delete the start job of a run that waits longer for a slot of its queue, and
+ * that run would stay QUEUED with no job to start it. svc ends queued runs itself (their TTL makes
+ * them EXPIRED; a cancel, CANCELED), and the job then finds the run final, so pg-boss should never
+ * delete one first: 10 years, in effect never.
+ */
+export const QUEUED_JOB_SECONDS = 10 * 365 * 86_400;
+
+/**
  * Enqueues run jobs with pg-boss inside the caller's transaction (`insert(…, { db })`), so a job
  * exists if and only if the state change that needs it commits.
  */
@@ -22,8 +39,11 @@ export class PgBossDispatcher implements Dispatcher {
   async ensureQueue(name: string): Promise<void> {
     if (this.#known.has(name)) return;
     const existing = await this.#boss.getQueue(name);
-    // Resume queues made before svc's resume mark existed had pg-boss's NOTIFY off.
-    if (existing && !existing.notify) await this.#boss.updateQueue(name, { notify: true });
+    // Resume queues made before svc's resume mark existed had pg-boss's NOTIFY off, and queues
+    // made before QUEUED_JOB_SECONDS had pg-boss's 14 days.
+    if (existing && (!existing.notify || existing.retentionSeconds !== QUEUED_JOB_SECONDS || existing.deleteAfterSeconds !== ENDED_JOB_SECONDS)) {
+      await this.#boss.updateQueue(name, { notify: true, retentionSeconds: QUEUED_JOB_SECONDS, deleteAfterSeconds: ENDED_JOB_SECONDS });
+    }
     await this.#boss.createQueue(name, {
       // Both wake workers through pg-boss's NOTIFY. Resume jobs exist only for resumes the svc
       // NOTIFY fast path missed, so the two never race for one resume.
@@ -34,7 +54,8 @@ export class PgBossDispatcher implements Dispatcher {
       retryDelay: 0,
       // pg-boss caps expiry at 24 h; liveness comes from heartbeats, this is only a ceiling.
       expireInSeconds: 86_400,
-      deleteAfterSeconds: 3600,
+      retentionSeconds: QUEUED_JOB_SECONDS,
+      deleteAfterSeconds: ENDED_JOB_SECONDS,
     });
     this.#known.add(name);
   }

@@ -1,6 +1,6 @@
 // The one place svc uses pg-boss: API and worker reach it only through this package.
 export { startBoss, BOSS_NOTIFY_CHANNEL, BOSS_SCHEMA, type BossOptions } from "./boss.ts";
-export { PgBossDispatcher, HEARTBEAT_SECONDS } from "./dispatcher.ts";
+export { PgBossDispatcher, ENDED_JOB_SECONDS, HEARTBEAT_SECONDS, QUEUED_JOB_SECONDS } from "./dispatcher.ts";
 export { JobConsumer, type ConsumedJob, type ConsumerOptions, type QueueDb, type QueueSubscription } from "./consumer.ts";
 export { installQueueSchema } from "./install.ts";
 export { startQueueName, resumeQueueName } from "./names.ts";

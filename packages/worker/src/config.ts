@@ -1,5 +1,8 @@
 import { z } from "zod";
-import { EncryptionKey } from "@svc/runtime/engine";
+import { DEFAULT_RUN_RETENTION_DAYS, EncryptionKey, MAX_RUN_RETENTION_DAYS } from "@svc/runtime/engine";
+
+/** Unset or empty: the default. */
+const blankAsUnset = (value: unknown) => (value === "" ? undefined : value);
 
 /** Worker configuration, parsed once from the environment at the entry point. */
 export const WorkerConfig = z.object({
@@ -28,6 +31,13 @@ export const WorkerConfig = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(2).default(20),
   /** Serve GET /metrics (Prometheus) on this port; unset (or empty): no metrics server. */
   WORKER_METRICS_PORT: z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(0).max(65535).optional()),
+  /**
+   * Days finished runs (with their attempts, ledger, waitpoints, batches, packets) are kept in
+   * environments without a setting of their own (`svc retention set`); 0 keeps them forever.
+   */
+  RUN_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(MAX_RUN_RETENTION_DAYS).default(DEFAULT_RUN_RETENTION_DAYS)),
+  /** How often each environment is swept for runs past their retention (one worker sweeps each environment). */
+  RUN_RETENTION_INTERVAL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(86_400).default(600)),
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
 });

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { RunStatus, RunTally, TriggeredBy } from "@svc/runtime/engine";
+import type { EnvironmentSweep, RunStatus, RunTally, TriggeredBy } from "@svc/runtime/engine";
 import type { Via } from "./execution/execute-run.ts";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
@@ -22,6 +22,8 @@ export interface WorkerEventMap {
   runCrashRecovered: { runId: string; attempt: number };
   /** Claimed but given back: this worker lacks the run's task (see hand-back.ts). */
   runHandedBack: { runId: string; kind: "start" | "resume" };
+  /** The retention loop swept an environment (any environment of the database, not only this worker's). */
+  environmentSwept: EnvironmentSweep;
   error: { error: unknown; where: string };
 }
 

@@ -58,6 +58,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     workerVersion,
     concurrency: config.WORKER_CONCURRENCY,
     leaseMs: config.WORKER_LEASE_MS,
+    retention: { defaultDays: config.RUN_RETENTION_DAYS, intervalMs: config.RUN_RETENTION_INTERVAL_SECONDS * 1000 },
     createToken: tokenCreator(engine),
     ...envVarsAndSchedules(engine, environment, taskEnv),
     onError: report,
@@ -71,6 +72,9 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     logger.info({ port: metricsServer.port, token: config.METRICS_TOKEN !== undefined }, "serving GET /metrics");
   }
   worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));
+  worker.events.on("environmentSwept", (e) => {
+    if (Object.values(e.deleted).some((n) => n > 0)) logger.info(e, "deleted finished runs past their retention");
+  });
   await worker.start();
   const taskIds = loaded.tasks.map((t) => t.id);
   logger.info(

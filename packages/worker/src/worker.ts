@@ -1,4 +1,4 @@
-import { BUILT_IN_DUE_WORK, lapsedLeases, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { BUILT_IN_DUE_WORK, lapsedLeases, runRetention, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
 import type { Tracer } from "@opentelemetry/api";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
@@ -31,8 +31,15 @@ export interface WorkerOptions {
   prepareEnvironment?: () => Promise<void>;
   /** Runs once after tasks are registered (e.g. declarative schedules). */
   onRegistered?: (tasks: Task[]) => Promise<void>;
-  /** false in tests that drive time with `worker.timers.tick()`. @default true */
+  /** false in tests that drive time with `worker.timers.tick()` (and `worker.retention.tick()`). @default true */
   timerLoop?: boolean;
+  /**
+   * Deletes finished runs (and what hangs off them) once older than their environment's retention
+   * period, on a loop of its own (`worker.retention`). Every worker may run it, in any
+   * environment: it sweeps all environments of the database, each sweep claimed by one worker.
+   * Unset: this worker sweeps nothing (serveWorker sets it from RUN_RETENTION_DAYS).
+   */
+  retention?: { defaultDays: number; intervalMs: number; batchSize?: number };
   pollIntervalMs?: number;
   /** The timer loop's longest sleep when nothing is due sooner (it also wakes on NOTIFY). @default 1000 */
   timerMaxSleepMs?: number;
@@ -46,6 +53,8 @@ export interface Worker {
   readonly id: string;
   readonly events: WorkerEvents;
   readonly timers: TimerLoop;
+  /** The retention sweep's loop; null without the `retention` option. */
+  readonly retention: TimerLoop | null;
   /** How many runs it may execute at once. */
   readonly concurrency: number;
   /** How many of those slots are taken now (read by the metrics). */
@@ -58,6 +67,9 @@ export interface Worker {
   /** Stops at once; in-flight runs are recovered by other workers (tests of crash recovery). */
   abandon(): Promise<void>;
 }
+
+/** The retention loop's longest sleep: a new environment's first sweep waits at most this. */
+const RETENTION_MAX_SLEEP_MS = 60_000;
 
 /**
  * A worker: claims the runs of one environment and executes them. Composed of named
@@ -75,12 +87,19 @@ export function createWorker(options: WorkerOptions): Worker {
     onError: (error) => report(error, "timers"),
     tally: resources.tally,
   });
+  // Its own loop: a sweep may take a while, and must not hold up timeouts and resumes.
+  const retention = options.retention
+    ? new TimerLoop(engine, [runRetention({ ...options.retention, onSwept: (sweep) => resources.events.emit("environmentSwept", sweep) })], {
+        maxSleepMs: RETENTION_MAX_SLEEP_MS,
+        onError: (error) => report(error, "retention"),
+      })
+    : null;
   const channels = new Channels(resources, { slots, timers, executions, offers, fastPath: new FastPath(resources, slots) });
   const leases = new Leases(resources, executions.active, offers, channels);
 
   async function stopBackground() {
     leases.stop();
-    await timers.stop();
+    await Promise.all([timers.stop(), retention?.stop()]);
     await channels.stop();
     await resources.hooks.arrivals.stop();
     if (!resources.claimPool.ending) await resources.claimPool.end();
@@ -90,6 +109,7 @@ export function createWorker(options: WorkerOptions): Worker {
     id: worker.id,
     events: resources.events,
     timers,
+    retention,
     concurrency: config.concurrency,
     slotsInUse: () => slots.inUse,
     checkExecutions: () => leases.check(),
@@ -100,7 +120,10 @@ export function createWorker(options: WorkerOptions): Worker {
       await channels.start();
       await offers.enter(channels);
       slots.start();
-      if (config.timerLoop) timers.start();
+      if (config.timerLoop) {
+        timers.start();
+        retention?.start();
+      }
       leases.start();
     },
     async drain() {

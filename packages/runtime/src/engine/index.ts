@@ -93,6 +93,13 @@ export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./time
 export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
+// Retention: finished runs and what hangs off them, deleted per environment once old enough
+export { runRetention, type EnvironmentSweep, type RunRetentionOptions } from "./retention/run-retention.ts";
+export type { RetentionCounts } from "./retention/sweep-environment.ts";
+export {
+  DEFAULT_RUN_RETENTION_DAYS, MAX_RUN_RETENTION_DAYS, listRunRetention, setRunRetention, validateRetentionDays, type EnvironmentRetention,
+} from "./retention/settings.ts";
+
 // Queues and workers as operators see them: each queue's runs by state, the live workers of the registry
 export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";

@@ -13,6 +13,8 @@ export class TimerLoop {
   readonly #onError: (error: unknown) => void;
   readonly #tally: RunTally;
   #stopped = true;
+  /** Aborted by stop(): long work (the retention sweep) stops between its transactions. */
+  #abort = new AbortController();
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
 
@@ -25,13 +27,18 @@ export class TimerLoop {
     this.#tally = options.tally ?? NO_RUN_TALLY;
   }
 
-  /** Fires everything due now (tests call this with a FakeClock instead of running the loop). */
+  /**
+   * Fires everything due now (tests call this with a FakeClock instead of running the loop). While
+   * the loop runs, its stop() ends a tick between two transactions of long work.
+   */
   tick(): Promise<Record<string, number>> {
-    return fireAllDue(this.#deps, this.#deps.clock.now(), this.#work, { tally: this.#tally });
+    const signal = this.#stopped ? undefined : this.#abort.signal;
+    return fireAllDue(this.#deps, this.#deps.clock.now(), this.#work, { tally: this.#tally, signal });
   }
 
   start(): void {
     this.#stopped = false;
+    this.#abort = new AbortController();
     this.#loop = this.#run();
   }
 
@@ -41,6 +48,7 @@ export class TimerLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort();
     this.#wake?.();
     await this.#loop;
   }

@@ -12,6 +12,8 @@ import { patsCreateCommand } from "./pats-create.ts";
 import { patsListCommand } from "./pats-list.ts";
 import { patsRevokeCommand } from "./pats-revoke.ts";
 import { projectsCreateCommand } from "./projects-create.ts";
+import { retentionSetCommand } from "./retention-set.ts";
+import { retentionShowCommand } from "./retention-show.ts";
 import { usersCreateCommand } from "./users-create.ts";
 
 /** Every `svc` command, in the order `--help` lists them. */
@@ -30,4 +32,6 @@ export const COMMANDS: Command[] = [
   membersAddCommand,
   keysRotateCommand,
   keysShowCommand,
+  retentionShowCommand,
+  retentionSetCommand,
 ];

@@ -116,10 +116,14 @@ export async function packetSize(db: Queryable, environmentId: string, path: str
   return rows[0]?.size ?? null;
 }
 
-/** Trigger-time check for `application/store` payloads: the packet must exist and hold its bytes. */
+/**
+ * Trigger-time check for `application/store` payloads: the packet must exist and hold its bytes.
+ * Called in the trigger's transaction, it holds the packet FOR KEY SHARE until the run that names
+ * it commits, so the retention sweep (deletePacketBatch) cannot delete a packet a run is about to name.
+ */
 export async function assertPacketUploaded(db: Queryable, environmentId: string, path: string): Promise<void> {
   const { rows } = await db.query<{ uploaded: boolean }>(
-    `SELECT data IS NOT NULL AS uploaded FROM packets WHERE environment_id = $1 AND path = $2`,
+    `SELECT data IS NOT NULL AS uploaded FROM packets WHERE environment_id = $1 AND path = $2 FOR KEY SHARE`,
     [environmentId, path],
   );
   if (!rows[0]) throw new ValidationError(`payload: packet "${path}" not found; get an upload URL with PUT /api/v2/packets/{file} first`);

@@ -61,9 +61,14 @@ export function sourcesOf(to: RunStatus): RunStatus[] {
   return RUN_STATUSES.filter((from) => TRANSITIONS[from].includes(to));
 }
 
-/** A failed run frees its idempotency key (as do EXPIRED and TIMED_OUT); CANCELED keeps it. */
+/**
+ * Final statuses whose run no longer answers its idempotency key (a new trigger with the key makes
+ * a new run): a failed run frees it, as do EXPIRED and TIMED_OUT; CANCELED and COMPLETED keep it.
+ */
+export const FREES_IDEMPOTENCY_KEY: readonly RunStatus[] = ["FAILED", "CRASHED", "SYSTEM_FAILURE", "EXPIRED", "TIMED_OUT"];
+
 export function freesIdempotencyKey(status: RunStatus): boolean {
-  return status === "FAILED" || status === "CRASHED" || status === "SYSTEM_FAILURE" || status === "EXPIRED" || status === "TIMED_OUT";
+  return FREES_IDEMPOTENCY_KEY.includes(status);
 }
 
 /** Trigger.dev's boolean helpers (EXPIRED and TIMED_OUT are neither completed nor failed). */

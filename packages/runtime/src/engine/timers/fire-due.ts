@@ -19,8 +19,10 @@ export interface DueWork {
   /**
    * Fires what is due at `now`; returns how many items it handled. Work that creates or ends runs
    * tells `tally` how many, once its transaction committed (the worker counts them in its metrics).
+   * Long work (the retention sweep) stops between its transactions once `signal` is aborted (the
+   * loop is stopping); what it left is due again for whoever runs next.
    */
-  fire(deps: EngineDeps, now: Date, limit: number, tally?: RunTally): Promise<number>;
+  fire(deps: EngineDeps, now: Date, limit: number, tally?: RunTally, signal?: AbortSignal): Promise<number>;
   /** The earliest time something will be due, or null. */
   nextDue(db: Queryable): Promise<Date | null>;
 }
@@ -132,24 +134,26 @@ export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiring
 /**
  * Fires everything due at `now` until nothing is left; returns the count per kind. `tally` hears
  * of the runs the work created and ended (the worker's timer loop passes its metrics' tally).
+ * Once `signal` is aborted no further work starts (and long work stops between its transactions).
  */
 export async function fireAllDue(
   deps: EngineDeps,
   now: Date,
   work: DueWork[] = BUILT_IN_DUE_WORK,
-  options: { limit?: number; tally?: RunTally } = {},
+  options: { limit?: number; tally?: RunTally; signal?: AbortSignal } = {},
 ): Promise<Record<string, number>> {
   const limit = options.limit ?? 500;
   const tally = options.tally ?? NO_RUN_TALLY;
   const counts: Record<string, number> = {};
   const errors: unknown[] = [];
   for (const w of work) {
+    if (options.signal?.aborted) break;
     let total = 0;
     try {
       for (;;) {
-        const n = await w.fire(deps, now, limit, tally);
+        const n = await w.fire(deps, now, limit, tally, options.signal);
         total += n;
-        if (n < limit) break;
+        if (n < limit || options.signal?.aborted) break;
       }
     } catch (error) {
       // One kind of work failing (the database refusing one of its statements, say) must not
