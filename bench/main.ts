@@ -1,7 +1,8 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
 // replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
-// million runs (dashboard). Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
+// million runs (dashboard); svc next to graphile-worker and DBOS Transact (peers, only when chosen).
+// Choose with BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
 import { resumeLatencyScenario } from "./resume-latency.ts";
@@ -11,6 +12,7 @@ import { replayScenario } from "./replay.ts";
 import { sessionsScenario } from "./sessions.ts";
 import { metricsScenario } from "./metrics.ts";
 import { dashboardScenario } from "./dashboard.ts";
+import { peersScenario } from "./peers.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
@@ -47,6 +49,16 @@ try {
   await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));
   await scenario("dashboard", () =>
     dashboardScenario(embedded, { runs: num("BENCH_DASHBOARD_RUNS", 1_000_000), samples: num("BENCH_DASHBOARD_SAMPLES", 60), pages: num("BENCH_DASHBOARD_PAGES", 50), target: process.env.BENCH_DASHBOARD_TARGET ?? "auto" }),
+  );
+  await scenario("peers", () =>
+    peersScenario(embedded, {
+      runs: num("BENCH_PEERS_RUNS", 1000),
+      inFlight: num("BENCH_PEERS_IN_FLIGHT", 3000),
+      waits: num("BENCH_PEERS_WAITS", 1000),
+      warmup: num("BENCH_PEERS_WARMUP", 1000),
+      repeat: num("BENCH_PEERS_REPEAT", 3),
+      writes: process.env.BENCH_PEERS_WRITES !== "0",
+    }),
   );
   await check("after the scenarios");
 } finally {
