@@ -128,7 +128,8 @@ export async function peersScenario(embedded: { url: string } | undefined, sizes
     for (let k = 0; k < SIDES.length; k++) {
       const s = (r + k) % SIDES.length;
       const side = SIDES[s]!;
-      runs[s]!.push(await measure(side.start, `peer_${side.name.replace(/\W/g, "_")}`, embedded, sizes, sizes.writes && r === 0));
+      // Lower case: CREATE DATABASE folds the name, and DBOS would create the URL's spelling itself.
+      runs[s]!.push(await measure(side.start, `peer_${side.name.toLowerCase().replace(/\W/g, "_")}`, embedded, sizes, sizes.writes && r === 0));
     }
   }
   const [svc, ...peers] = runs as [Figures[], ...Figures[][]];
