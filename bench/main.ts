@@ -1,7 +1,8 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
 // replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
-// million runs (dashboard), deleting runs past their retention (retention). Choose with
+// million runs (dashboard), deleting runs past their retention (retention); svc next to
+// graphile-worker and DBOS Transact (peers, only when chosen). Choose with
 // BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
@@ -13,6 +14,7 @@ import { sessionsScenario } from "./sessions.ts";
 import { metricsScenario } from "./metrics.ts";
 import { dashboardScenario } from "./dashboard.ts";
 import { retentionScenario } from "./retention.ts";
+import { peersScenario } from "./peers.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
@@ -52,6 +54,16 @@ try {
   );
   await scenario("retention", () =>
     retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), restRatio: num("BENCH_RETENTION_REST", 1), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
+  );
+  await scenario("peers", () =>
+    peersScenario(embedded, {
+      runs: num("BENCH_PEERS_RUNS", 1000),
+      inFlight: num("BENCH_PEERS_IN_FLIGHT", 3000),
+      waits: num("BENCH_PEERS_WAITS", 1000),
+      warmup: num("BENCH_PEERS_WARMUP", 1000),
+      repeat: num("BENCH_PEERS_REPEAT", 3),
+      writes: process.env.BENCH_PEERS_WRITES !== "0",
+    }),
   );
   await check("after the scenarios");
 } finally {
