@@ -228,6 +228,8 @@ CREATE TABLE runs (
     offered_at timestamp with time zone,
     traceparent text,
     wait_traceparent text,
+    ledger_version integer DEFAULT 0 NOT NULL,
+    suspended_worker_id text,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);
@@ -588,6 +590,7 @@ DECLARE
   offer_max_runs int := (p_offers->>'maxRuns')::int;
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
+  resolved_runs text[];
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
          output_type = p_output_type, output_is_error = p_output_is_error
@@ -605,11 +608,13 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, q.limited
+    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, q.limited
     FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
+    -- One live worker of the run's task: the one that suspended the run if it is one of them (its
+    -- copy of the ledger spares the offer the whole ledger), else one at random. A worker without a
+    -- free slot passes the run on.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -617,7 +622,7 @@ BEGIN
         -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
         -- shared, until it ends; harmless.)
         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY random() LIMIT 1) pick
+      ORDER BY wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.
@@ -634,7 +639,8 @@ BEGIN
       job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
       lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
-      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
+      ledger_version = r.ledger_version + 1
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
     WHERE r.id = waiting.id AND r.status = 'WAITING'
     RETURNING r.*, r AS run, waiting.limited, chosen.id IS NOT NULL AS offered),
@@ -646,21 +652,33 @@ BEGIN
     GROUP BY environment_id, chunk),
   offers AS (
     -- The ledger of each offered run, whose entries resolved here are only visible as this
-    -- statement's own output. NOTIFY payloads must stay under 8000 bytes: when the payload alone is
-    -- too large, the ledger is not even serialised.
-    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN (
-        SELECT json_agg(x) FROM (
-          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
-            AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
-          UNION ALL
-          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)
+    -- statement's own output; or, offered to the worker that suspended the run, only those. Its
+    -- version is read in this statement's snapshot, as the entries are (`m` is the row as updated:
+    -- a completion that committed meanwhile may have raised it already). NOTIFY payloads must stay
+    -- under 8000 bytes: when the payload alone is too large, the ledger is not even serialised.
+    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN
+        CASE WHEN m.worker_id = m.suspended_worker_id THEN json_build_object('version', seen.ledger_version + 1, 'resolved', (
+          SELECT json_agg(rr) FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)))
+        ELSE json_build_object('version', seen.ledger_version + 1, 'entries', (
+          SELECT json_agg(x) FROM (
+            SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
+              AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
+            UNION ALL
+            SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)) END
       END ORDER BY m.id) AS ledgers
-    FROM marked m WHERE m.offered)
+    FROM marked m CROSS JOIN LATERAL (SELECT s.ledger_version FROM runs s WHERE s.id = m.id) seen WHERE m.offered)
   SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited),
-         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers)
-  INTO resumed, limited_count, offer_runs, offer_ledgers
+         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers), (SELECT array_agg(DISTINCT run_id) FROM resolved)
+  INTO resumed, limited_count, offer_runs, offer_ledgers, resolved_runs
   FROM marked
   WHERE (SELECT count(*) FROM notified) >= 0;
+
+  -- Runs whose entries resolved here without being resumed by it (not WAITING, or no longer when
+  -- locked): their ledger changed all the same. Rare; a statement of its own, which sees the rows
+  -- as the one above left them.
+  IF resolved_runs IS NOT NULL AND NOT resolved_runs <@ resumed THEN
+    UPDATE runs SET ledger_version = ledger_version + 1 WHERE id = ANY (resolved_runs) AND id <> ALL (resumed);
+  END IF;
 
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN
