@@ -122,7 +122,7 @@ export class DurableExecution implements RunExecution {
     this.#parent = { env: args.env, runId: args.run.id, trace: this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {} };
     this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
-    this.#output = new RunChannelOutput({ ...run, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
+    this.#output = new RunChannelOutput({ ...run, isFenced: () => this.#fenced, fence: () => this.fence() });
     this.#sessions = new RunSessionChannels({
       ...run,
       arrivals: args.arrivals ?? null,
