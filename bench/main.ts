@@ -45,7 +45,7 @@ try {
   await scenario("timeouts", () => timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
   await scenario("replay", () => replayScenario(embedded));
   await scenario("sessions", () =>
-    sessionsScenario(embedded, { turns: num("BENCH_SESSION_TURNS", 1000), turnsPerSession: num("BENCH_TURNS_PER_SESSION", 100), subscribers: num("BENCH_SUBSCRIBERS", 10_000), idle: num("BENCH_IDLE_SESSIONS", 10_000) }),
+    sessionsScenario(embedded, { turns: num("BENCH_SESSION_TURNS", 1000), turnsPerSession: num("BENCH_TURNS_PER_SESSION", 100), subscribers: num("BENCH_SUBSCRIBERS", 10_000), idle: num("BENCH_IDLE_SESSIONS", 10_000), profile: process.env.BENCH_SESSIONS_PROFILE === "1" }),
   );
   await scenario("metrics", () => metricsScenario(embedded, num("BENCH_METRICS_ROUNDS", 4), num("BENCH_METRICS_WAITS", 500), num("BENCH_METRICS_WARMUP", 300), num("BENCH_METRICS_SCRAPE_MS", 15_000), process.env.BENCH_METRICS_CONTROL === "1"));
   await scenario("suspended", () => suspendedScenario(embedded, num("BENCH_SUSPENDED", 100_000)));

@@ -99,7 +99,7 @@ function perResumeWork(): string[] {
   };
   const events = new WorkerEvents();
   const worker = { events, concurrency: 1, slotsInUse: () => 0 } as unknown as Worker;
-  const resumed = { runId: "run_x", attempt: 1, replayedEntries: 1, via: "offer" as const, waitResolvedAt: new Date() };
+  const resumed = { runId: "run_x", attempt: 1, replayedEntries: 1, via: "offer" as const, ledgerFrom: "offer" as const, waitResolvedAt: new Date() };
   const finished = { runId: "run_x", status: "COMPLETED" };
   const emit = () => {
     events.emit("runResumed", resumed);

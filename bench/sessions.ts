@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import pg from "pg";
+import { CHANNELS } from "../packages/runtime/src/engine/channels.ts";
 import { startSession, withTransaction } from "../packages/runtime/src/engine/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { sessions } from "../packages/runtime/src/sdk/namespaces.ts";
@@ -10,6 +12,36 @@ import { line, now, percentiles } from "./stats.ts";
 /** How runs resumed in the round trips: offered to the worker, claimed on NOTIFY, or through a job. */
 export const via: Record<string, number> = {};
 
+/**
+ * Where one round trip's time goes (BENCH_SESSIONS_PROFILE=1): the moments each hop ends, by the
+ * benchmark process's clock (the worker runs in it; a LISTEN connection of its own hears the
+ * NOTIFYs at about the moment the worker and the API do).
+ */
+interface TurnMarks {
+  /** The message this turn sends (the task's replayed turns are not marked). */
+  n: number;
+  t0: number;
+  /** The `.in` append committed (its record notice heard). */
+  inCommitted?: number;
+  /** The offer NOTIFY heard; `offerBytes` its size, `offerFull` whether it carried the run. */
+  offer?: number;
+  offerBytes?: number;
+  offerFull?: boolean;
+  /** The worker's runResumed (the claim in hand, replay starting). */
+  resumed?: number;
+  /** The task code after its wait: replay done. */
+  code?: number;
+  /** The `.out` append committed (its record notice heard). */
+  outCommitted?: number;
+  /** session.out.append resolved (durable: after the WAL flush). */
+  appended?: number;
+  /** The client's SSE stream had the record. */
+  received?: number;
+}
+
+/** The turn being measured (one at a time), when profiling. */
+let marking: TurnMarks | null = null;
+
 /** The chat task: waits for the next message (a checkpoint), answers it on .out, again. */
 const chat = task({
   id: "bench-chat",
@@ -18,10 +50,64 @@ const chat = task({
     for (;;) {
       const message = await session.in.wait<{ n: number }>();
       if (!message.ok) return 0;
+      const m = marking?.n === message.output.n ? marking : null;
+      if (m) m.code = now();
       await session.out.append({ n: message.output.n });
+      if (m) m.appended = now();
     }
   },
 });
+
+/** Listens where the round trip's NOTIFYs go (session records, the worker's offers) and marks the turn under way. */
+async function listenForMarks(url: string, workerId: string): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url, application_name: "svc-bench-profile" });
+  await client.connect();
+  const offers = CHANNELS.offersPrefix + workerId;
+  client.on("notification", (message) => {
+    const at = now();
+    const m = marking;
+    if (!m) return;
+    if (message.channel === offers) {
+      if (m.offer === undefined) {
+        m.offer = at;
+        m.offerBytes = Buffer.byteLength(message.payload ?? "");
+        m.offerFull = (message.payload ?? "").startsWith('{"run"');
+      }
+      return;
+    }
+    const notice = JSON.parse(message.payload ?? "{}") as { io?: string };
+    if (notice.io === "in") m.inCommitted ??= at;
+    else if (notice.io === "out") m.outCommitted ??= at;
+  });
+  await client.query(`LISTEN "${CHANNELS.sessionRecords}"`);
+  await client.query(`LISTEN "${offers}"`);
+  return () => client.end();
+}
+
+/** Each hop's p50/p90/p99 over the profiled turns (a hop: from the previous mark to its own). */
+function hops(marks: TurnMarks[]): string[] {
+  const order: [keyof TurnMarks, string][] = [
+    ["inCommitted", "HTTP append → .in committed (notice heard)"],
+    ["offer", "→ offer NOTIFY heard"],
+    ["resumed", "→ worker: claim in hand (runResumed)"],
+    ["code", "→ task code after the wait (replay)"],
+    ["outCommitted", "→ .out append committed (notice heard)"],
+    ["received", "→ client's SSE stream has it"],
+  ];
+  const out: string[] = [];
+  const complete = marks.filter((m) => order.every(([k]) => typeof m[k] === "number"));
+  let previous: keyof TurnMarks = "t0";
+  for (const [key, label] of order) {
+    const from = previous;
+    out.push(line(`  ${label}`, percentiles(complete.map((m) => (m[key] as number) - (m[from] as number)))));
+    previous = key;
+  }
+  out.push(line(`  (.out append called → resolved, durable)`, percentiles(complete.map((m) => m.appended! - m.code!))));
+  const full = complete.filter((m) => m.offerFull).length;
+  const bytes = percentiles(complete.map((m) => m.offerBytes!));
+  out.push(`  offers carrying the run: ${full} of ${complete.length}; offer NOTIFY size p50 ${bytes.p50} B, max ${bytes.max} B`);
+  return out;
+}
 
 function mb(bytes: number) {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -45,10 +131,11 @@ async function startChat(stack: BenchStack, externalId: string) {
  * session.in.wait resumes and appends {n} to .out; the client's open SSE stream receives it.
  * Each session carries `turnsPerSession` turns (every resume replays the turns before it).
  */
-async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSession: number, label: string): Promise<{ latencies: number[]; answered: number[]; stages: number[] }> {
+async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSession: number, label: string, profile = false): Promise<{ latencies: number[]; answered: number[]; stages: number[]; marks: TurnMarks[] }> {
   const latencies: number[] = [];
   const answered: number[] = [];
   const stages: number[] = [];
+  const marks: TurnMarks[] = [];
   for (let s = 0; s < sessionsCount; s++) {
     // Nothing else runs here: the next suspension is this session's run reaching its first wait.
     const waiting = stack.worker!.events.next("runSuspended");
@@ -65,20 +152,30 @@ async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSess
       const suspended = stack.worker!.events.next("runSuspended", (e) => e.runId === session.runId);
       const resumed = stack.worker!.events.next("runResumed", (e) => e.runId === session.runId).then((e) => {
         via[e.via] = (via[e.via] ?? 0) + 1;
-        return now();
+        const at = now();
+        if (marking) marking.resumed ??= at;
+        return at;
       });
       const t0 = now();
+      const m: TurnMarks | null = profile ? { n, t0 } : null;
+      marking = m;
       const res = await postJson(`${stack.apiUrl}/realtime/v1/sessions/${session.id}/in/append`, JSON.stringify({ n }), { authorization: `Bearer ${session.publicAccessToken}` });
       answered.push(now() - t0);
       if (res.status !== 200) throw new Error(`append: ${res.status} ${res.text}`);
-      latencies.push((await received) - t0);
+      const receivedAt = await received;
+      latencies.push(receivedAt - t0);
       stages.push((await resumed) - t0);
       // One round trip in the system at a time: the run is waiting again before the next message.
       await suspended;
+      if (m) {
+        m.received = receivedAt;
+        marks.push(m);
+        marking = null;
+      }
     }
     sse.close();
   }
-  return { latencies, answered, stages };
+  return { latencies, answered, stages, marks };
 }
 
 /** N SSE subscribers on one session's .out in the API process: its RSS growth, and one append's delivery to all. */
@@ -153,19 +250,22 @@ async function idleSessions(stack: BenchStack, n: number): Promise<string[]> {
   ];
 }
 
-export async function sessionsScenario(embedded: { url: string } | undefined, options: { turns: number; turnsPerSession: number; subscribers: number; idle: number }) {
+export async function sessionsScenario(embedded: { url: string } | undefined, options: { turns: number; turnsPerSession: number; subscribers: number; idle: number; profile?: boolean }) {
   const db = await benchDatabase("sessions", embedded);
   const stack = await benchStack(db.url, { tasks: [chat], api: true, concurrency: 50 });
   const out = [`## Sessions (issue #15)`];
   try {
     await roundTrips(stack, 4, 50, "warm");
     const sessionsCount = Math.max(1, Math.ceil(options.turns / options.turnsPerSession));
-    const { latencies, answered, stages } = await roundTrips(stack, sessionsCount, options.turnsPerSession, "chat");
+    const stopMarks = options.profile ? await listenForMarks(db.url, stack.worker!.id) : null;
+    const { latencies, answered, stages, marks } = await roundTrips(stack, sessionsCount, options.turnsPerSession, "chat", options.profile);
+    await stopMarks?.();
     out.push(line(`chat round trip, one at a time (${options.turnsPerSession} turns per session)`, percentiles(latencies)));
     out.push(line(`  the same appends to .in, HTTP → 200 received`, percentiles(answered)));
     out.push(line(`  the same appends to .in, HTTP → run resumed`, percentiles(stages)) + `  (${Object.entries(via).map(([k, v]) => `${k} ${v}`).join(", ")})`);
     const late = latencies.filter((_, i) => i % options.turnsPerSession >= options.turnsPerSession - 10);
     out.push(line(`  the last 10 turns of each session`, percentiles(late)));
+    if (options.profile) out.push(`  where the time goes (BENCH_SESSIONS_PROFILE=1), hop by hop:`, ...hops(marks));
     if (options.subscribers > 0) out.push(...(await fanOut(stack, options.subscribers)));
     if (options.idle > 0) out.push(...(await idleSessions(stack, options.idle)));
   } finally {

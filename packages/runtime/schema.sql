@@ -240,6 +240,8 @@ CREATE TABLE runs (
     offered_at timestamp with time zone,
     traceparent text,
     wait_traceparent text,
+    ledger_version integer DEFAULT 0 NOT NULL,
+    suspended_worker_id text,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);
@@ -475,8 +477,8 @@ DECLARE
   stored jsonb;
   fresh_count int;
   first_seq bigint;
-  last_seq bigint;
   first_record record;
+  record_output text;
   waiting record;
   delivered int := 0;
   needs_run boolean := false;
@@ -499,21 +501,22 @@ BEGIN
   END IF;
   IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'not_found'), NULL::runs[], NULL::json[]; RETURN; END IF;
 
-  SELECT coalesce(jsonb_object_agg(r.part_id, r.seq), '{}') INTO stored
-  FROM session_records r
-  WHERE r.session_id = s.id AND r.io = p_io AND r.part_id IN (SELECT x->>'partId' FROM jsonb_array_elements(p_records) x);
+  -- One index lookup per record, a subquery the planner cannot turn into a join: `IN (SELECT …)`
+  -- (or a join) was planned as a scan of every record of the channel, a cost that grew with the
+  -- conversation.
+  WITH k AS MATERIALIZED (
+    SELECT x->>'partId' AS part_id,
+           (SELECT r.seq FROM session_records r WHERE r.session_id = s.id AND r.io = p_io AND r.part_id = x->>'partId') AS seq
+    FROM jsonb_array_elements(p_records) x)
+  SELECT coalesce(jsonb_object_agg(k.part_id, k.seq) FILTER (WHERE k.seq IS NOT NULL), '{}') INTO stored FROM k;
 
   SELECT count(*) INTO fresh_count FROM jsonb_array_elements(p_records) x WHERE NOT stored ? (x->>'partId');
   IF fresh_count > 0 THEN
     -- A part already stored is acknowledged whatever became of the session since; new ones are not.
     IF s.closed_at IS NOT NULL THEN RETURN QUERY SELECT jsonb_build_object('error', 'closed'), NULL::runs[], NULL::json[]; RETURN; END IF;
     IF s.expires_at IS NOT NULL AND s.expires_at <= p_now THEN RETURN QUERY SELECT jsonb_build_object('error', 'expired'), NULL::runs[], NULL::json[]; RETURN; END IF;
-    IF p_io = 'in' THEN
-      UPDATE sessions SET in_seq = in_seq + fresh_count WHERE id = s.id RETURNING in_seq INTO last_seq;
-    ELSE
-      UPDATE sessions SET out_seq = out_seq + fresh_count WHERE id = s.id RETURNING out_seq INTO last_seq;
-    END IF;
-    first_seq := last_seq - fresh_count + 1;
+    -- The row is locked: its counters are the latest (the session's row is written once, below).
+    first_seq := CASE WHEN p_io = 'in' THEN s.in_seq ELSE s.out_seq END + 1;
     stream_key := coalesce(s.external_id, s.id);
 
     WITH fresh AS (
@@ -546,8 +549,16 @@ BEGIN
 
     IF p_io = 'in' THEN
       -- For runs waiting in session.in.once (a wait that keeps its worker slot).
-      PERFORM pg_notify(p_context->>'inChannel', s.id || ' ' || last_seq);
-      SELECT seq, part_id, data, headers INTO first_record FROM session_records WHERE session_id = s.id AND io = 'in' AND seq = first_seq;
+      PERFORM pg_notify(p_context->>'inChannel', s.id || ' ' || (first_seq + fresh_count - 1));
+      -- The first new record, as stored just above (not read back): what the waits it ends get
+      -- (the JSON waitOutputJson makes of a stored record).
+      SELECT t.x->>'partId' AS part_id, t.x->>'data' AS data,
+             CASE WHEN jsonb_typeof(t.x->'headers') = 'array' AND jsonb_array_length(t.x->'headers') > 0 THEN t.x->'headers' END AS headers
+        INTO first_record
+        FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
+        WHERE NOT stored ? (t.x->>'partId') ORDER BY t.ord LIMIT 1;
+      record_output := '{"seq":' || first_seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
+        || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}';
       -- The waits this record ends leave session_waits (so the next append does not read them
       -- again); one that already timed out is just removed (svc_complete_waitpoint changes nothing).
       FOR waiting IN
@@ -555,13 +566,9 @@ BEGIN
         RETURNING sw.waitpoint_id, sw.out_appended
       LOOP
         SELECT c.changed, c.offered_runs, c.offered_ledgers INTO was_changed, run_offers, ledger_offers FROM svc_complete_waitpoint(
-          waiting.waitpoint_id, 'COMPLETED', p_now,
-          '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
-            || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}',
+          waiting.waitpoint_id, 'COMPLETED', p_now, record_output,
           'application/json', false, p_environment_id, 'SESSION',
-          jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output',
-            '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
-            || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}')),
+          jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output', record_output)),
           (p_context->>'graceSeconds')::double precision, p_context->>'resumeChannel', p_context->>'timersChannel', p_context->'offers') c;
         IF was_changed THEN delivered := delivered + 1; END IF;
         IF run_offers IS NOT NULL THEN
@@ -569,20 +576,26 @@ BEGIN
           all_ledgers := all_ledgers || ledger_offers;
         END IF;
       END LOOP;
-      IF delivered > 0 THEN
-        UPDATE sessions SET in_delivered = greatest(in_delivered, first_seq) WHERE id = s.id;
-      END IF;
+      UPDATE sessions SET in_seq = in_seq + fresh_count,
+             in_delivered = CASE WHEN delivered > 0 THEN greatest(in_delivered, first_seq) ELSE in_delivered END
+       WHERE id = s.id;
       needs_run := s.current_run_id IS NULL OR NOT EXISTS (
         SELECT 1 FROM runs r WHERE r.id = s.current_run_id
           AND r.status <> ALL (ARRAY(SELECT jsonb_array_elements_text(p_context->'finalStatuses'))));
+    ELSE
+      UPDATE sessions SET out_seq = out_seq + fresh_count WHERE id = s.id;
     END IF;
   END IF;
 
+  -- Each input's sequence number: a duplicate's as stored before, a new one's in input order
+  -- from first_seq (as the INSERT above numbered them).
   RETURN QUERY SELECT jsonb_build_object(
     'sessionId', s.id,
     'needsRun', needs_run,
-    'seqs', (SELECT jsonb_agg(r.seq ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
-             JOIN session_records r ON r.session_id = s.id AND r.io = p_io AND r.part_id = t.x->>'partId'),
+    'seqs', (SELECT jsonb_agg(CASE WHEN n.duplicate THEN (stored->>n.part_id)::bigint ELSE first_seq + n.fresh_before END ORDER BY n.ord) FROM (
+               SELECT t.ord, t.x->>'partId' AS part_id, stored ? (t.x->>'partId') AS duplicate,
+                      count(*) FILTER (WHERE NOT stored ? (t.x->>'partId')) OVER (ORDER BY t.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS fresh_before
+               FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)) n),
     'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord))),
     all_runs, all_ledgers;
 END;
@@ -602,6 +615,7 @@ DECLARE
   offer_max_runs int := (p_offers->>'maxRuns')::int;
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
+  resolved_runs text[];
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
          output_type = p_output_type, output_is_error = p_output_is_error
@@ -619,11 +633,13 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, q.limited
+    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, q.limited
     FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
+    -- One live worker of the run's task: the one that suspended the run if it is one of them (its
+    -- copy of the ledger spares the offer the whole ledger), else one at random. A worker without a
+    -- free slot passes the run on.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -631,7 +647,7 @@ BEGIN
         -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
         -- shared, until it ends; harmless.)
         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY random() LIMIT 1) pick
+      ORDER BY wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.
@@ -648,7 +664,8 @@ BEGIN
       job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
       lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
-      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
+      ledger_version = r.ledger_version + 1
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
     WHERE r.id = waiting.id AND r.status = 'WAITING'
     RETURNING r.*, r AS run, waiting.limited, chosen.id IS NOT NULL AS offered),
@@ -660,21 +677,33 @@ BEGIN
     GROUP BY environment_id, chunk),
   offers AS (
     -- The ledger of each offered run, whose entries resolved here are only visible as this
-    -- statement's own output. NOTIFY payloads must stay under 8000 bytes: when the payload alone is
-    -- too large, the ledger is not even serialised.
-    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN (
-        SELECT json_agg(x) FROM (
-          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
-            AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
-          UNION ALL
-          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)
+    -- statement's own output; or, offered to the worker that suspended the run, only those. Its
+    -- version is read in this statement's snapshot, as the entries are (`m` is the row as updated:
+    -- a completion that committed meanwhile may have raised it already). NOTIFY payloads must stay
+    -- under 8000 bytes: when the payload alone is too large, the ledger is not even serialised.
+    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN
+        CASE WHEN m.worker_id = m.suspended_worker_id THEN json_build_object('version', seen.ledger_version + 1, 'resolved', (
+          SELECT json_agg(rr) FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)))
+        ELSE json_build_object('version', seen.ledger_version + 1, 'entries', (
+          SELECT json_agg(x) FROM (
+            SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
+              AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
+            UNION ALL
+            SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)) END
       END ORDER BY m.id) AS ledgers
-    FROM marked m WHERE m.offered)
+    FROM marked m CROSS JOIN LATERAL (SELECT s.ledger_version FROM runs s WHERE s.id = m.id) seen WHERE m.offered)
   SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited),
-         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers)
-  INTO resumed, limited_count, offer_runs, offer_ledgers
+         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers), (SELECT array_agg(DISTINCT run_id) FROM resolved)
+  INTO resumed, limited_count, offer_runs, offer_ledgers, resolved_runs
   FROM marked
   WHERE (SELECT count(*) FROM notified) >= 0;
+
+  -- Runs whose entries resolved here without being resumed by it (not WAITING, or no longer when
+  -- locked): their ledger changed all the same. Rare; a statement of its own, which sees the rows
+  -- as the one above left them.
+  IF resolved_runs IS NOT NULL AND NOT resolved_runs <@ resumed THEN
+    UPDATE runs SET ledger_version = ledger_version + 1 WHERE id = ANY (resolved_runs) AND id <> ALL (resumed);
+  END IF;
 
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN

@@ -2,7 +2,8 @@
 // deletions and expiries take effect as if nothing were cached (change notices are awaited as
 // events, time is an injected clock).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findSecretKey, rotateSecretKey } from "@svc/runtime/engine";
+import { findSecretKey, getEnvironment, rotateSecretKey } from "@svc/runtime/engine";
+import { mintPublicToken } from "../src/auth/public-tokens.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import { bearer } from "./credentials-fixtures.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
@@ -71,6 +72,55 @@ describe("secret key cache", () => {
     expect((await envvars(oldKey, "prod")).statusCode).toBe(200); // cached until the key expires
     clock.advance(30_001);
     expect((await envvars(oldKey, "prod")).statusCode).toBe(401);
+  });
+
+  it("verifies a public token once, until a change notice, the token's expiry or its key's: failures are never remembered", async () => {
+    const verifications: string[] = [];
+    const verified = (name: string, validUntil: Date | null) => async () => {
+      verifications.push(name);
+      return { principal: name, validUntil };
+    };
+    const inOneMinute = new Date(clock.now().getTime() + 60_000);
+    expect(await cache().verifiedPublicToken("token-a", clock.now(), verified("a", inOneMinute))).toBe("a");
+    expect(await cache().verifiedPublicToken("token-a", clock.now(), verified("a", inOneMinute))).toBe("a");
+    expect(verifications).toEqual(["a"]);
+    // A token that does not verify is tried again every time.
+    const refuse = async () => {
+      verifications.push("refused");
+      throw new Error("invalid");
+    };
+    await expect(cache().verifiedPublicToken("token-b", clock.now(), refuse)).rejects.toThrow("invalid");
+    await expect(cache().verifiedPublicToken("token-b", clock.now(), refuse)).rejects.toThrow("invalid");
+    expect(verifications).toEqual(["a", "refused", "refused"]);
+    // Until its validity ends (the token's exp, or the first expiry of the keys that verified it)…
+    const soon = new Date(clock.now().getTime() + 1_000);
+    await cache().verifiedPublicToken("token-c", clock.now(), verified("c", soon));
+    clock.advance(1_000);
+    await cache().verifiedPublicToken("token-c", clock.now(), verified("c", soon));
+    expect(verifications.filter((v) => v === "c")).toHaveLength(2);
+    // …or a change to any key or environment.
+    const cleared = cache().nextClear();
+    await api.db.pool.query(`UPDATE secret_keys SET key_preview = key_preview WHERE environment_id = $1`, [api.project.environments.dev.id]);
+    await cleared;
+    await cache().verifiedPublicToken("token-a", clock.now(), verified("a", new Date(clock.now().getTime() + 60_000)));
+    expect(verifications.filter((v) => v === "a")).toHaveLength(2);
+  });
+
+  it("refuses a public token at its expiry, and once its key is rotated away, though it verified before", async () => {
+    const env = (await getEnvironment(api.db.pool, api.project.environments.staging.id))!;
+    const token = await mintPublicToken(api.deps, env, ["read:runs"], 60);
+    const runs = () => api.app.inject({ method: "GET", url: `/api/v1/runs`, headers: bearer(token) }).then((r) => r.statusCode);
+    expect(await runs()).toBe(200);
+    expect(await runs()).toBe(200); // now from the cache
+    clock.advance(60_000);
+    expect(await runs()).toBe(401);
+    const fresh = await mintPublicToken(api.deps, env, ["read:runs"], 60);
+    const runsFresh = () => api.app.inject({ method: "GET", url: `/api/v1/runs`, headers: bearer(fresh) }).then((r) => r.statusCode);
+    expect(await runsFresh()).toBe(200);
+    const cleared = cache().nextClear();
+    await rotateSecretKey(api.db.pool, api.engine.secrets, { id: env.id, slug: "staging" }, clock.now(), 0);
+    await cleared;
+    expect(await runsFresh()).toBe(401);
   });
 
   it("caches nothing while it cannot hear change notices", async () => {

@@ -176,6 +176,32 @@ describe("session scopes", () => {
     expect((await api.app.inject({ method: "POST", url: channel(s.id, "out", "/append"), headers: { ...bearer(await mintPublicToken(api.deps, env, ["admin"])), ...text }, payload: "x" })).statusCode).toBe(403);
   });
 
+  it("appends by id under a token scoped to the externalId with one lookup of the session, and still refuses every other token", async () => {
+    const s = await newSession();
+    const lookups: string[] = [];
+    const pool = api.deps.engine.db;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    (pool as { query: unknown }).query = (...args: unknown[]) => {
+      if (typeof args[0] === "string" && args[0].startsWith("SELECT * FROM sessions WHERE id = $1")) lookups.push(args[0]);
+      return query(...args);
+    };
+    try {
+      const append = async (scopes: string[]) =>
+        (await api.app.inject({ method: "POST", url: channel(s.id, "in", "/append"), headers: { ...bearer(await mintPublicToken(api.deps, env, scopes)), ...text }, payload: "x" })).statusCode;
+      const write = [`write:sessions:${s.externalId}`];
+      expect(await append(write)).toBe(200);
+      expect(await append(write)).toBe(200);
+      expect(await append(write)).toBe(200);
+      // Its id and externalId were looked up once, and are remembered: they never change.
+      expect(lookups).toHaveLength(1);
+      expect(await append([`read:sessions:${s.externalId}`])).toBe(403);
+      expect(await append(names(other).map((name) => `write:sessions:${name}`))).toBe(403);
+      expect(await append([`write:sessions:${s.externalId}-other`])).toBe(403);
+    } finally {
+      (pool as { query: unknown }).query = query;
+    }
+  });
+
   it("lists with read:tasks, or read:tasks:<task> for every task filtered on", async () => {
     const s = await newSession();
     const list = async (query: string, scopes: string[]) =>

@@ -35,7 +35,7 @@ describe("svc_complete_waitpoint racing a waiter", () => {
       const registration = await registerWait(waiter, {
         runId, environmentId: env.id, claimToken: "claim", epoch: 0, stepKey: "token#0", kind: "token", target: waitpoint.id, waitpointId: waitpoint.id, now: new Date(),
       });
-      expect(registration).toEqual({ kind: "suspended" });
+      expect(registration).toEqual({ kind: "suspended", ledgerVersion: 1 });
 
       const completion = completeWaitpoint(engine, db.pool, waitpoint.id, { ok: true, output: '"go"', outputType: "application/json" });
       // The completion is blocked on the waiter's row lock (observed in pg_stat_activity, no sleep).

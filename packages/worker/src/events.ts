@@ -5,8 +5,12 @@ import type { Via } from "./execution/execute-run.ts";
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
 export interface WorkerEventMap {
   runStarted: { runId: string; attempt: number; replayedEntries: number; via?: Via };
-  /** `waitResolvedAt`: when the wait it resumes from was completed (the latest resolution in its ledger), for the resume-latency metric. */
-  runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via; waitResolvedAt: Date | null };
+  /**
+   * `waitResolvedAt`: when the wait it resumes from was completed (the latest resolution in its
+   * ledger), for the resume-latency metric. `ledgerFrom`: where its ledger came from (read by the
+   * claim, carried whole by the offer, or this worker's copy plus what the offer resolved).
+   */
+  runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via; ledgerFrom: "claim" | "offer" | "cache"; waitResolvedAt: Date | null };
   runSuspended: { runId: string };
   runFinished: { runId: string; status: string };
   /** Runs this worker created: child runs of task code, scheduled runs its timers fired, a session's next run (a hand-over in task code). */

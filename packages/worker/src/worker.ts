@@ -47,6 +47,8 @@ export interface WorkerOptions {
   onError?: (error: unknown, where: string) => void;
   /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): spans of attempts, steps and waits. */
   tracer?: Tracer | null;
+  /** How many suspended runs' ledgers the worker keeps for resume offers (LedgerCache). @default LEDGER_CACHE_DEFAULTS */
+  ledgerCache?: { maxRuns: number; maxBytes: number };
 }
 
 export interface Worker {

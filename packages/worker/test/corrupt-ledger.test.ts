@@ -33,9 +33,12 @@ describe("ledger outcomes read back on replay", () => {
     const token = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
     const { id } = await triggerRun(te.engine, te.env, "step-then-wait", { token });
     await tw.worker.events.next("runSuspended", (e) => e.runId === id);
-    // Written by something other than svc: the value is not superjson text.
+    // Written by something other than svc: the value is not superjson text. (Raising the run's
+    // ledger_version, as any writer of its ledger does: else the worker resumes the run from its
+    // own copy of the ledger, which it keeps for offers, and never reads this row back.)
     const { rowCount } = await te.db.pool.query(`UPDATE run_ledger SET outcome = '{"ok":true,"value":42}' WHERE run_id = $1 AND kind = 'step'`, [id]);
     expect(rowCount).toBe(1);
+    await te.db.pool.query(`UPDATE runs SET ledger_version = ledger_version + 1 WHERE id = $1`, [id]);
     const finished = tw.worker.events.next("runFinished", (e) => e.runId === id);
     await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, token, { ok: 1 }));
     expect((await finished).status).toBe("FAILED");

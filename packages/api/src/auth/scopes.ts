@@ -36,11 +36,15 @@ export function scopeCovers(granted: string, needed: string): boolean {
 }
 
 /**
- * For public JWTs: passes when any granted scope covers any of `anyOf`; otherwise 403.
- * Secret keys and PATs are not scope-limited (routes restrict them by credential kind).
+ * For public JWTs: whether any granted scope covers any of `anyOf`. Secret keys and PATs are not
+ * scope-limited (routes restrict them by credential kind).
  */
+export function hasScope(principal: Principal, anyOf: string[]): boolean {
+  if (principal.kind !== "publicJwt") return true;
+  return anyOf.some((needed) => principal.scopes.some((granted) => scopeCovers(granted, needed)));
+}
+
+/** Passes when the principal has one of `anyOf` (see hasScope); otherwise 403. */
 export function requireScope(principal: Principal, anyOf: string[]): void {
-  if (principal.kind !== "publicJwt") return;
-  const ok = anyOf.some((needed) => principal.scopes.some((granted) => scopeCovers(granted, needed)));
-  if (!ok) throw new PermissionError("Unauthorized");
+  if (!hasScope(principal, anyOf)) throw new PermissionError("Unauthorized");
 }

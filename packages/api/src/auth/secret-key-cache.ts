@@ -17,16 +17,28 @@ export interface SigningKeys {
   firstExpiry: Date | null;
 }
 
+/** A public token verified, and until when that verification stands (its own `exp`, its signing keys' first expiry). */
+export interface VerifiedToken<P> {
+  principal: P;
+  validUntil: Date | null;
+}
+
 /**
  * Which environment a secret key opens, remembered for up to `ttlMs` so an authenticated request
  * needs no extra round trip. It is only used while its LISTEN connection is up: any change to a
  * secret key or an environment NOTIFYs `svc_credentials` (a database trigger), and every replica
  * drops its cache within milliseconds. A key's own expiry (the end of a rotation's grace period)
  * is honoured without any notice. Unknown keys are never cached.
+ *
+ * Public tokens verified with those keys are remembered the same way (a chat's client sends the
+ * same token with every message: its signature is checked once, not on every request), dropped
+ * with the keys, and never past the token's expiry or the first expiry of the keys that verified
+ * it. Tokens that fail verification are never cached.
  */
 export class SecretKeyCache {
   readonly #entries = new Map<string, Entry<{ environment: Environment; expiresAt: Date | null }>>();
   readonly #signing = new Map<string, Entry<SigningKeys>>();
+  readonly #publicTokens = new Map<string, Entry<unknown>>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   #generation = 0;
@@ -67,6 +79,7 @@ export class SecretKeyCache {
     this.#generation++;
     this.#entries.clear();
     this.#signing.clear();
+    this.#publicTokens.clear();
     const waiting = this.#cleared;
     this.#cleared = [];
     for (const resolve of waiting) resolve();
@@ -85,6 +98,15 @@ export class SecretKeyCache {
    */
   signingKeysFor(environmentId: string, now: Date, lookup: () => Promise<SigningKeys | null>): Promise<SigningKeys | null> {
     return this.#cached(this.#signing, environmentId, now, lookup, (f) => f.firstExpiry);
+  }
+
+  /**
+   * A public token's principal, from the cache when it is live and the token was verified before
+   * (and that still stands at `now`), else from `verify` (which throws when the token does not verify).
+   */
+  async verifiedPublicToken<P>(token: string, now: Date, verify: () => Promise<VerifiedToken<P>>): Promise<P> {
+    const verified = (await this.#cached(this.#publicTokens as Map<string, Entry<VerifiedToken<P>>>, sha256Hex(token), now, verify, (v) => v.validUntil))!;
+    return verified.principal;
   }
 
   /** One cached lookup: used while live and fresh, kept until the TTL or `expiryOf`, whichever is first. */

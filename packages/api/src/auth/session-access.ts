@@ -1,6 +1,6 @@
 import { PermissionError, type SessionRow } from "@svc/runtime/engine";
 import type { Principal } from "./principal.ts";
-import { requireScope } from "./scopes.ts";
+import { hasScope, requireScope } from "./scopes.ts";
 
 /** What a credential may do to a session: read it, write to it, or manage it (PATCH, close). */
 export type SessionAction = "read" | "write" | "admin";
@@ -26,6 +26,11 @@ export function sessionScopeIds(ref: string, session: Pick<SessionRow, "id" | "e
  */
 export function requireSessionAccess(principal: Principal, action: SessionAction, ref: string, session: Pick<SessionRow, "id" | "external_id"> | null): void {
   requireScope(principal, sessionScopes(action, ref, session));
+}
+
+/** Whether the principal may do `action` to the session (see requireSessionAccess), without throwing. */
+export function hasSessionAccess(principal: Principal, action: SessionAction, ref: string, session: Pick<SessionRow, "id" | "external_id"> | null): boolean {
+  return hasScope(principal, sessionScopes(action, ref, session));
 }
 
 /** The scopes any one of which grants `action` on the session: on either of its names, or on every session. */

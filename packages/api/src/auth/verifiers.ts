@@ -10,7 +10,7 @@ import {
 import type { AppDeps } from "../deps.ts";
 import type { Principal } from "./principal.ts";
 import { JWT_AUDIENCE, JWT_ISSUER } from "./public-tokens.ts";
-import type { SecretKeyCache, SigningKeys } from "./secret-key-cache.ts";
+import type { SecretKeyCache, SigningKeys, VerifiedToken } from "./secret-key-cache.ts";
 
 type PublicJwtPrincipal = Extract<Principal, { kind: "publicJwt" }>;
 
@@ -49,9 +49,17 @@ function checkClaims(payload: JWTPayload): string[] {
 /**
  * Verifies a public access token: HS256, signed with a currently valid secret key of the
  * environment named by `sub` (for a preview branch: its parent preview environment's keys),
- * `exp` present and in the future by the engine clock, `pub: true`.
+ * `exp` present and in the future by the engine clock, `pub: true`. With a cache, a token it
+ * verified before (and that still stands now) is not verified again.
  */
 export async function verifyPublicJwt(engine: EngineDeps, token: string, cache?: SecretKeyCache): Promise<PublicJwtPrincipal> {
+  if (!cache) return (await verifyToken(engine, token)).principal;
+  const now = engine.clock.now();
+  return cache.verifiedPublicToken(token, now, () => verifyToken(engine, token, cache));
+}
+
+/** Verifies a token (see verifyPublicJwt), and says until when the verification stands. */
+async function verifyToken(engine: EngineDeps, token: string, cache?: SecretKeyCache): Promise<VerifiedToken<PublicJwtPrincipal>> {
   const claims = unverifiedClaims(token);
   const sub = claims.sub;
   if (typeof sub !== "string" || sub.length === 0) throw new AuthenticationError(`${INVALID}: missing subject`);
@@ -69,13 +77,17 @@ export async function verifyPublicJwt(engine: EngineDeps, token: string, cache?:
         requiredClaims: ["exp"],
       });
       const scopes = checkClaims(payload);
-      return {
+      const principal: PublicJwtPrincipal = {
         kind: "publicJwt",
         environment,
         scopes,
         claims: payload as Record<string, unknown>,
         ...(payload.otu === true ? { oneTimeUseToken: createHash("sha256").update(token).digest("hex") } : {}),
       };
+      // `exp` is required (jwtVerify checked it is a number).
+      const expiry = (payload.exp as number) * 1000;
+      const validUntil = signing.firstExpiry && signing.firstExpiry.getTime() < expiry ? signing.firstExpiry : new Date(expiry);
+      return { principal, validUntil };
     } catch (error) {
       if (error instanceof AuthenticationError) throw error;
       if (error instanceof joseErrors.JWTExpired) throw new AuthenticationError(EXPIRED);

@@ -8,7 +8,6 @@ import {
   lastRecord,
   MAX_RECORDS_PER_READ,
   NotFoundError,
-  PermissionError,
   readRecords,
   sseRecordJson,
   streamKey,
@@ -16,7 +15,8 @@ import {
   type SessionRow,
 } from "@svc/runtime/engine";
 import { AppendRecordResponse, MAX_SESSION_RECORD_BYTES, SESSION_ID_PREFIX, SessionChannel, SessionRecordsResponse, SessionRef } from "@svc/runtime/contracts";
-import { requireSecretKeyForOut, requireSessionAccess } from "../auth/session-access.ts";
+import { hasSessionAccess, requireSecretKeyForOut, requireSessionAccess } from "../auth/session-access.ts";
+import { SessionNames } from "../auth/session-names.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
 import { environmentOf } from "../http/principal-guards.ts";
@@ -52,15 +52,16 @@ async function channelSession(deps: AppDeps, principal: Principal, ref: string, 
 /**
  * Checks the credential may write to the session a path names, looking the session up only when
  * it has to: a secret key may, and so may a token scoped to the name in the path; a token scoped
- * to the session's other name needs the row to tell.
+ * to the session's other name needs the row to tell, once: a session's id and externalId never
+ * change, and `names` remembers them.
  */
-async function authorizeWrite(deps: AppDeps, principal: Principal, ref: string): Promise<void> {
-  try {
-    requireSessionAccess(principal, "write", ref, null);
-  } catch (error) {
-    if (!(error instanceof PermissionError)) throw error;
-    await channelSession(deps, principal, ref, "write");
-  }
+async function authorizeWrite(deps: AppDeps, names: SessionNames, principal: Principal, ref: string): Promise<void> {
+  if (hasSessionAccess(principal, "write", ref, null)) return;
+  const env = environmentOf(principal);
+  const externalId = ref.startsWith(SESSION_ID_PREFIX) ? names.externalIdOf(env.id, ref) : undefined;
+  if (externalId !== undefined && hasSessionAccess(principal, "write", ref, { id: ref, external_id: externalId })) return;
+  const session = await channelSession(deps, principal, ref, "write");
+  if (session) names.remember(env.id, session);
 }
 
 function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, name: string): z.infer<T> | undefined {
@@ -76,6 +77,7 @@ const TimeoutSeconds = z.string().regex(/^\d{1,4}$/, "must be a whole number of 
   .refine((n) => n >= 1 && n <= MAX_STREAM_TIMEOUT_SECONDS, "must be a whole number of seconds from 1 to 600");
 
 export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps) {
+  const names = new SessionNames();
   defineRoute(app, deps, {
     method: "GET",
     url: "/realtime/v1/sessions/:session/:io",
@@ -177,7 +179,7 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       response: AppendRecordResponse,
       async handler({ principal, params, request }) {
         const env = environmentOf(principal);
-        await authorizeWrite(deps, principal, params.session);
+        await authorizeWrite(deps, names, principal, params.session);
         if (params.io === "out") requireSecretKeyForOut(principal);
         const partId = parseHeader(PartId, header(request, "x-part-id"), "X-Part-Id");
         const text = typeof request.body === "string" ? request.body : "";

@@ -32,8 +32,8 @@ DECLARE
   stored jsonb;
   fresh_count int;
   first_seq bigint;
-  last_seq bigint;
   first_record record;
+  record_output text;
   waiting record;
   delivered int := 0;
   needs_run boolean := false;
@@ -56,21 +56,22 @@ BEGIN
   END IF;
   IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'not_found'), NULL::runs[], NULL::json[]; RETURN; END IF;
 
-  SELECT coalesce(jsonb_object_agg(r.part_id, r.seq), '{}') INTO stored
-  FROM session_records r
-  WHERE r.session_id = s.id AND r.io = p_io AND r.part_id IN (SELECT x->>'partId' FROM jsonb_array_elements(p_records) x);
+  -- One index lookup per record, a subquery the planner cannot turn into a join: `IN (SELECT …)`
+  -- (or a join) was planned as a scan of every record of the channel, a cost that grew with the
+  -- conversation.
+  WITH k AS MATERIALIZED (
+    SELECT x->>'partId' AS part_id,
+           (SELECT r.seq FROM session_records r WHERE r.session_id = s.id AND r.io = p_io AND r.part_id = x->>'partId') AS seq
+    FROM jsonb_array_elements(p_records) x)
+  SELECT coalesce(jsonb_object_agg(k.part_id, k.seq) FILTER (WHERE k.seq IS NOT NULL), '{}') INTO stored FROM k;
 
   SELECT count(*) INTO fresh_count FROM jsonb_array_elements(p_records) x WHERE NOT stored ? (x->>'partId');
   IF fresh_count > 0 THEN
     -- A part already stored is acknowledged whatever became of the session since; new ones are not.
     IF s.closed_at IS NOT NULL THEN RETURN QUERY SELECT jsonb_build_object('error', 'closed'), NULL::runs[], NULL::json[]; RETURN; END IF;
     IF s.expires_at IS NOT NULL AND s.expires_at <= p_now THEN RETURN QUERY SELECT jsonb_build_object('error', 'expired'), NULL::runs[], NULL::json[]; RETURN; END IF;
-    IF p_io = 'in' THEN
-      UPDATE sessions SET in_seq = in_seq + fresh_count WHERE id = s.id RETURNING in_seq INTO last_seq;
-    ELSE
-      UPDATE sessions SET out_seq = out_seq + fresh_count WHERE id = s.id RETURNING out_seq INTO last_seq;
-    END IF;
-    first_seq := last_seq - fresh_count + 1;
+    -- The row is locked: its counters are the latest (the session's row is written once, below).
+    first_seq := CASE WHEN p_io = 'in' THEN s.in_seq ELSE s.out_seq END + 1;
     stream_key := coalesce(s.external_id, s.id);
 
     WITH fresh AS (
@@ -103,8 +104,16 @@ BEGIN
 
     IF p_io = 'in' THEN
       -- For runs waiting in session.in.once (a wait that keeps its worker slot).
-      PERFORM pg_notify(p_context->>'inChannel', s.id || ' ' || last_seq);
-      SELECT seq, part_id, data, headers INTO first_record FROM session_records WHERE session_id = s.id AND io = 'in' AND seq = first_seq;
+      PERFORM pg_notify(p_context->>'inChannel', s.id || ' ' || (first_seq + fresh_count - 1));
+      -- The first new record, as stored just above (not read back): what the waits it ends get
+      -- (the JSON waitOutputJson makes of a stored record).
+      SELECT t.x->>'partId' AS part_id, t.x->>'data' AS data,
+             CASE WHEN jsonb_typeof(t.x->'headers') = 'array' AND jsonb_array_length(t.x->'headers') > 0 THEN t.x->'headers' END AS headers
+        INTO first_record
+        FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
+        WHERE NOT stored ? (t.x->>'partId') ORDER BY t.ord LIMIT 1;
+      record_output := '{"seq":' || first_seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
+        || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}';
       -- The waits this record ends leave session_waits (so the next append does not read them
       -- again); one that already timed out is just removed (svc_complete_waitpoint changes nothing).
       FOR waiting IN
@@ -112,13 +121,9 @@ BEGIN
         RETURNING sw.waitpoint_id, sw.out_appended
       LOOP
         SELECT c.changed, c.offered_runs, c.offered_ledgers INTO was_changed, run_offers, ledger_offers FROM svc_complete_waitpoint(
-          waiting.waitpoint_id, 'COMPLETED', p_now,
-          '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
-            || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}',
+          waiting.waitpoint_id, 'COMPLETED', p_now, record_output,
           'application/json', false, p_environment_id, 'SESSION',
-          jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output',
-            '{"seq":' || first_record.seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
-            || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}')),
+          jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output', record_output)),
           (p_context->>'graceSeconds')::double precision, p_context->>'resumeChannel', p_context->>'timersChannel', p_context->'offers') c;
         IF was_changed THEN delivered := delivered + 1; END IF;
         IF run_offers IS NOT NULL THEN
@@ -126,20 +131,26 @@ BEGIN
           all_ledgers := all_ledgers || ledger_offers;
         END IF;
       END LOOP;
-      IF delivered > 0 THEN
-        UPDATE sessions SET in_delivered = greatest(in_delivered, first_seq) WHERE id = s.id;
-      END IF;
+      UPDATE sessions SET in_seq = in_seq + fresh_count,
+             in_delivered = CASE WHEN delivered > 0 THEN greatest(in_delivered, first_seq) ELSE in_delivered END
+       WHERE id = s.id;
       needs_run := s.current_run_id IS NULL OR NOT EXISTS (
         SELECT 1 FROM runs r WHERE r.id = s.current_run_id
           AND r.status <> ALL (ARRAY(SELECT jsonb_array_elements_text(p_context->'finalStatuses'))));
+    ELSE
+      UPDATE sessions SET out_seq = out_seq + fresh_count WHERE id = s.id;
     END IF;
   END IF;
 
+  -- Each input's sequence number: a duplicate's as stored before, a new one's in input order
+  -- from first_seq (as the INSERT above numbered them).
   RETURN QUERY SELECT jsonb_build_object(
     'sessionId', s.id,
     'needsRun', needs_run,
-    'seqs', (SELECT jsonb_agg(r.seq ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
-             JOIN session_records r ON r.session_id = s.id AND r.io = p_io AND r.part_id = t.x->>'partId'),
+    'seqs', (SELECT jsonb_agg(CASE WHEN n.duplicate THEN (stored->>n.part_id)::bigint ELSE first_seq + n.fresh_before END ORDER BY n.ord) FROM (
+               SELECT t.ord, t.x->>'partId' AS part_id, stored ? (t.x->>'partId') AS duplicate,
+                      count(*) FILTER (WHERE NOT stored ? (t.x->>'partId')) OVER (ORDER BY t.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS fresh_before
+               FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)) n),
     'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord))),
     all_runs, all_ledgers;
 END;

@@ -14,10 +14,21 @@
 -- concurrencyLimit (they resume through their queue), are marked due (resume_due_at) and announced
 -- on p_resume_channel. p_offers is RESUME_OFFERS_PARAMETER (engine/waitpoints/resume-offers.ts).
 --
+-- Every run whose entries this call resolves gets its ledger_version raised by one (migration
+-- 0026): a worker's in-memory copy of the ledger from before is then known to be behind.
+--
+-- A run offered to the worker that last suspended it (runs.suspended_worker_id; preferred when it
+-- is live and has the run's task) is offered with only the entries this call resolved: that worker
+-- keeps the ledger of the runs it suspended, and uses its copy when the copy's version is the one
+-- this call started from (else it loads the ledger). Any other worker gets the whole ledger.
+--
 -- Returns whether this call changed the waitpoint, the runs it resumes, the waitpoint as it now
 -- is (all NULL when there is no such waitpoint), and the runs it offered (as this call left them)
--- with their ledgers, in the same order: a ledger is NULL when the run's payload alone is over
--- p_offers.maxPayloadBytes (the offer will carry only its claim token).
+-- with their ledgers, in the same order: a ledger is `{ version, entries }` (the whole ledger) or
+-- `{ version, resolved }` (the entries resolved here), `version` being the ledger's version with
+-- this call's resolution, as read in this statement's snapshot (what the entries are consistent
+-- with); NULL when the run's payload alone is over p_offers.maxPayloadBytes (the offer will carry
+-- only its claim token).
 CREATE OR REPLACE FUNCTION svc_complete_waitpoint(
   p_id text,
   p_status text,
@@ -44,6 +55,7 @@ DECLARE
   offer_max_runs int := (p_offers->>'maxRuns')::int;
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
+  resolved_runs text[];
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
          output_type = p_output_type, output_is_error = p_output_is_error
@@ -61,11 +73,13 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, q.limited
+    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, q.limited
     FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task, at random: a worker without a free slot passes the run on.
+    -- One live worker of the run's task: the one that suspended the run if it is one of them (its
+    -- copy of the ledger spares the offer the whole ledger), else one at random. A worker without a
+    -- free slot passes the run on.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -73,7 +87,7 @@ BEGIN
         -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
         -- shared, until it ends; harmless.)
         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY random() LIMIT 1) pick
+      ORDER BY wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.
@@ -90,7 +104,8 @@ BEGIN
       job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
       lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
-      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END
+      updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
+      ledger_version = r.ledger_version + 1
     FROM waiting LEFT JOIN chosen ON chosen.id = waiting.id
     WHERE r.id = waiting.id AND r.status = 'WAITING'
     RETURNING r.*, r AS run, waiting.limited, chosen.id IS NOT NULL AS offered),
@@ -102,21 +117,33 @@ BEGIN
     GROUP BY environment_id, chunk),
   offers AS (
     -- The ledger of each offered run, whose entries resolved here are only visible as this
-    -- statement's own output. NOTIFY payloads must stay under 8000 bytes: when the payload alone is
-    -- too large, the ledger is not even serialised.
-    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN (
-        SELECT json_agg(x) FROM (
-          SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
-            AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
-          UNION ALL
-          SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)
+    -- statement's own output; or, offered to the worker that suspended the run, only those. Its
+    -- version is read in this statement's snapshot, as the entries are (`m` is the row as updated:
+    -- a completion that committed meanwhile may have raised it already). NOTIFY payloads must stay
+    -- under 8000 bytes: when the payload alone is too large, the ledger is not even serialised.
+    SELECT array_agg(m.run ORDER BY m.id) AS run_rows, array_agg(CASE WHEN coalesce(octet_length(m.payload), 0) <= offer_max_bytes THEN
+        CASE WHEN m.worker_id = m.suspended_worker_id THEN json_build_object('version', seen.ledger_version + 1, 'resolved', (
+          SELECT json_agg(rr) FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)))
+        ELSE json_build_object('version', seen.ledger_version + 1, 'entries', (
+          SELECT json_agg(x) FROM (
+            SELECT l.* FROM run_ledger l WHERE l.run_id = m.id AND l.epoch IN (m.ledger_epoch, keyed_epoch)
+              AND NOT EXISTS (SELECT 1 FROM resolved rr WHERE rr.run_id = l.run_id AND rr.epoch = l.epoch AND rr.step_key = l.step_key)
+            UNION ALL
+            SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)) END
       END ORDER BY m.id) AS ledgers
-    FROM marked m WHERE m.offered)
+    FROM marked m CROSS JOIN LATERAL (SELECT s.ledger_version FROM runs s WHERE s.id = m.id) seen WHERE m.offered)
   SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited),
-         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers)
-  INTO resumed, limited_count, offer_runs, offer_ledgers
+         (SELECT run_rows FROM offers), (SELECT ledgers FROM offers), (SELECT array_agg(DISTINCT run_id) FROM resolved)
+  INTO resumed, limited_count, offer_runs, offer_ledgers, resolved_runs
   FROM marked
   WHERE (SELECT count(*) FROM notified) >= 0;
+
+  -- Runs whose entries resolved here without being resumed by it (not WAITING, or no longer when
+  -- locked): their ledger changed all the same. Rare; a statement of its own, which sees the rows
+  -- as the one above left them.
+  IF resolved_runs IS NOT NULL AND NOT resolved_runs <@ resumed THEN
+    UPDATE runs SET ledger_version = ledger_version + 1 WHERE id = ANY (resolved_runs) AND id <> ALL (resumed);
+  END IF;
 
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN

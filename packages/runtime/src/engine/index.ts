@@ -84,7 +84,7 @@ export {
   holdClaim, ledgerEntryFromRow, markKeyedEntryUsed, recordStep, registerWait, type LedgerRow, type WaitRegistration,
 } from "../ledger/ledger-store.ts";
 export { LedgerSession } from "../ledger/replay.ts";
-export { DurableExecution, type CreateToken, type ExecutionEnd } from "../ledger/durable-execution.ts";
+export { DurableExecution, type CreateToken, type ExecutionEnd, type SuspendedLedger } from "../ledger/durable-execution.ts";
 export type { ExecutionTracing } from "../ledger/execution-tracing.ts";
 export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";
 

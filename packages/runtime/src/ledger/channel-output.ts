@@ -33,8 +33,8 @@ export class RunChannelOutput {
       runId: string;
       claimToken: string;
       ledger: LedgerSession;
-      /** Whether the execution may write (an offered run waits until its offer is taken). */
-      mayWrite: () => Promise<boolean>;
+      /** Whether the execution has stopped writing (it suspended, finished, or lost its claim). */
+      isFenced: () => boolean;
       /** Called when the claim was lost. */
       fence: () => void;
     },
@@ -79,11 +79,18 @@ export class RunChannelOutput {
     return stored;
   }
 
+  /**
+   * Stores the records an earlier execution of the attempt has not (a replay's are skipped without
+   * a write). An offered run does not wait here for its offer to be taken, unlike its other writes:
+   * the append is fenced by the claim in the same statement (a withdrawn offer no longer holds it),
+   * and it has no effect outside the database that a withdrawn offer would have to take back, so
+   * the answer reaches the session's subscribers one round trip sooner.
+   */
   async #send(sessionRef: string, state: OutState, records: OutRecord[]): Promise<void> {
-    if (!(await this.run.mayWrite())) return never();
     const epoch = this.run.ledger.epoch;
     const fresh = records.filter((r) => r.index >= state.stored);
     if (fresh.length === 0) return;
+    if (this.run.isFenced()) return never();
     const inputs = fresh.map((r) => ({ data: r.data, ...(r.headers ? { headers: r.headers } : {}), partId: `${this.run.runId}:${epoch}:${r.index}` }));
     // One statement, fenced by the claim; subscribers get the records at its commit.
     const appended = await retryWrite(() => appendRecords(this.run.deps, this.run.env, sessionRef, "out", inputs, { runId: this.run.runId, claimToken: this.run.claimToken }));

@@ -38,6 +38,17 @@ const DEFAULT_WAIT_KEY_TTL = "1h";
 export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
 
 /**
+ * A suspended execution's copy of its run's ledger, exactly the ledger at `version` (the run's
+ * ledger_version, migration 0026): what a worker may keep to resume the run from, adding the
+ * entries a later completion resolves (see svc_complete_waitpoint's offers).
+ */
+export interface SuspendedLedger {
+  version: number;
+  epoch: number;
+  entries: LedgerEntry[];
+}
+
+/**
  * One execution of a run: the durable operations task code calls, against the ledger in Postgres.
  * When a wait cannot be satisfied the run is checkpointed (WAITING, claim released) and the
  * execution is fenced: from then on every call returns a promise that never settles, so abandoned
@@ -64,6 +75,12 @@ export class DurableExecution implements RunExecution {
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
+  /** The run's ledger_version that the ledger this execution started from had; null: unknown. */
+  readonly #ledgerVersion: number | null;
+  /** Writes to the run's ledger under way (sent, their result not yet in #ledger). */
+  #ledgerWrites = 0;
+  /** Set when this execution suspended the run with #ledger exactly the ledger at that version. */
+  #suspendedLedger: SuspendedLedger | null = null;
   /** The `.out` records the code appends, per session. */
   readonly #output: RunChannelOutput;
   /** What the code does with sessions' `.in`, and hand-overs. */
@@ -87,6 +104,11 @@ export class DurableExecution implements RunExecution {
     tracing?: ExecutionTracing | null;
     /** Told of the runs the code created here (the worker's svc_runs_triggered_total); default: nobody. */
     tally?: RunTally;
+    /**
+     * The run's ledger_version that `ledger` is the ledger at (the claim's, or the offer's): with
+     * it, a suspension tells whether the ledger is still this execution's copy (suspendedLedger).
+     */
+    ledgerVersion?: number | null;
   }) {
     this.#deps = args.deps;
     this.#run = args.run;
@@ -96,10 +118,11 @@ export class DurableExecution implements RunExecution {
     this.#createToken = args.createToken;
     this.#tracing = args.tracing ?? null;
     this.#tally = args.tally ?? NO_RUN_TALLY;
+    this.#ledgerVersion = args.ledgerVersion ?? null;
     this.#parent = { env: args.env, runId: args.run.id, trace: this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {} };
     this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
-    this.#output = new RunChannelOutput({ ...run, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
+    this.#output = new RunChannelOutput({ ...run, isFenced: () => this.#fenced, fence: () => this.fence() });
     this.#sessions = new RunSessionChannels({
       ...run,
       arrivals: args.arrivals ?? null,
@@ -121,6 +144,25 @@ export class DurableExecution implements RunExecution {
 
   isFenced(): boolean {
     return this.#fenced;
+  }
+
+  /**
+   * After the execution suspended the run: its copy of the ledger, when that copy is exactly the
+   * ledger at the version the suspension left (nothing else raised the version since the ledger
+   * was loaded, and no write of this execution was still under way when it suspended); else null.
+   */
+  suspendedLedger(): SuspendedLedger | null {
+    return this.#suspendedLedger;
+  }
+
+  /** Counts a write to the run's ledger as under way until `write` settles (see suspendedLedger). */
+  async #writingLedger<T>(write: () => Promise<T>): Promise<T> {
+    this.#ledgerWrites++;
+    try {
+      return await write();
+    } finally {
+      this.#ledgerWrites--;
+    }
   }
 
   /**
@@ -233,15 +275,17 @@ export class DurableExecution implements RunExecution {
   async #markPassed(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
     if (!(await this.#mayWrite())) return false;
     const attemptEpoch = this.#ledger.epoch;
-    const marked = await retryWrite(() =>
-      markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
-    );
-    if (!marked) {
-      this.fence();
-      return false;
-    }
-    this.#ledger.remember({ ...entry, usedEpoch: attemptEpoch });
-    return true;
+    return this.#writingLedger(async () => {
+      const marked = await retryWrite(() =>
+        markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
+      );
+      if (!marked) {
+        this.fence();
+        return false;
+      }
+      this.#ledger.remember({ ...entry, usedEpoch: attemptEpoch });
+      return true;
+    });
   }
 
 
@@ -305,7 +349,11 @@ export class DurableExecution implements RunExecution {
     return registered.fenced ? never() : registered.result;
   }
 
-  async #registerWait({ key, kind, target, existingWaitpointId, options, makeWaitpoint }: WaitRequest): Promise<any> {
+  #registerWait(wait: WaitRequest): Promise<any> {
+    return this.#writingLedger(() => this.#recordWait(wait));
+  }
+
+  async #recordWait({ key, kind, target, existingWaitpointId, options, makeWaitpoint }: WaitRequest): Promise<any> {
     const now = this.#deps.clock.now();
     const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
     const register = (db: Queryable, waitpointId: string) =>
@@ -313,23 +361,35 @@ export class DurableExecution implements RunExecution {
     // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
     // created in the same transaction as the wait on it, once the claim is known to be ours.
     let registration: WaitRegistration;
+    let waitpointId: string;
     if (existingWaitpointId) {
+      waitpointId = existingWaitpointId;
       registration = await retryWrite(() => register(this.#deps.db, existingWaitpointId));
     } else {
       const made = await retryWhileUnavailable(() => withTransaction(this.#deps.db, async (tx) => {
-        if (!(await holdClaim(tx, this.#run.id, this.#claimToken))) return { registration: { kind: "fenced" } as const, runsTriggered: 0 };
+        if (!(await holdClaim(tx, this.#run.id, this.#claimToken))) return { registration: { kind: "fenced" } as const, runsTriggered: 0, waitpointId: "" };
         const waitpoint = await makeWaitpoint(tx);
-        return { registration: await register(tx, waitpoint.id), runsTriggered: waitpoint.runsTriggered ?? 0 };
+        return { registration: await register(tx, waitpoint.id), runsTriggered: waitpoint.runsTriggered ?? 0, waitpointId: waitpoint.id };
       }));
       // Committed: the child runs exist (a try that rolled back and was retried made none).
       if (made.runsTriggered > 0) this.#tally.triggered(made.runsTriggered, "child");
       registration = made.registration;
+      waitpointId = made.waitpointId;
     }
+    // Remembered as the statement recorded them (see REGISTER_WAIT_SQL), so that the ledger kept
+    // by suspendedLedger is the stored one.
+    const recorded = { stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId, expiresAt, usedEpoch: this.#ledger.epoch };
     switch (registration.kind) {
       case "resolved":
-        this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId: null, resolved: true, outcome: registration.outcome, expiresAt, usedEpoch: this.#ledger.epoch });
+        this.#ledger.remember({ ...recorded, resolved: true, outcome: registration.outcome, resolvedAt: now });
         return kind === "token" || kind === "datetime" ? waitResult(registration.outcome) : registration.outcome;
       case "suspended":
+        this.#ledger.remember({ ...recorded, resolved: false, outcome: null });
+        // Exactly the stored ledger when it was at #ledgerVersion when loaded, nothing but this
+        // suspension raised it since, and this is the one ledger write under way.
+        if (this.#ledgerVersion !== null && registration.ledgerVersion === this.#ledgerVersion + 1 && this.#ledgerWrites === 1) {
+          this.#suspendedLedger = { version: registration.ledgerVersion, epoch: this.#ledger.epoch, entries: this.#ledger.entries() };
+        }
         this.fence({ kind: "suspended" });
         return never();
       case "fenced":
@@ -366,12 +426,15 @@ export class DurableExecution implements RunExecution {
       const input = { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind: "step" as const, target: name, outcome, now: this.#deps.clock.now() };
       return (await recordStep(db, input)) ? { value, outcome } : null;
     };
-    const recorded = await retryWrite(() => write(record));
+    const recorded = await this.#writingLedger(async () => {
+      const written = await retryWrite(() => write(record));
+      if (written) this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: written.outcome, expiresAt: null });
+      return written;
+    });
     if (!recorded) {
       this.fence();
       return never();
     }
-    this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: recorded.outcome, expiresAt: null });
     return recorded.value;
   }
 }

@@ -103,7 +103,8 @@ export interface WaitRequest {
 
 export type WaitRegistration =
   | { kind: "resolved"; outcome: unknown }
-  | { kind: "suspended" }
+  /** `ledgerVersion`: the run's ledger_version after this suspension raised it (migration 0026). */
+  | { kind: "suspended"; ledgerVersion: number | null }
   | { kind: "fenced" }
   | { kind: "waitpoint_missing" };
 
@@ -131,7 +132,7 @@ export async function registerWait(
     attemptEpoch?: number;
   },
 ): Promise<WaitRegistration> {
-  const { rows } = await db.query<{ found: boolean; fenced: boolean; status: string | null; output: string | null; output_type: string | null; output_is_error: boolean | null }>(
+  const { rows } = await db.query<{ found: boolean; fenced: boolean; status: string | null; output: string | null; output_type: string | null; output_is_error: boolean | null; ledger_version: number | null }>(
     prepared(
       "svc_register_wait",
       REGISTER_WAIT_SQL,
@@ -141,7 +142,7 @@ export async function registerWait(
   const row = rows[0]!;
   if (!row.found) return { kind: "waitpoint_missing" };
   if (row.fenced) return { kind: "fenced" };
-  if (row.status === "WAITING") return { kind: "suspended" };
+  if (row.status === "WAITING") return { kind: "suspended", ledgerVersion: row.ledger_version };
   return { kind: "resolved", outcome: outcomeOf({ status: row.status!, output: row.output, output_type: row.output_type, output_is_error: row.output_is_error ?? false }) };
 }
 

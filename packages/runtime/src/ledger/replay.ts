@@ -54,6 +54,11 @@ export class LedgerSession {
     for (const entry of this.#entries.values()) if (entry.resolved && entry.kind === kind && entry.target === target) yield entry;
   }
 
+  /** Every entry as the session knows it now (a copy of the list: entries themselves are never changed in place). */
+  entries(): LedgerEntry[] {
+    return [...this.#entries.values()];
+  }
+
   get size(): number {
     return this.#entries.size;
   }

@@ -16,7 +16,20 @@ export interface Claim {
   beforeStart?: { expireAt: Date | null; startedAt: Date | null };
   /** The entries the execution replays, loaded by the claim statement itself. */
   ledger: LedgerEntry[];
+  /**
+   * The run's ledger_version that `ledger` is the ledger at (migration 0026), read with it; null
+   * when not known. The execution's suspension then tells whether its copy can be kept (LedgerCache).
+   */
+  ledgerVersion: number | null;
+  /**
+   * Where `ledger` came from: read by the claim statement, carried whole by a resume offer, or
+   * this worker's copy from when it suspended the run plus the entries the offer resolved.
+   */
+  ledgerFrom: "claim" | "offer" | "cache";
 }
+
+/** What a claim statement returns besides the run: LEDGER_OF_CLAIMED's columns. */
+type LedgerColumns = { ledger: LedgerRow[] | null; ledger_version: number | null };
 
 
 export interface ClaimInput {
@@ -35,7 +48,7 @@ export interface ClaimInput {
  * null where the run could not be claimed (finished, canceled, taken by another job).
  */
 export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
-  const { rows } = await db.query<ClaimedRun & { previous_status: string; previous_expire_at: Date | null; previous_started_at: Date | null; ledger: LedgerRow[] | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & LedgerColumns & { previous_status: string; previous_expire_at: Date | null; previous_started_at: Date | null }>(prepared(
     "svc_claim_starts",
     CLAIM_STARTS_SQL,
     [JSON.stringify(inputs.map((i) => ({ run_id: i.runId, claim_token: i.claimToken, job_id: i.jobId }))), worker.id, worker.version, now],
@@ -45,12 +58,14 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
   return inputs.map((input) => {
     const row = byToken.get(input.claimToken);
     if (!row) return null;
-    const { previous_status, previous_expire_at, previous_started_at, ledger, ...run } = row;
+    const { previous_status, previous_expire_at, previous_started_at, ledger, ledger_version, ...run } = row;
     return {
       run,
       previousStatus: previous_status,
       beforeStart: { expireAt: previous_expire_at, startedAt: previous_started_at },
       ledger: (ledger ?? []).map(ledgerEntryFromRow),
+      ledgerVersion: ledger_version,
+      ledgerFrom: "claim",
     };
   });
 }
@@ -65,15 +80,15 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
  * resumed again until pg-boss gave the job up, and then stayed EXECUTING for good.
  */
 export async function claimResume(db: Queryable, input: ClaimInput & { jobId: string }): Promise<Claim | null> {
-  const { rows } = await db.query<ClaimedRun & { previous_status: string; ledger: LedgerRow[] | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & LedgerColumns & { previous_status: string }>(prepared(
     "svc_claim_resume",
     CLAIM_RESUME_SQL,
     [input.runId, input.claimToken, input.workerId, input.workerVersion, input.jobId, input.now],
   ));
   const row = rows[0];
   if (!row) return null;
-  const { previous_status, ledger, ...run } = row;
-  return { run, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+  const { previous_status, ledger, ledger_version, ...run } = row;
+  return { run, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow), ledgerVersion: ledger_version, ledgerFrom: "claim" };
 }
 
 /** Renews the leases of fast-path executions this worker holds. */
@@ -99,7 +114,7 @@ export async function renewLeases(db: Queryable, claimTokens: string[], now: Dat
  */
 export async function claimFastResumes(db: Queryable, inputs: { runId: string; claimToken: string }[], worker: { id: string; version: string; tasks: string[] }, now: Date, leaseMs: number): Promise<(Claim | null)[]> {
   const values = [inputs.map((i) => i.runId), inputs.map((i) => i.claimToken), worker.id, worker.version, now, leaseMs, worker.tasks];
-  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
+  const { rows } = await db.query<ClaimedRun & LedgerColumns>(
     inputs.length === 1
       ? // One run (the common case) is a plain guarded update: half the cost of the batch form.
         prepared(
@@ -117,7 +132,7 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
   return inputs.map((input) => {
     const row = byToken.get(input.claimToken);
     if (!row) return null;
-    const { ledger, ...run } = row;
-    return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+    const { ledger, ledger_version, ...run } = row;
+    return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow), ledgerVersion: ledger_version, ledgerFrom: "claim" };
   });
 }

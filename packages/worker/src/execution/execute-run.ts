@@ -140,8 +140,9 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     taken,
     tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
     tally: deps.tally,
+    ledgerVersion: claim.ledgerVersion,
   });
-  if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, waitResolvedAt: latestResolution(claim.ledger) });
+  if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, ledgerFrom: claim.ledgerFrom, waitResolvedAt: latestResolution(claim.ledger) });
   else deps.events.emit("runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
   const maxDuration = run.max_duration_s ?? task.maxDuration;
@@ -186,9 +187,13 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
   }
 
   switch (outcome.kind) {
-    case "suspended":
+    case "suspended": {
+      // Kept for the completion that offers the run back to this worker (see LedgerCache).
+      const kept = execution.suspendedLedger();
+      if (kept) deps.ledgers.put(run.id, kept);
       deps.events.emit("runSuspended", { runId: run.id });
       return;
+    }
     case "fenced":
     case "canceled":
       execution.fence();

@@ -4,6 +4,7 @@ import type { Task } from "@svc/runtime/sdk";
 import type { WorkerEvents } from "../events.ts";
 import type { Claim } from "./claim.ts";
 import type { Finish } from "./finish.ts";
+import type { LedgerCache } from "./ledger-cache.ts";
 
 /** Who executes: this worker, the environment it serves and the tasks it has. */
 export interface WorkerIdentity {
@@ -48,4 +49,6 @@ export interface ExecutorDeps {
   batchers: ExecutionBatchers;
   /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): the process's tracer; null: no spans at all. */
   tracer: Tracer | null;
+  /** Where a suspended execution leaves its copy of the run's ledger (see LedgerCache). */
+  ledgers: LedgerCache;
 }

@@ -14,17 +14,26 @@ const LEDGER_ROW = {
 };
 
 describe("parseOffer", () => {
-  it("reads a full offer: the run's columns, its timestamps as Dates, its ledger", () => {
-    const offer = parseOffer(JSON.stringify({ run: RUN, ledger: null }));
-    expect(offer).toMatchObject({ claim: { previousStatus: "WAITING", ledger: [], run: { id: "run_1", claim_token: "c1", attempt_number: 2, tags: ["a"] } } });
+  it("reads a full offer: the run's columns, its timestamps as Dates, its ledger and the ledger's version", () => {
+    const offer = parseOffer(JSON.stringify({ run: RUN, ledger: { version: 3, entries: null } }));
+    expect(offer).toMatchObject({ claim: { previousStatus: "WAITING", ledger: [], ledgerVersion: 3, ledgerFrom: "offer", run: { id: "run_1", claim_token: "c1", attempt_number: 2, tags: ["a"] } } });
     const run = (offer as { claim: { run: { created_at: Date; updated_at: Date } } }).claim.run;
     expect(run.created_at.toISOString()).toBe("2026-11-24T07:00:00.123Z");
     expect(run.updated_at.toISOString()).toBe("2026-11-24T07:00:01.000Z");
-    const withLedger = parseOffer(JSON.stringify({ run: RUN, ledger: [LEDGER_ROW] }));
+    const withLedger = parseOffer(JSON.stringify({ run: RUN, ledger: { version: 3, entries: [LEDGER_ROW] } }));
     expect(withLedger).toMatchObject({ claim: { ledger: [{ stepKey: "step:a#1", epoch: 0, kind: "step", resolved: true, outcome: { ok: true, value: "{}" }, expiresAt: null }] } });
+    // A completion of a build before migration 0026 (a rolling deploy): the bare entries, version unknown.
+    expect(parseOffer(JSON.stringify({ run: RUN, ledger: [LEDGER_ROW] }))).toMatchObject({ claim: { ledger: [{ stepKey: "step:a#1" }], ledgerVersion: null } });
+    expect(parseOffer(JSON.stringify({ run: RUN, ledger: null }))).toMatchObject({ claim: { ledger: [], ledgerVersion: null } });
     // Traces on: the run's trace context travels with the offer.
     const wait = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     expect(parseOffer(JSON.stringify({ run: { ...RUN, traceparent: wait, wait_traceparent: wait }, ledger: null }))).toMatchObject({ claim: { run: { traceparent: wait, wait_traceparent: wait } } });
+  });
+
+  it("reads an offer that carries only the entries its completion resolved, and the ledger's version", () => {
+    const offer = parseOffer(JSON.stringify({ run: RUN, ledger: { version: 4, resolved: [LEDGER_ROW] } }));
+    expect(offer).toMatchObject({ resolved: { version: 4, run: { id: "run_1", claim_token: "c1" }, entries: [{ stepKey: "step:a#1", resolved: true }] } });
+    expect(parseOffer(JSON.stringify({ run: RUN, ledger: { version: 4, resolved: null } }))).toMatchObject({ resolved: { version: 4, entries: [] } });
   });
 
   it("reads an offer that names only its claim token", () => {
@@ -37,8 +46,12 @@ describe("parseOffer", () => {
       expect(() => parseOffer(junk)).toThrow(StoredDataError);
     }
     expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: {} }))).toThrow(/an offer NOTIFY does not have the shape svc stores/);
+    expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: { version: 1 } }))).toThrow(StoredDataError);
+    expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: { version: "1", entries: [] } }))).toThrow(StoredDataError);
+    expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: { version: 1, entries: [], resolved: [] } }))).toThrow(StoredDataError);
     expect(() => parseOffer(JSON.stringify({ run: { ...RUN, attempt_number: "2" }, ledger: null }))).toThrow(StoredDataError);
     expect(() => parseOffer(JSON.stringify({ run: { ...RUN, updated_at: "yesterday" }, ledger: null }))).toThrow(/not a timestamp: yesterday/);
     expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: [{ ...LEDGER_ROW, kind: "nap" }] }))).toThrow(StoredDataError);
+    expect(() => parseOffer(JSON.stringify({ run: RUN, ledger: { version: 1, resolved: [{ ...LEDGER_ROW, kind: "nap" }] } }))).toThrow(StoredDataError);
   });
 });

@@ -1,13 +1,21 @@
 import { z } from "zod";
-import { CHANNELS, DECLINE_OFFERS_SQL, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerRow, type Pool, type Queryable } from "@svc/runtime/engine";
+import {
+  CHANNELS, DECLINE_OFFERS_SQL, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
+} from "@svc/runtime/engine";
 import { LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
+import type { LedgerCache } from "./ledger-cache.ts";
 
 /**
- * A resume a completion offered to this worker (svc_complete_waitpoint, migration 0018): the run
- * is already claimed for it. The NOTIFY carries the claim itself, or only its token when the run
- * and its ledger would not fit in a NOTIFY payload.
+ * A resume a completion offered to this worker (svc_complete_waitpoint, migrations 0018 and 0026):
+ * the run is already claimed for it. The NOTIFY carries the claim itself (the run and its whole
+ * ledger); or, offered to the worker that suspended the run, the run and only the entries the
+ * completion resolved (`resolved`: the rest is this worker's copy, see LedgerCache); or only its
+ * claim token when the run and its ledger would not fit in a NOTIFY payload.
  */
-export type Offer = { claim: Claim } | { claimToken: string; runId: string };
+export type Offer =
+  | { claim: Claim }
+  | { resolved: { run: ClaimedRun; entries: LedgerEntry[]; version: number } }
+  | { claimToken: string; runId: string };
 
 const timestamp = z.string().transform((text, ctx) => {
   const date = new Date(text);
@@ -39,8 +47,21 @@ const OfferedRunSchema = z.object({
   wait_traceparent: z.string().nullable(),
 }) satisfies z.ZodType<ClaimedRun, unknown>;
 
-const FullOfferSchema = z.object({ run: OfferedRunSchema, ledger: z.array(LedgerRowSchema).nullable() });
+const LedgerRowsSchema = z.array(LedgerRowSchema).nullable();
+/**
+ * An offer's ledger: `{ version, entries }` (all of it), `{ version, resolved }` (what the
+ * completion resolved), or the bare list of entries that completions of a build before migration
+ * 0026 send (a rolling deploy), whose version is not known.
+ */
+const OfferedLedgerSchema = z.union([
+  z.strictObject({ version: z.number().int(), entries: LedgerRowsSchema }),
+  z.strictObject({ version: z.number().int(), resolved: LedgerRowsSchema }),
+  LedgerRowsSchema,
+]);
+const FullOfferSchema = z.object({ run: OfferedRunSchema, ledger: OfferedLedgerSchema });
 const TokenOfferSchema = z.object({ claimToken: z.string(), runId: z.string() });
+
+const entriesOf = (rows: unknown[] | null): LedgerEntry[] => ((rows ?? []) as LedgerRow[]).map(ledgerEntryFromRow);
 
 /**
  * Parses an offer NOTIFY. Only svc_complete_waitpoint sends on a worker's offer channel: a payload
@@ -56,21 +77,37 @@ export function parseOffer(payload: string): Offer {
   }
   // Told apart by their keys, so that a mismatch names the field at fault.
   if (typeof json !== "object" || json === null || !("run" in json)) return parseStored(TokenOfferSchema, json, "an offer NOTIFY");
-  const offer = parseStored(FullOfferSchema, json, "an offer NOTIFY");
-  return { claim: { run: offer.run, previousStatus: "WAITING", ledger: ((offer.ledger ?? []) as LedgerRow[]).map(ledgerEntryFromRow) } };
+  const { run, ledger } = parseStored(FullOfferSchema, json, "an offer NOTIFY");
+  if (ledger === null || Array.isArray(ledger)) return { claim: { run, previousStatus: "WAITING", ledger: entriesOf(ledger), ledgerVersion: null, ledgerFrom: "offer" } };
+  if ("resolved" in ledger) return { resolved: { run, entries: entriesOf(ledger.resolved), version: ledger.version } };
+  return { claim: { run, previousStatus: "WAITING", ledger: entriesOf(ledger.entries), ledgerVersion: ledger.version, ledgerFrom: "offer" } };
+}
+
+/**
+ * The claim of an offer that carries only the entries its completion resolved: this worker's copy
+ * of the run's ledger at the version the completion started from (taken out of `cache`), with
+ * those entries; null when the cache has no such copy (this worker restarted, dropped it, or the
+ * ledger changed since: the caller loads the offer instead).
+ */
+export function claimFromCache(cache: LedgerCache, offer: { run: ClaimedRun; entries: LedgerEntry[]; version: number }): Claim | null {
+  const kept = cache.take(offer.run.id, offer.version - 1, offer.run.ledger_epoch);
+  if (!kept) return null;
+  // Later entries win in LedgerSession: the resolved ones replace the copy's unresolved ones.
+  return { run: offer.run, previousStatus: "WAITING", ledger: kept.concat(offer.entries), ledgerVersion: offer.version, ledgerFrom: "cache" };
 }
 
 /** Loads an offer that came with only its claim token; null when it was withdrawn meanwhile. */
 export async function loadOffer(db: Queryable, claimToken: string): Promise<Claim | null> {
-  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null }>(
+  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null; ledger_version: number | null }>(prepared(
+    "svc_load_offer",
     `WITH claimed AS (SELECT ${RETURN_CLAIMED} FROM runs r WHERE r.claim_token = $1 AND r.status = 'EXECUTING' AND r.offered_at IS NOT NULL)
      SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
     [claimToken],
-  );
+  ));
   const row = rows[0];
   if (!row) return null;
-  const { ledger, ...run } = row;
-  return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow) };
+  const { ledger, ledger_version, ...run } = row;
+  return { run, previousStatus: "WAITING", ledger: entriesOf(ledger), ledgerVersion: ledger_version, ledgerFrom: "claim" };
 }
 
 /**

@@ -8,8 +8,8 @@ export class Executions {
   readonly active = new ActiveExecutions();
   readonly #deps: ExecutorDeps;
 
-  constructor({ engine, worker, events, tally, hooks, tracer }: WorkerResources, batchers: ExecutionBatchers) {
-    this.#deps = { engine, worker, events, tally, hooks, batchers, tracer };
+  constructor({ engine, worker, events, tally, hooks, tracer, ledgers }: WorkerResources, batchers: ExecutionBatchers) {
+    this.#deps = { engine, worker, events, tally, hooks, batchers, tracer, ledgers };
   }
 
   /** Claims and executes one run (see executeRun); `release` frees its slot once the task code is done. */

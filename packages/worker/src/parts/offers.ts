@@ -1,4 +1,4 @@
-import { loadOffer, parseOffer, type Offer } from "../execution/offers.ts";
+import { claimFromCache, loadOffer, parseOffer, type Offer } from "../execution/offers.ts";
 import { registerWorker, renewWorker, unregisterWorker, type Heartbeat, type WorkerRecord } from "../registry/workers.ts";
 import type { WorkerBatchers } from "./batchers.ts";
 import type { Slots } from "./slots.ts";
@@ -66,12 +66,14 @@ export class Offers {
       report(error, "offer");
       return;
     }
-    const [runId, claimToken] = "claim" in offer ? [offer.claim.run.id, offer.claim.run.claim_token!] : [offer.runId, offer.claimToken];
+    const { runId, claimToken } = offeredRun(offer);
     if (!this.#slots.canTakeLeased) {
       this.#declines.add({ runId, claimToken }).catch((error) => report(error, "offer"));
       return;
     }
-    const claim = "claim" in offer ? offer.claim : loadOffer(engine.db, claimToken);
+    // An offer with only the entries its completion resolved: this worker's copy of the rest, or
+    // the whole ledger loaded when the copy is gone or behind.
+    const claim = "claim" in offer ? offer.claim : ("resolved" in offer && claimFromCache(this.#resources.ledgers, offer.resolved)) || loadOffer(engine.db, claimToken);
     this.#slots.runLeased({ kind: "offer", runId, claimToken, claim });
   }
 
@@ -80,4 +82,11 @@ export class Offers {
     const at = this.#resources.engine.clock.now();
     return { at, aliveUntil: new Date(at.getTime() + this.#resources.config.leaseMs), slotsInUse: this.#slots.inUse };
   }
+}
+
+/** The run an offer is for, and the claim token the completion claimed it with. */
+function offeredRun(offer: Offer): { runId: string; claimToken: string } {
+  if ("claimToken" in offer) return offer;
+  const { run } = "claim" in offer ? offer.claim : offer.resolved;
+  return { runId: run.id, claimToken: run.claim_token! };
 }

@@ -6,6 +6,7 @@ import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
+import { LedgerCache } from "../execution/ledger-cache.ts";
 import type { WorkerOptions } from "../worker.ts";
 
 /** The worker's settings, defaults applied. */
@@ -37,6 +38,8 @@ export interface WorkerResources {
    * execution (a step, the finish) flushes the WAL up to and including the claim first.
    */
   claimPool: Pool;
+  /** The ledgers of the runs this worker suspended: resume offers to it carry only what changed. */
+  ledgers: LedgerCache;
   /** pg-boss: the jobs of starts and of resumes nobody took at once. */
   queue: { boss: PgBoss; dispatcher: PgBossDispatcher };
   config: WorkerConfig;
@@ -66,6 +69,7 @@ export function createResources(options: WorkerOptions): WorkerResources {
     tasks: options.tasks,
     engine: options.engine,
     claimPool: createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" }, onError: (error) => report(error, "pool") }),
+    ledgers: new LedgerCache(options.ledgerCache),
     queue: { boss: options.boss, dispatcher: options.dispatcher },
     config: {
       databaseUrl: options.databaseUrl,

@@ -40,8 +40,9 @@ const OFFERED_RUN = `json_build_object(${CLAIMED_COLUMNS.map((c) => `'${c}', o.$
  * Announces the runs a completion offered: a LATERAL subquery after svc_complete_waitpoint's
  * result `c` in the completion statement, one row whose `sent` is the number of offers sent. A
  * NOTIFY on each run's worker's own channel with what a claim would have returned, the run and its
- * ledger, or only its claim token when that would not fit in a NOTIFY; they are delivered when the
- * completion commits. Built here from CLAIMED_COLUMNS, the statement text is constant: the function
+ * ledger (`{ version, entries }`, or `{ version, resolved }` for the worker that suspended the run
+ * and keeps the rest: see svc_complete_waitpoint), or only its claim token when that would not fit
+ * in a NOTIFY; they are delivered when the completion commits. Built here from CLAIMED_COLUMNS, the statement text is constant: the function
  * would have to pick the columns out of each row at run time (~0.06 ms a completion).
  */
 export const SEND_OFFERS = `(SELECT count(pg_notify('${RESUME_OFFERS.channelPrefix}' || o.worker_id,

@@ -7,6 +7,9 @@ export const SUSPEND = transition(["EXECUTING"], "WAITING");
  * The prepared statement svc_register_wait (ledger/ledger-store.ts, registerWait): records the
  * wait in the ledger, fenced by the claim token, and suspends the run when the waitpoint is still
  * pending, in one round trip. Its text is constant (the guard is interpolated at module load).
+ * Suspending raises the run's ledger_version and names the worker that held it
+ * (suspended_worker_id, migration 0026), and returns the new version: the suspending execution's
+ * copy of the ledger is the ledger at that version if it was one below when the execution loaded it.
  */
 export const REGISTER_WAIT_SQL = `WITH wp AS (
          SELECT status, output, output_type, output_is_error FROM waitpoints WHERE id = $6 AND environment_id = $2 FOR SHARE),
@@ -27,10 +30,11 @@ export const REGISTER_WAIT_SQL = `WITH wp AS (
                used_epoch = EXCLUDED.used_epoch
          RETURNING 1),
        suspended AS (
-         UPDATE runs SET status = '${SUSPEND.to}', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $10
+         UPDATE runs SET status = '${SUSPEND.to}', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $10,
+           ledger_version = ledger_version + 1, suspended_worker_id = worker_id
          WHERE id = (SELECT id FROM run) AND (SELECT status FROM wp) = 'WAITING'
-         RETURNING 1)
+         RETURNING ledger_version)
        SELECT EXISTS (SELECT 1 FROM wp) AS found, NOT EXISTS (SELECT 1 FROM run) AS fenced,
          wp.status, wp.output, wp.output_type, wp.output_is_error,
-         (SELECT count(*) FROM entry) AS entries, (SELECT count(*) FROM suspended) AS suspensions
+         (SELECT count(*) FROM entry) AS entries, (SELECT ledger_version FROM suspended) AS ledger_version
        FROM (SELECT 1) one LEFT JOIN wp ON true`;
