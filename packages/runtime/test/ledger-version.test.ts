@@ -1,4 +1,4 @@
-// runs.ledger_version (migration 0026): what tells a worker whether its in-memory copy of a run's
+// runs.ledger_version (migration 0027): what tells a worker whether its in-memory copy of a run's
 // ledger is still the ledger. It goes up when an execution suspends the run and when a completion
 // resolves any of the run's entries, whatever the run's status; claims read it in the snapshot
 // they read the ledger in.

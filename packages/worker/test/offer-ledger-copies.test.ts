@@ -1,4 +1,4 @@
-// Resume offers that carry only what a completion changed (migration 0026): a worker keeps the
+// Resume offers that carry only what a completion changed (migration 0027): a worker keeps the
 // ledger of each run it suspended; a completion offers the run back to that worker with only the
 // entries it resolved, and the worker resumes from its copy. Covered here: the offer goes to that
 // worker and is small, replay is unchanged (each step once), a copy that is behind is never used,

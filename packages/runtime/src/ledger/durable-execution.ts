@@ -39,7 +39,7 @@ export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
 
 /**
  * A suspended execution's copy of its run's ledger, exactly the ledger at `version` (the run's
- * ledger_version, migration 0026): what a worker may keep to resume the run from, adding the
+ * ledger_version, migration 0027): what a worker may keep to resume the run from, adding the
  * entries a later completion resolves (see svc_complete_waitpoint's offers).
  */
 export interface SuspendedLedger {

@@ -103,7 +103,7 @@ export interface WaitRequest {
 
 export type WaitRegistration =
   | { kind: "resolved"; outcome: unknown }
-  /** `ledgerVersion`: the run's ledger_version after this suspension raised it (migration 0026). */
+  /** `ledgerVersion`: the run's ledger_version after this suspension raised it (migration 0027). */
   | { kind: "suspended"; ledgerVersion: number | null }
   | { kind: "fenced" }
   | { kind: "waitpoint_missing" };

@@ -17,7 +17,7 @@ export interface Claim {
   /** The entries the execution replays, loaded by the claim statement itself. */
   ledger: LedgerEntry[];
   /**
-   * The run's ledger_version that `ledger` is the ledger at (migration 0026), read with it; null
+   * The run's ledger_version that `ledger` is the ledger at (migration 0027), read with it; null
    * when not known. The execution's suspension then tells whether its copy can be kept (LedgerCache).
    */
   ledgerVersion: number | null;

@@ -22,7 +22,7 @@ describe("parseOffer", () => {
     expect(run.updated_at.toISOString()).toBe("2026-11-24T07:00:01.000Z");
     const withLedger = parseOffer(JSON.stringify({ run: RUN, ledger: { version: 3, entries: [LEDGER_ROW] } }));
     expect(withLedger).toMatchObject({ claim: { ledger: [{ stepKey: "step:a#1", epoch: 0, kind: "step", resolved: true, outcome: { ok: true, value: "{}" }, expiresAt: null }] } });
-    // A completion of a build before migration 0026 (a rolling deploy): the bare entries, version unknown.
+    // A completion of a build before migration 0027 (a rolling deploy): the bare entries, version unknown.
     expect(parseOffer(JSON.stringify({ run: RUN, ledger: [LEDGER_ROW] }))).toMatchObject({ claim: { ledger: [{ stepKey: "step:a#1" }], ledgerVersion: null } });
     expect(parseOffer(JSON.stringify({ run: RUN, ledger: null }))).toMatchObject({ claim: { ledger: [], ledgerVersion: null } });
     // Traces on: the run's trace context travels with the offer.

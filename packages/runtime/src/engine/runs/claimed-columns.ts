@@ -18,7 +18,7 @@ export const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
 /** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
 const CLAIMED_LEDGER = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH}))`;
 /**
- * The run's ledger_version (migration 0026) as of the statement's snapshot, the one its ledger
+ * The run's ledger_version (migration 0027) as of the statement's snapshot, the one its ledger
  * was read in: `claimed` is the row as updated, which may already count a completion that
  * committed after the snapshot (its resolution is then missing from the entries read).
  */

@@ -41,9 +41,9 @@ export interface RunRow {
   job_id: string | null;
   worker_id: string | null;
   worker_version: string | null;
-  /** Raised when an execution suspends the run and when a completion resolves its entries (migration 0026). */
+  /** Raised when an execution suspends the run and when a completion resolves its entries (migration 0027). */
   ledger_version: number;
-  /** The worker whose execution last suspended the run (migration 0026): offers prefer it. */
+  /** The worker whose execution last suspended the run (migration 0027): offers prefer it. */
   suspended_worker_id: string | null;
   parent_run_id: string | null;
   root_run_id: string | null;

@@ -8,7 +8,7 @@ export const SUSPEND = transition(["EXECUTING"], "WAITING");
  * wait in the ledger, fenced by the claim token, and suspends the run when the waitpoint is still
  * pending, in one round trip. Its text is constant (the guard is interpolated at module load).
  * Suspending raises the run's ledger_version and names the worker that held it
- * (suspended_worker_id, migration 0026), and returns the new version: the suspending execution's
+ * (suspended_worker_id, migration 0027), and returns the new version: the suspending execution's
  * copy of the ledger is the ledger at that version if it was one below when the execution loaded it.
  */
 export const REGISTER_WAIT_SQL = `WITH wp AS (
