@@ -31,22 +31,14 @@ import { NO_RUN_TALLY, type RunTally } from "../engine/runs/run-tally.ts";
  * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
  * resolves to the function that creates it inside a transaction.
  */
+import { LedgerCopyTracker, type SuspendedLedger } from "./suspended-ledger.ts";
+
+export type { SuspendedLedger };
 export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<(tx: Queryable) => Promise<CreatedToken>>;
 
 const DEFAULT_WAIT_KEY_TTL = "1h";
 
 export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
-
-/**
- * A suspended execution's copy of its run's ledger, exactly the ledger at `version` (the run's
- * ledger_version, migration 0027): what a worker may keep to resume the run from, adding the
- * entries a later completion resolves (see svc_complete_waitpoint's offers).
- */
-export interface SuspendedLedger {
-  version: number;
-  epoch: number;
-  entries: LedgerEntry[];
-}
 
 /**
  * One execution of a run: the durable operations task code calls, against the ledger in Postgres.
@@ -75,12 +67,8 @@ export class DurableExecution implements RunExecution {
   /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
   #taken: Promise<boolean> | null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
-  /** The run's ledger_version that the ledger this execution started from had; null: unknown. */
-  readonly #ledgerVersion: number | null;
-  /** Writes to the run's ledger under way (sent, their result not yet in #ledger). */
-  #ledgerWrites = 0;
-  /** Set when this execution suspended the run with #ledger exactly the ledger at that version. */
-  #suspendedLedger: SuspendedLedger | null = null;
+  /** Whether #ledger is still the stored ledger when the run suspends (suspendedLedger). */
+  readonly #ledgerCopy: LedgerCopyTracker;
   /** The `.out` records the code appends, per session. */
   readonly #output: RunChannelOutput;
   /** What the code does with sessions' `.in`, and hand-overs. */
@@ -118,7 +106,7 @@ export class DurableExecution implements RunExecution {
     this.#createToken = args.createToken;
     this.#tracing = args.tracing ?? null;
     this.#tally = args.tally ?? NO_RUN_TALLY;
-    this.#ledgerVersion = args.ledgerVersion ?? null;
+    this.#ledgerCopy = new LedgerCopyTracker(args.ledgerVersion ?? null);
     this.#parent = { env: args.env, runId: args.run.id, trace: this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {} };
     this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
@@ -152,17 +140,7 @@ export class DurableExecution implements RunExecution {
    * was loaded, and no write of this execution was still under way when it suspended); else null.
    */
   suspendedLedger(): SuspendedLedger | null {
-    return this.#suspendedLedger;
-  }
-
-  /** Counts a write to the run's ledger as under way until `write` settles (see suspendedLedger). */
-  async #writingLedger<T>(write: () => Promise<T>): Promise<T> {
-    this.#ledgerWrites++;
-    try {
-      return await write();
-    } finally {
-      this.#ledgerWrites--;
-    }
+    return this.#ledgerCopy.suspended;
   }
 
   /**
@@ -275,7 +253,7 @@ export class DurableExecution implements RunExecution {
   async #markPassed(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
     if (!(await this.#mayWrite())) return false;
     const attemptEpoch = this.#ledger.epoch;
-    return this.#writingLedger(async () => {
+    return this.#ledgerCopy.writing(async () => {
       const marked = await retryWrite(() =>
         markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
       );
@@ -350,7 +328,7 @@ export class DurableExecution implements RunExecution {
   }
 
   #registerWait(wait: WaitRequest): Promise<any> {
-    return this.#writingLedger(() => this.#recordWait(wait));
+    return this.#ledgerCopy.writing(() => this.#recordWait(wait));
   }
 
   async #recordWait({ key, kind, target, existingWaitpointId, options, makeWaitpoint }: WaitRequest): Promise<any> {
@@ -385,11 +363,7 @@ export class DurableExecution implements RunExecution {
         return kind === "token" || kind === "datetime" ? waitResult(registration.outcome) : registration.outcome;
       case "suspended":
         this.#ledger.remember({ ...recorded, resolved: false, outcome: null });
-        // Exactly the stored ledger when it was at #ledgerVersion when loaded, nothing but this
-        // suspension raised it since, and this is the one ledger write under way.
-        if (this.#ledgerVersion !== null && registration.ledgerVersion === this.#ledgerVersion + 1 && this.#ledgerWrites === 1) {
-          this.#suspendedLedger = { version: registration.ledgerVersion, epoch: this.#ledger.epoch, entries: this.#ledger.entries() };
-        }
+        this.#ledgerCopy.suspendedAt(registration.ledgerVersion, this.#ledger.epoch, () => this.#ledger.entries());
         this.fence({ kind: "suspended" });
         return never();
       case "fenced":
@@ -426,7 +400,7 @@ export class DurableExecution implements RunExecution {
       const input = { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind: "step" as const, target: name, outcome, now: this.#deps.clock.now() };
       return (await recordStep(db, input)) ? { value, outcome } : null;
     };
-    const recorded = await this.#writingLedger(async () => {
+    const recorded = await this.#ledgerCopy.writing(async () => {
       const written = await retryWrite(() => write(record));
       if (written) this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: written.outcome, expiresAt: null });
       return written;
