@@ -6,6 +6,7 @@ import { task } from "../packages/runtime/src/sdk/index.ts";
 import { sessions } from "../packages/runtime/src/sdk/namespaces.ts";
 import { postJson } from "./http-client.ts";
 import { benchDatabase, benchStack, type BenchStack } from "./setup.ts";
+import { cpuMsOf, databaseCpu } from "./process-cpu.ts";
 import { openSse } from "./sse-client.ts";
 import { line, now, percentiles } from "./stats.ts";
 
@@ -178,6 +179,26 @@ async function roundTrips(stack: BenchStack, sessionsCount: number, turnsPerSess
   return { latencies, answered, stages, marks };
 }
 
+/**
+ * The CPU the round trips use, per round trip, by process: less sensitive to a shared machine's
+ * load than their latency (on 2 cores, what the processes use between them is what they wait for).
+ */
+async function cpuOfRoundTrips(stack: BenchStack, url: string): Promise<{ stop(turns: number): string }> {
+  const database = new URL(url).pathname.slice(1);
+  const postgres = await databaseCpu(stack.engine.db, database);
+  const api = stack.apiPid ? cpuMsOf(stack.apiPid) : 0;
+  const own = process.cpuUsage();
+  return {
+    stop(turns) {
+      const per = (ms: number) => `${(ms / turns).toFixed(2)} ms`;
+      const mine = process.cpuUsage(own);
+      const apiMs = stack.apiPid ? cpuMsOf(stack.apiPid) - api : 0;
+      const pgMs = postgres.stop();
+      return `API process ${per(apiMs)}, benchmark process (worker + client) ${per((mine.user + mine.system) / 1000)}, Postgres backends ${per(pgMs)}`;
+    },
+  };
+}
+
 /** N SSE subscribers on one session's .out in the API process: its RSS growth, and one append's delivery to all. */
 async function fanOut(stack: BenchStack, subscribers: number): Promise<string[]> {
   const session = await startChat(stack, "fan-out");
@@ -258,9 +279,12 @@ export async function sessionsScenario(embedded: { url: string } | undefined, op
     await roundTrips(stack, 4, 50, "warm");
     const sessionsCount = Math.max(1, Math.ceil(options.turns / options.turnsPerSession));
     const stopMarks = options.profile ? await listenForMarks(db.url, stack.worker!.id) : null;
+    const cpu = await cpuOfRoundTrips(stack, db.url);
     const { latencies, answered, stages, marks } = await roundTrips(stack, sessionsCount, options.turnsPerSession, "chat", options.profile);
+    const used = cpu.stop(latencies.length);
     await stopMarks?.();
     out.push(line(`chat round trip, one at a time (${options.turnsPerSession} turns per session)`, percentiles(latencies)));
+    out.push(`  CPU per round trip: ${used}`);
     out.push(line(`  the same appends to .in, HTTP → 200 received`, percentiles(answered)));
     out.push(line(`  the same appends to .in, HTTP → run resumed`, percentiles(stages)) + `  (${Object.entries(via).map(([k, v]) => `${k} ${v}`).join(", ")})`);
     const late = latencies.filter((_, i) => i % options.turnsPerSession >= options.turnsPerSession - 10);

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { openDatabase } from "@svc/runtime/db";
+import { openDatabase, SharedListener } from "@svc/runtime/db";
 import { SecretBox, startTracing, systemClock } from "@svc/runtime/engine";
 import { PgBossDispatcher, startBoss } from "@svc/queue";
 import { createApp } from "./app.ts";
@@ -32,10 +32,11 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
     secrets: new SecretBox(config.SVC_ENCRYPTION_KEY),
     apiUrl: publicUrlOf(config),
   };
-  const secretKeys = new SecretKeyCache();
-  await untilReachable(() => secretKeys.start(config.DATABASE_URL, (error) => report(error, "credential notices")));
-  const sessionStreams = new SessionStreamHub({ db, databaseUrl: config.DATABASE_URL, clock: systemClock, onError: (error, context) => report(error, context) });
-  await untilReachable(() => sessionStreams.start());
+  // The process's one LISTEN connection: credential changes and session records.
+  const notices = new SharedListener({ url: config.DATABASE_URL, onError: (error) => report(error, "notices") });
+  const secretKeys = new SecretKeyCache({ notices });
+  const sessionStreams = new SessionStreamHub({ db, notices, clock: systemClock, onError: (error, context) => report(error, context) });
+  await untilReachable(() => notices.start());
   const tracing = await startTracing(env, "svc-api");
   // Metrics are on unless a caller turns them off (the benchmark that measures what they cost).
   const metrics = options.metrics === false ? undefined : createApiMetrics({ pool: db, clock: systemClock, ...(config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : {}) });
@@ -48,9 +49,9 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
 
   const close = async () => {
     // Open streams end first (their clients reconnect elsewhere with Last-Event-ID): close waits for them.
-    await sessionStreams.stop();
+    sessionStreams.stop();
     await app.close();
-    await secretKeys.stop();
+    await notices.stop();
     await boss.stop({ graceful: false, close: true });
     await db.end();
     await tracing?.shutdown();

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { createPool } from "@svc/runtime/db";
+import { createPool, SharedListener } from "@svc/runtime/db";
 import { FakeClock, type Clock } from "@svc/runtime/engine";
 import { startTestEngine, TEST_ENCRYPTION_KEY, type TestEngine } from "@svc/runtime/testing";
 import { pgBossDispatcher, type PgBossTestDispatcher } from "@svc/queue/testing";
@@ -29,10 +29,10 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   const te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 3 }), clock: options.clock });
   const { engine } = te;
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
-  const secretKeys = new SecretKeyCache();
-  await secretKeys.start(te.db.url, () => {});
-  const sessionStreams = new SessionStreamHub({ db: te.db.pool, databaseUrl: te.db.url, clock: engine.clock, onError: (error) => console.error(error) });
-  await sessionStreams.start();
+  const notices = new SharedListener({ url: te.db.url, onError: (error) => console.error(error) });
+  const secretKeys = new SecretKeyCache({ notices });
+  const sessionStreams = new SessionStreamHub({ db: te.db.pool, notices, clock: engine.clock, onError: (error) => console.error(error) });
+  await notices.start();
   const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
@@ -42,9 +42,9 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
     deps,
     devAuth: { authorization: `Bearer ${te.project.environments.dev.secretKey}` },
     async close() {
-      await sessionStreams.stop();
+      sessionStreams.stop();
       await app.close();
-      await secretKeys.stop();
+      await notices.stop();
       await te.close();
     },
   };
@@ -71,15 +71,17 @@ export async function startAppWithDatabaseDown(api: TestApi): Promise<{ app: Fas
 export async function startTestApiOn(api: TestApi): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const pool = createPool(api.db.url, { max: 3, onError: () => {} });
   const engine = { ...api.engine, db: pool };
-  const sessionStreams = new SessionStreamHub({ db: pool, databaseUrl: api.db.url, clock: engine.clock, onError: (error) => console.error(error) });
-  await sessionStreams.start();
+  const notices = new SharedListener({ url: api.db.url, onError: (error) => console.error(error) });
+  const sessionStreams = new SessionStreamHub({ db: pool, notices, clock: engine.clock, onError: (error) => console.error(error) });
+  await notices.start();
   const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams }, { logger: false });
   await app.ready();
   return {
     app,
     async close() {
-      await sessionStreams.stop();
+      sessionStreams.stop();
       await app.close();
+      await notices.stop();
       await pool.end();
     },
   };

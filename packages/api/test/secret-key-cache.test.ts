@@ -30,6 +30,13 @@ function countingLookup(key: string) {
 }
 
 describe("secret key cache", () => {
+  it("hears change notices on the process's one LISTEN connection, the one session records arrive on", async () => {
+    const { rows } = await api.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'svc-api-listen'`,
+    );
+    expect(rows[0]!.n).toBe(1);
+  });
+
   it("answers a known key from memory until a change notice drops it", async () => {
     const key = api.project.environments.dev.secretKey;
     const lookup = countingLookup(key);

@@ -1,4 +1,4 @@
-import { NotificationListener } from "@svc/runtime/db";
+import type { SharedListener } from "@svc/runtime/db";
 import { CHANNELS, sha256Hex, type Environment } from "@svc/runtime/engine";
 
 type Lookup = () => Promise<{ environment: Environment; expiresAt: Date | null } | null>;
@@ -25,9 +25,9 @@ export interface VerifiedToken<P> {
 
 /**
  * Which environment a secret key opens, remembered for up to `ttlMs` so an authenticated request
- * needs no extra round trip. It is only used while its LISTEN connection is up: any change to a
- * secret key or an environment NOTIFYs `svc_credentials` (a database trigger), and every replica
- * drops its cache within milliseconds. A key's own expiry (the end of a rotation's grace period)
+ * needs no extra round trip. It is only used while the process's LISTEN connection (`notices`) is
+ * up: any change to a secret key or an environment NOTIFYs `svc_credentials` (a database trigger),
+ * and every replica drops its cache within milliseconds. Without `notices` nothing is cached. A key's own expiry (the end of a rotation's grace period)
  * is honoured without any notice. Unknown keys are never cached.
  *
  * Public tokens verified with those keys are remembered the same way (a chat's client sends the
@@ -42,32 +42,19 @@ export class SecretKeyCache {
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   #generation = 0;
-  #listener: NotificationListener | null = null;
+  readonly #notices: SharedListener | null;
   #cleared: (() => void)[] = [];
 
-  constructor(options: { ttlMs?: number; maxEntries?: number } = {}) {
+  /** Caches only while `notices` is listening (until it starts, and whenever its connection is down, nothing is). */
+  constructor(options: { ttlMs?: number; maxEntries?: number; notices?: SharedListener } = {}) {
     this.#ttlMs = options.ttlMs ?? 60_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
-  }
-
-  /** Starts listening for credential changes; until then (and whenever the connection is down) nothing is cached. */
-  /** `onError`: told of connection errors of the LISTEN connection (it reconnects by itself). */
-  async start(databaseUrl: string, onError: (error: unknown) => void): Promise<void> {
-    this.#listener = new NotificationListener({
-      url: databaseUrl,
-      channels: [CHANNELS.credentials],
+    this.#notices = options.notices ?? null;
+    this.#notices?.route(CHANNELS.credentials, {
       onNotification: () => this.clear(),
       onDisconnect: () => this.clear(),
       onReconnect: () => this.clear(),
-      onError,
     });
-    await this.#listener.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.#listener?.stop();
-    this.#listener = null;
-    this.clear();
   }
 
   /** Resolves the next time the cache is dropped (a change notice arrived). */
@@ -111,7 +98,7 @@ export class SecretKeyCache {
 
   /** One cached lookup: used while live and fresh, kept until the TTL or `expiryOf`, whichever is first. */
   async #cached<V>(map: Map<string, Entry<V>>, key: string, now: Date, lookup: () => Promise<V | null>, expiryOf: (value: V) => Date | null): Promise<V | null> {
-    const live = this.#listener?.connected === true;
+    const live = this.#notices?.connected === true;
     const entry = live ? map.get(key) : undefined;
     if (entry && entry.until > now.getTime()) return entry.value;
     const generation = this.#generation;

@@ -1,4 +1,4 @@
-import { NotificationListener } from "@svc/runtime/db";
+import type { SharedListener } from "@svc/runtime/db";
 import { CHANNELS, MAX_RECORDS_PER_READ, readRecords, sseRecordJson, type Clock, type Queryable, type SessionRecordRow } from "@svc/runtime/engine";
 import { batchFrame } from "./sse.ts";
 
@@ -34,8 +34,8 @@ interface Notice {
 }
 
 /**
- * Live delivery of session channel records to SSE subscribers of this process. One LISTEN
- * connection per process, whatever the number of subscribers: an append on any replica NOTIFYs
+ * Live delivery of session channel records to SSE subscribers of this process. The process's one
+ * LISTEN connection (`notices`), whatever the number of subscribers: an append on any replica NOTIFYs
  * `svc_session_records` at commit; this hub sends the record to each local subscriber of that
  * channel, serialised once. A subscriber that missed a sequence number (a lost notice, the
  * connection replaced, a record too large to ride in the notice) reads the gap from the database,
@@ -43,29 +43,21 @@ interface Notice {
  */
 export class SessionStreamHub {
   readonly #db: Queryable;
-  readonly #listener: NotificationListener;
   readonly #subscribers = new Map<string, Set<Subscriber>>();
   readonly #onError: (error: unknown, context: string) => void;
 
-  constructor(options: { db: Queryable; databaseUrl: string; clock: Clock; onError: (error: unknown, context: string) => void }) {
+  constructor(options: { db: Queryable; notices: SharedListener; clock: Clock; onError: (error: unknown, context: string) => void }) {
     this.#db = options.db;
     this.#onError = options.onError;
-    this.#listener = new NotificationListener({
-      url: options.databaseUrl,
-      channels: [CHANNELS.sessionRecords],
-      onNotification: (_channel, payload) => this.#onNotice(payload),
+    options.notices.route(CHANNELS.sessionRecords, {
+      onNotification: (payload) => this.#onNotice(payload),
       // Notices sent while the connection was down are gone: every subscriber reads its gap.
       onReconnect: () => this.#readAll(),
-      onError: (error) => this.#onError(error, "session stream notices"),
     });
   }
 
-  async start(): Promise<void> {
-    await this.#listener.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.#listener.stop();
+  /** Ends every open stream (their clients reconnect with Last-Event-ID); the listener is its owner's to stop. */
+  stop(): void {
     for (const set of this.#subscribers.values()) for (const sub of set) sub.sink.end();
     this.#subscribers.clear();
   }

@@ -1,5 +1,6 @@
 export { createPool, flushWal, isLockConflict, isPool, isUniqueViolation, prepared, preparedText, retryOnConflict, withTransaction, type Queryable, type Pool, type PoolClient, type TransactionOptions } from "./queryable.ts";
 export { NotificationListener, type NotificationHandler } from "./notification-listener.ts";
+export { SharedListener, type ChannelRoute } from "./shared-listener.ts";
 export { migrate, migrationsApplied, loadMigrations, loadFunctionFiles, checksumOf, MIGRATIONS_DIR, FUNCTIONS_DIR, type MigrateOptions, type MigrateResult } from "./migrate.ts";
 export { dumpSchema, SCHEMA_DUMP_PATH } from "./schema-dump.ts";
 export { isDatabaseUnavailable, retryWhileUnavailable } from "./unavailable.ts";

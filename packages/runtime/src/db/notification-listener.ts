@@ -17,6 +17,7 @@ export class NotificationListener {
   readonly #onError: (error: unknown) => void;
   #client: pg.Client | null = null;
   readonly #holdSessionLock: boolean;
+  readonly #applicationName: string;
   #sessionLock: string | null = null;
   #stopped = false;
   #attempt = 0;
@@ -31,6 +32,8 @@ export class NotificationListener {
     onError: (error: unknown) => void;
     /** Hold a session advisory lock on each connection (see `sessionLock`). */
     holdSessionLock?: boolean;
+    /** The connection's application_name in pg_stat_activity (default `svc-worker-listen`). */
+    applicationName?: string;
   }) {
     this.#url = options.url;
     this.#channels = options.channels;
@@ -39,6 +42,7 @@ export class NotificationListener {
     this.#onDisconnect = options.onDisconnect ?? (() => {});
     this.#onError = options.onError;
     this.#holdSessionLock = options.holdSessionLock ?? false;
+    this.#applicationName = options.applicationName ?? "svc-worker-listen";
   }
 
   /** Whether the connection is up and listening (notifications are being received). */
@@ -62,7 +66,7 @@ export class NotificationListener {
   }
 
   async #connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#url, application_name: "svc-worker-listen" });
+    const client = new pg.Client({ connectionString: this.#url, application_name: this.#applicationName });
     client.on("notification", (message) => this.#onNotification(message.channel, message.payload ?? ""));
     // Only the connection in use reconnects: a late event from one given up on must not tear down
     // its healthy replacement.
