@@ -557,8 +557,7 @@ BEGIN
         INTO first_record
         FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
         WHERE NOT stored ? (t.x->>'partId') ORDER BY t.ord LIMIT 1;
-      record_output := '{"seq":' || first_seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
-        || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}';
+      record_output := svc_channel_wait_output(first_seq, first_record.part_id, first_record.data, first_record.headers);
       -- The waits this record ends leave session_waits (so the next append does not read them
       -- again); one that already timed out is just removed (svc_complete_waitpoint changes nothing).
       FOR waiting IN
@@ -599,6 +598,15 @@ BEGIN
     'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord))),
     all_runs, all_ledgers;
 END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_channel_wait_output(p_seq bigint, p_part_id text, p_data text, p_headers jsonb)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT '{"seq":' || p_seq || ',"id":' || to_json(p_part_id)::text || ',"data":' || coalesce(p_data, 'null')
+    || CASE WHEN p_headers IS NULL OR jsonb_typeof(p_headers) <> 'array' OR jsonb_array_length(p_headers) = 0 THEN '' ELSE ',"headers":' || p_headers::text END || '}'
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text, p_offers jsonb)
@@ -710,6 +718,54 @@ BEGIN
     PERFORM pg_notify(p_timers_channel, 'resume');
   END IF;
   RETURN QUERY SELECT true, resumed, w, offer_runs, offer_ledgers;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_make_channel_wait(p_waitpoint_id text, p_environment_id text, p_ref text, p_run_id text, p_io text, p_after_seq bigint, p_timeout_at timestamp with time zone, p_out_appended integer, p_now timestamp with time zone, p_closed_error text, p_output_type text, p_timers_channel text)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  s sessions;
+  cursor_seq bigint;
+  found_record record;
+  wait_until timestamptz;
+BEGIN
+  IF starts_with(p_ref, 'session_') THEN
+    SELECT * INTO s FROM sessions WHERE id = p_ref AND environment_id = p_environment_id FOR UPDATE;
+  ELSE
+    SELECT * INTO s FROM sessions WHERE environment_id = p_environment_id AND external_id = p_ref FOR UPDATE;
+  END IF;
+  IF NOT FOUND THEN RETURN 'not_found'; END IF;
+
+  IF s.closed_at IS NOT NULL THEN
+    INSERT INTO waitpoints (id, environment_id, type, status, completed_at, output, output_type, output_is_error, created_at)
+    VALUES (p_waitpoint_id, p_environment_id, 'SESSION', 'COMPLETED', p_now, p_closed_error, p_output_type, true, p_now);
+    RETURN 'closed';
+  END IF;
+
+  cursor_seq := coalesce(p_after_seq, (SELECT sr.start_after FROM session_runs sr WHERE sr.session_id = s.id AND sr.run_id = p_run_id), s.in_delivered);
+  SELECT r.seq, r.part_id, r.data, r.headers INTO found_record
+    FROM session_records r WHERE r.session_id = s.id AND r.io = p_io AND r.seq > cursor_seq ORDER BY r.seq LIMIT 1;
+  IF FOUND THEN
+    INSERT INTO waitpoints (id, environment_id, type, status, completed_at, output, output_type, output_is_error, created_at)
+    VALUES (p_waitpoint_id, p_environment_id, 'SESSION', 'COMPLETED', p_now,
+            svc_channel_wait_output(found_record.seq, found_record.part_id, found_record.data, found_record.headers), p_output_type, false, p_now);
+    IF p_io = 'in' THEN
+      UPDATE sessions SET in_delivered = greatest(in_delivered, found_record.seq) WHERE id = s.id;
+    END IF;
+    RETURN 'arrived';
+  END IF;
+
+  wait_until := CASE WHEN s.expires_at IS NOT NULL AND (p_timeout_at IS NULL OR s.expires_at < p_timeout_at) THEN s.expires_at ELSE p_timeout_at END;
+  INSERT INTO waitpoints (id, environment_id, type, status, timeout_at, created_at)
+  VALUES (p_waitpoint_id, p_environment_id, 'SESSION', 'WAITING', wait_until, p_now);
+  INSERT INTO session_waits (waitpoint_id, session_id, io, after_seq, out_appended)
+  VALUES (p_waitpoint_id, s.id, p_io, cursor_seq, p_out_appended);
+  IF wait_until IS NOT NULL THEN
+    PERFORM pg_notify(p_timers_channel, '');
+  END IF;
+  RETURN 'waiting';
 END;
 $function$;
 

@@ -112,8 +112,7 @@ BEGIN
         INTO first_record
         FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
         WHERE NOT stored ? (t.x->>'partId') ORDER BY t.ord LIMIT 1;
-      record_output := '{"seq":' || first_seq || ',"id":' || to_json(first_record.part_id)::text || ',"data":' || coalesce(first_record.data, 'null')
-        || CASE WHEN first_record.headers IS NULL THEN '' ELSE ',"headers":' || first_record.headers::text END || '}';
+      record_output := svc_channel_wait_output(first_seq, first_record.part_id, first_record.data, first_record.headers);
       -- The waits this record ends leave session_waits (so the next append does not read them
       -- again); one that already timed out is just removed (svc_complete_waitpoint changes nothing).
       FOR waiting IN

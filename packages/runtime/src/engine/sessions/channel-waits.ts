@@ -1,12 +1,12 @@
-import type { Queryable } from "../../db/queryable.ts";
+import { prepared, type Queryable } from "../../db/queryable.ts";
+import { NotFoundError } from "../../errors.ts";
 import type { SessionChannel } from "../../contracts/sessions.ts";
 import type { EngineDeps } from "../deps.ts";
 import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
 import { newId } from "../../ids.ts";
 import { CHANNELS } from "../channels.ts";
-import { insertWaitpoint } from "../waitpoints/store.ts";
-import { readRecords, waitOutputJson, type SessionRecordRow } from "./records.ts";
-import { getSession, sessionStatus, type SessionRow } from "./store.ts";
+import { readRecords, type SessionRecordRow } from "./records.ts";
+import { getSession, type SessionRow } from "./store.ts";
 
 /** What a channel wait's output is stored as: JSON `{ seq, id, data, headers? }` (see waitOutputJson). */
 export const CHANNEL_WAIT_OUTPUT_TYPE = "application/json";
@@ -45,55 +45,44 @@ export interface ChannelWaitInput {
 }
 
 /**
- * Makes the SESSION waitpoint of a run's channel wait in `tx`, under the session row's lock so
- * that no append slips between the look for a record and the wait. When a record after the cursor
- * is already there, the waitpoint is made COMPLETED with it (the run does not suspend); when the
- * session is closed, COMPLETED with SESSION_CLOSED_ERROR; else WAITING, for the next append to
- * complete. The cursor of a run's first wait is where the session started it (`session_runs`), or,
- * for a run the session did not start, after the last record a run was handed. A wait times out at
- * `timeoutAt`, or when the session expires, whichever is first.
+ * Makes the SESSION waitpoint of a run's channel wait in `tx`, in one statement
+ * (`svc_make_channel_wait`), under the session row's lock so that no append slips between the
+ * look for a record and the wait. When a record after the cursor is already there, the waitpoint
+ * is made COMPLETED with it (the run does not suspend); when the session is closed, COMPLETED with
+ * SESSION_CLOSED_ERROR; else WAITING, for the next append to complete. The cursor of a run's first
+ * wait is where the session started it (`session_runs`), or, for a run the session did not start,
+ * after the last record a run was handed. A wait times out at `timeoutAt`, or when the session
+ * expires, whichever is first.
  */
 export async function makeChannelWaitpoint(deps: Pick<EngineDeps, "clock">, tx: Queryable, input: ChannelWaitInput): Promise<string> {
-  const now = deps.clock.now();
-  const session = await getSession(tx, input.environmentId, input.sessionRef, "FOR UPDATE");
-  const afterSeq = input.afterSeq ?? (await startingPoint(tx, session, input.runId));
   const id = newId.waitpoint();
-  const status = sessionStatus(session, now);
-  if (status === "CLOSED") {
-    await insertFinishedWaitpoint(tx, id, input.environmentId, now, JSON.stringify(SESSION_CLOSED_ERROR), true);
-    return id;
-  }
-  const [record] = await readRecords(tx, session.id, input.io, afterSeq, 1);
-  if (record) {
-    await insertFinishedWaitpoint(tx, id, input.environmentId, now, waitOutputJson(record), false);
-    if (input.io === "in") await tx.query(`UPDATE sessions SET in_delivered = greatest(in_delivered, $2) WHERE id = $1`, [session.id, record.seq]);
-    return id;
-  }
-  const expiry = session.expires_at;
-  const timeoutAt = expiry !== null && (input.timeoutAt === null || expiry < input.timeoutAt) ? expiry : input.timeoutAt;
-  await insertWaitpoint(tx, { id, environmentId: input.environmentId, type: "SESSION", timeoutAt, createdAt: now });
-  await tx.query(`INSERT INTO session_waits (waitpoint_id, session_id, io, after_seq, out_appended) VALUES ($1, $2, $3, $4, $5)`, [
-    id,
-    session.id,
-    input.io,
-    afterSeq,
-    input.outAppended,
-  ]);
-  if (timeoutAt !== null) await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
+  const { rows } = await tx.query<{ made: "not_found" | "closed" | "arrived" | "waiting" }>(
+    prepared(
+      "svc_make_channel_wait",
+      `SELECT svc_make_channel_wait($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS made`,
+      [
+        id,
+        input.environmentId,
+        input.sessionRef,
+        input.runId,
+        input.io,
+        input.afterSeq,
+        input.timeoutAt,
+        input.outAppended,
+        deps.clock.now(),
+        JSON.stringify(SESSION_CLOSED_ERROR),
+        CHANNEL_WAIT_OUTPUT_TYPE,
+        CHANNELS.timers,
+      ],
+    ),
+  );
+  if (rows[0]!.made === "not_found") throw new NotFoundError("Session not found");
   return id;
 }
 
 async function startingPoint(tx: Queryable, session: SessionRow, runId: string): Promise<string> {
   const { rows } = await tx.query<{ start_after: string }>(`SELECT start_after FROM session_runs WHERE session_id = $1 AND run_id = $2`, [session.id, runId]);
   return rows[0]?.start_after ?? session.in_delivered;
-}
-
-async function insertFinishedWaitpoint(tx: Queryable, id: string, environmentId: string, now: Date, output: string, isError: boolean): Promise<void> {
-  await tx.query(
-    `INSERT INTO waitpoints (id, environment_id, type, status, completed_at, output, output_type, output_is_error, created_at)
-     VALUES ($1, $2, 'SESSION', 'COMPLETED', $3, $4, $5, $6, $3)`,
-    [id, environmentId, now, output, CHANNEL_WAIT_OUTPUT_TYPE, isError],
-  );
 }
 
 /**
