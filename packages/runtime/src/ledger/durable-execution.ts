@@ -1,7 +1,5 @@
 import { retryWrite } from "../db/retry-write.ts";
-import { retryWhileUnavailable } from "../db/unavailable.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
-import { parseTtl } from "../durations.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
@@ -19,24 +17,22 @@ import { RunSessionChannels } from "./run-session-channels.ts";
 import { batchResults, childResult, waitResult } from "./wait-results.ts";
 import type { TaskContext } from "../sdk/task.ts";
 import { KEYED_EPOCH, type LedgerEntry } from "./entries.ts";
-import { holdClaim, markKeyedEntryUsed, recordStep, registerWait, type WaitRegistration, type WaitRequest } from "./ledger-store.ts";
+import { holdClaim, markKeyedEntryUsed, recordStep } from "./ledger-store.ts";
 import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
 import { LedgerSession } from "./replay.ts";
 import { inSpan, type ExecutionTracing } from "./execution-tracing.ts";
 import { makeChildBatchWaitpoint, makeChildRunWaitpoint, type ParentRun } from "./child-runs.ts";
-import { traceparentOf } from "../tracing/traceparent.ts";
 import { NO_RUN_TALLY, type RunTally } from "../engine/runs/run-tally.ts";
+import { LedgerCopyTracker, type SuspendedLedger } from "./suspended-ledger.ts";
+import { RunWaits } from "./run-waits.ts";
+
+export type { SuspendedLedger };
 
 /**
  * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
  * resolves to the function that creates it inside a transaction.
  */
-import { LedgerCopyTracker, type SuspendedLedger } from "./suspended-ledger.ts";
-
-export type { SuspendedLedger };
 export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<(tx: Queryable) => Promise<CreatedToken>>;
-
-const DEFAULT_WAIT_KEY_TTL = "1h";
 
 export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
 
@@ -73,6 +69,8 @@ export class DurableExecution implements RunExecution {
   readonly #output: RunChannelOutput;
   /** What the code does with sessions' `.in`, and hand-overs. */
   readonly #sessions: RunSessionChannels;
+  /** The waits the code records in the ledger, and the suspensions they lead to. */
+  readonly #waits: RunWaits;
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
 
@@ -119,7 +117,7 @@ export class DurableExecution implements RunExecution {
       mayWrite: () => this.#mayWrite(),
       fence: () => this.fence(),
       passes: (key, entry) => this.#passes(key, entry),
-      register: (wait) => this.#register(wait),
+      register: (wait) => this.#waits.register(wait),
       recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
       replayedStep: (key, name) => this.#replayedStep(key, name),
       tally: this.#tally,
@@ -128,6 +126,18 @@ export class DurableExecution implements RunExecution {
     this.ctx = args.ctx;
     this.signal = args.signal;
     this.ended = new Promise((resolve) => this.#endListeners.push(resolve));
+    this.#waits = new RunWaits({
+      ...run,
+      ledgerCopy: this.#ledgerCopy,
+      tracing: this.#tracing,
+      tally: this.#tally,
+      ended: this.ended,
+      isFenced: () => this.#fenced,
+      mayWrite: () => this.#mayWrite(),
+      fence: () => this.fence(),
+      suspend: () => this.fence({ kind: "suspended" }),
+      flushChannels: () => this.flushChannels(),
+    });
   }
 
   isFenced(): boolean {
@@ -171,7 +181,7 @@ export class DurableExecution implements RunExecution {
       const passes = this.#passes(key, entry);
       return passes === true || (await passes) ? waitResult(entry.outcome) : never();
     }
-    return this.#register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => ({ id: tokenId }) });
+    return this.#waits.register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => ({ id: tokenId }) });
   }
 
   async waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult> {
@@ -193,7 +203,7 @@ export class DurableExecution implements RunExecution {
       await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
       return { id: waitpoint.id };
     };
-    return this.#register({ key, kind: "datetime", target: spec, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
+    return this.#waits.register({ key, kind: "datetime", target: spec, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
   }
 
   async runStep<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
@@ -225,7 +235,7 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "child", taskId, this.#deps.clock.now());
     if (entry?.resolved) return childResult(entry.outcome, taskId);
-    const result = await this.#register({ key, kind: "child", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildRunWaitpoint(this.#deps, tx, this.#parent, taskId, payload, options) });
+    const result = await this.#waits.register({ key, kind: "child", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildRunWaitpoint(this.#deps, tx, this.#parent, taskId, payload, options) });
     return childResult(result, taskId);
   }
 
@@ -235,7 +245,7 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "batch", taskId, this.#deps.clock.now());
     if (entry?.resolved) return batchResults(entry.outcome);
-    const raw = await this.#register({ key, kind: "batch", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildBatchWaitpoint(this.#deps, tx, this.#parent, taskId, items) });
+    const raw = await this.#waits.register({ key, kind: "batch", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildBatchWaitpoint(this.#deps, tx, this.#parent, taskId, items) });
     return batchResults(raw);
   }
 
@@ -265,7 +275,6 @@ export class DurableExecution implements RunExecution {
       return true;
     });
   }
-
 
   waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult> {
     return this.#fenced ? never() : this.#sessions.waitForChannel(sessionRef, options);
@@ -300,78 +309,6 @@ export class DurableExecution implements RunExecution {
   #replayedStep<T>(key: { stepKey: string; epoch: number }, name: string): { value: T } | null {
     const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
     return entry?.resolved ? { value: parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey} (${name})`).value) as T } : null;
-  }
-
-  /**
-   * Records a wait on a waitpoint (reusing the one already recorded at this step, or making one
-   * with `makeWaitpoint` in the same transaction) and suspends unless it is already finished.
-   */
-  async #register(wait: WaitRequest): Promise<any> {
-    // Every `.out` record the code appended lands before the run can suspend.
-    await this.flushChannels();
-    if (!(await this.#mayWrite())) return never();
-    if (!this.#tracing) return this.#registerWait(wait);
-    const attributes = { "svc.run.id": this.#run.id, "svc.wait.kind": wait.kind, "svc.wait.target": wait.target, "svc.step.key": wait.key.stepKey };
-    const registered = await inSpan(this.#tracing, `wait ${wait.kind}`, attributes, async (span) => {
-      // Stored while the claim is ours, before the wait can suspend the run: its resume links to this span.
-      const waitTraceparent = traceparentOf(span.spanContext());
-      if (waitTraceparent) {
-        await retryWrite(() => this.#deps.db.query(`UPDATE runs SET wait_traceparent = $3 WHERE id = $1 AND claim_token = $2`, [this.#run.id, this.#claimToken, waitTraceparent]));
-      }
-      const result = await Promise.race([this.#registerWait(wait), this.ended.then((end) => end)]);
-      span.setAttribute("svc.wait.suspended", this.#fenced);
-      return { result, fenced: this.#fenced };
-    });
-    // A suspended (or fenced) execution's wait returns a promise that never settles; its span has
-    // ended with the registration.
-    return registered.fenced ? never() : registered.result;
-  }
-
-  #registerWait(wait: WaitRequest): Promise<any> {
-    return this.#ledgerCopy.writing(() => this.#recordWait(wait));
-  }
-
-  async #recordWait({ key, kind, target, existingWaitpointId, options, makeWaitpoint }: WaitRequest): Promise<any> {
-    const now = this.#deps.clock.now();
-    const expiresAt = options?.idempotencyKey ? new Date(now.getTime() + parseTtl(options.idempotencyKeyTTL ?? DEFAULT_WAIT_KEY_TTL, "idempotencyKeyTTL")) : null;
-    const register = (db: Queryable, waitpointId: string) =>
-      registerWait(db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind, target, waitpointId, expiresAt, now, attemptEpoch: this.#ledger.epoch });
-    // An existing waitpoint (a token, or a re-registered wait) needs one statement; a new one is
-    // created in the same transaction as the wait on it, once the claim is known to be ours.
-    let registration: WaitRegistration;
-    let waitpointId: string;
-    if (existingWaitpointId) {
-      waitpointId = existingWaitpointId;
-      registration = await retryWrite(() => register(this.#deps.db, existingWaitpointId));
-    } else {
-      const made = await retryWhileUnavailable(() => withTransaction(this.#deps.db, async (tx) => {
-        if (!(await holdClaim(tx, this.#run.id, this.#claimToken))) return { registration: { kind: "fenced" } as const, runsTriggered: 0, waitpointId: "" };
-        const waitpoint = await makeWaitpoint(tx);
-        return { registration: await register(tx, waitpoint.id), runsTriggered: waitpoint.runsTriggered ?? 0, waitpointId: waitpoint.id };
-      }));
-      // Committed: the child runs exist (a try that rolled back and was retried made none).
-      if (made.runsTriggered > 0) this.#tally.triggered(made.runsTriggered, "child");
-      registration = made.registration;
-      waitpointId = made.waitpointId;
-    }
-    // Remembered as the statement recorded them (see REGISTER_WAIT_SQL), so that the ledger kept
-    // by suspendedLedger is the stored one.
-    const recorded = { stepKey: key.stepKey, epoch: key.epoch, kind, target, waitpointId, expiresAt, usedEpoch: this.#ledger.epoch };
-    switch (registration.kind) {
-      case "resolved":
-        this.#ledger.remember({ ...recorded, resolved: true, outcome: registration.outcome, resolvedAt: now });
-        return kind === "token" || kind === "datetime" ? waitResult(registration.outcome) : registration.outcome;
-      case "suspended":
-        this.#ledger.remember({ ...recorded, resolved: false, outcome: null });
-        this.#ledgerCopy.suspendedAt(registration.ledgerVersion, this.#ledger.epoch, () => this.#ledger.entries());
-        this.fence({ kind: "suspended" });
-        return never();
-      case "fenced":
-        this.fence();
-        return never();
-      case "waitpoint_missing":
-        throw new Error(`wait.forToken(): there is no token "${target}" in this environment`);
-    }
   }
 
   /** Records a step's value in the ledger, fenced by the claim. */
