@@ -191,7 +191,7 @@ describe("resume offers", () => {
       await tx.query(`UPDATE runs SET status = 'CANCELED', claim_token = NULL, lease_expires_at = NULL WHERE id = $1`, [id]);
       return rows[0]!.claim_token;
     });
-    expect(await acceptOffers(te.db.pool, [token], clock.now(), 15_000)).toEqual([false]);
+    expect(await acceptOffers(te.db.pool, [{ runId: id, claimToken: token }], clock.now(), 15_000)).toEqual([false]);
     await aborted;
     expect((await getRunRow(te, id)).status).toBe("CANCELED");
   });

@@ -40,7 +40,7 @@ export class ActiveExecutions {
     this.#byToken.get(claimToken)?.abort.abort(reason);
   }
 
-  leasedClaimTokens(): string[] {
-    return this.all().filter((e) => e.leased).map((e) => e.claimToken);
+  leased(): { runId: string; claimToken: string }[] {
+    return this.all().filter((e) => e.leased).map((e) => ({ runId: e.runId, claimToken: e.claimToken }));
   }
 }

@@ -91,13 +91,13 @@ export async function claimResume(db: Queryable, input: ClaimInput & { jobId: st
   return { run, previousStatus: previous_status, ledger: (ledger ?? []).map(ledgerEntryFromRow), ledgerVersion: ledger_version, ledgerFrom: "claim" };
 }
 
-/** Renews the leases of fast-path executions this worker holds. */
-export async function renewLeases(db: Queryable, claimTokens: string[], now: Date, leaseMs: number): Promise<void> {
-  if (claimTokens.length === 0) return;
+/** Renews the leases of fast-path executions this worker holds (found by run id, fenced by claim token). */
+export async function renewLeases(db: Queryable, executions: { runId: string; claimToken: string }[], now: Date, leaseMs: number): Promise<void> {
+  if (executions.length === 0) return;
   await db.query(
-    `UPDATE runs SET lease_expires_at = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
-     WHERE claim_token = ANY($1::text[]) AND status = 'EXECUTING'`,
-    [claimTokens, now, leaseMs],
+    `UPDATE runs SET lease_expires_at = $3::timestamptz + make_interval(secs => $4::double precision / 1000)
+     WHERE id = ANY($1::text[]) AND claim_token = ANY($2::text[]) AND status = 'EXECUTING'`,
+    [executions.map((e) => e.runId), executions.map((e) => e.claimToken), now, leaseMs],
   );
 }
 

@@ -82,7 +82,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   // lapsed first, or the run was canceled). Nothing it did before could be written.
   const taken =
     via === "offer"
-      ? deps.batchers.offerAcceptances.add(claimToken).then(
+      ? deps.batchers.offerAcceptances.add({ runId: run.id, claimToken }).then(
           (accepted) => accepted || (abort.abort(new Error("the resume offer was withdrawn")), false),
           (error: unknown) => (abort.abort(error instanceof Error ? error : new Error(String(error))), false),
         )

@@ -33,7 +33,7 @@ export interface ExecutionBatchers {
   /** Resume claims of the fast path (no pg-boss job). */
   fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
   /** Acceptances of resume offers, by claim token. */
-  offerAcceptances: MicroBatcher<string, boolean>;
+  offerAcceptances: MicroBatcher<{ runId: string; claimToken: string }, boolean>;
   /** Finishes of runs nobody waits on. */
   finishes: MicroBatcher<Finish, boolean>;
 }

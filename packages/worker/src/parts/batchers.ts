@@ -34,7 +34,7 @@ export function createBatchers({ engine, claimPool, worker, config }: WorkerReso
       "microtask",
     ),
     // Taking an offer is written after the code has started (setImmediate), off the resume's path.
-    offerAcceptances: new MicroBatcher((tokens: string[]) => retryWrite(() => acceptOffers(claimPool, tokens, clock.now(), config.leaseMs))),
+    offerAcceptances: new MicroBatcher((offers: { runId: string; claimToken: string }[]) => retryWrite(() => acceptOffers(claimPool, offers, clock.now(), config.leaseMs))),
     finishes: new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(db, items, clock.now()))),
     declines: new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
       await retryWrite(() => declineOffers(db, worker.environment.id, items, clock.now()));

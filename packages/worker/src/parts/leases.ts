@@ -30,7 +30,7 @@ export class Leases {
     const { engine, config, report } = this.#resources;
     await Promise.all([
       this.#offers.renew(this.#listener).catch((error) => report(error, "registry")),
-      retryOnConflict(() => renewLeases(engine.db, this.#active.leasedClaimTokens(), engine.clock.now(), config.leaseMs)).catch((error) => report(error, "leases")),
+      retryOnConflict(() => renewLeases(engine.db, this.#active.leased(), engine.clock.now(), config.leaseMs)).catch((error) => report(error, "leases")),
       abortLostExecutions(engine.db, this.#active).catch((error) => report(error, "leases")),
     ]);
   }

@@ -73,7 +73,7 @@ export class Offers {
     }
     // An offer with only the entries its completion resolved: this worker's copy of the rest, or
     // the whole ledger loaded when the copy is gone or behind.
-    const claim = "claim" in offer ? offer.claim : ("resolved" in offer && claimFromCache(this.#resources.ledgers, offer.resolved)) || loadOffer(engine.db, claimToken);
+    const claim = "claim" in offer ? offer.claim : ("resolved" in offer && claimFromCache(this.#resources.ledgers, offer.resolved)) || loadOffer(engine.db, runId, claimToken);
     this.#slots.runLeased({ kind: "offer", runId, claimToken, claim });
   }
 
