@@ -10,7 +10,7 @@ import { fmt, now, percentiles } from "./stats.ts";
 const GOAL_MS = 200;
 const DAY = 86_400_000;
 
-interface ListCase {
+export interface ListCase {
   label: string;
   filter: RunListFilter;
   /** What the page should hold: "full" (a whole page), "some" (at least one run), "none". */
@@ -79,7 +79,7 @@ export async function dashboardScenario(embedded: { url: string } | undefined, o
 }
 
 /** The cases: each filter alone, filters that match nothing in the 7-day default window, a date range. */
-async function listCases(pool: { query: (text: string, values?: unknown[]) => Promise<{ rows: any[] }> }, envId: string, loadedAt: Date): Promise<ListCase[]> {
+export async function listCases(pool: { query: (text: string, values?: unknown[]) => Promise<{ rows: any[] }> }, envId: string, loadedAt: Date): Promise<ListCase[]> {
   const since = new Date(loadedAt.getTime() - 7 * DAY);
   const one = async (sql: string) => (await pool.query(sql, [envId, since])).rows[0]?.v as string;
   const batch = await one(`SELECT batch_id AS v FROM runs WHERE environment_id = $1 AND batch_id IS NOT NULL AND created_at >= $2 ORDER BY created_at DESC LIMIT 1`);

@@ -84,21 +84,15 @@ export async function settle(finished: Promise<unknown>) {
   await new Promise((r) => setTimeout(r, Math.random() * 3));
 }
 
-export async function resumeLatencyScenario(embedded: { url: string } | undefined, n: number, warmUp: number) {
-  const db = await benchDatabase("resume", embedded);
-  const stack = await benchStack(db.url, { tasks: [waiter, parent, child], api: true, concurrency: 50 });
-  const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, after ${warmUp} warm-up resumes)`];
-  const via = { offer: 0, "fast-path": 0, job: 0 };
-  stack.worker!.events.on("runResumed", (e) => via[e.via]++);
-  // Warm-up: JIT-compiles the API's and the worker's hot paths (steady state is what is measured).
-  const warm = await suspendedRuns(stack, warmUp);
-  for (const t of warm) { const m = markFor(t); const finished = stack.worker!.events.next("runFinished"); await completeOverHttp(stack, t); await m; await settle(finished); }
-
-  // One at a time, completion over HTTP (keep-alive) → code.
-  const httpTokens = await suspendedRuns(stack, n);
+/**
+ * Completes the tokens over HTTP one at a time (the stack's task `bench-wait` waits on each), while
+ * `keepGoing()`: completion sent → the code after the wait ran, and → the API's 200 received.
+ */
+export async function resumesOverHttp(stack: BenchStack, tokens: string[], keepGoing: () => boolean = () => true): Promise<{ http: number[]; answered: number[] }> {
   const http: number[] = [];
   const answered: number[] = [];
-  for (const t of httpTokens) {
+  for (const t of tokens) {
+    if (!keepGoing()) break;
     const m = markFor(t);
     const finished = stack.worker!.events.next("runFinished");
     const t0 = now();
@@ -107,6 +101,20 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
     http.push((await m) - t0);
     await settle(finished);
   }
+  return { http, answered };
+}
+
+export async function resumeLatencyScenario(embedded: { url: string } | undefined, n: number, warmUp: number) {
+  const db = await benchDatabase("resume", embedded);
+  const stack = await benchStack(db.url, { tasks: [waiter, parent, child], api: true, concurrency: 50 });
+  const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, after ${warmUp} warm-up resumes)`];
+  const via = { offer: 0, "fast-path": 0, job: 0 };
+  stack.worker!.events.on("runResumed", (e) => via[e.via]++);
+  // Warm-up: JIT-compiles the API's and the worker's hot paths (steady state is what is measured).
+  await resumesOverHttp(stack, await suspendedRuns(stack, warmUp));
+
+  // One at a time, completion over HTTP (keep-alive) → code.
+  const { http, answered } = await resumesOverHttp(stack, await suspendedRuns(stack, n));
   out.push(line("one at a time, HTTP /complete → code", percentiles(http)));
   // The answer waits for the completion's WAL flush; the resume does not (see the README).
   out.push(line("  the same completions, HTTP → 200 received", percentiles(answered)));

@@ -1,5 +1,5 @@
 import { fireAllDue, getProjectByRef, runRetention, triggerRun, type EnvironmentSweep } from "../packages/runtime/src/engine/index.ts";
-import { preloadRuns } from "./run-list-preload.ts";
+import { preloadAttempts, preloadLedgerSteps, preloadRuns } from "./run-list-preload.ts";
 import { benchDatabase, benchStack } from "./setup.ts";
 import { settle } from "./settle.ts";
 import { line, now, percentiles, rate } from "./stats.ts";
@@ -26,16 +26,8 @@ export async function retentionScenario(embedded: { url: string } | undefined, o
     const project = await getProjectByRef(pool, stack.project.projectRef);
     let t0 = now();
     await preloadRuns(pool, { mainEnvironmentId: main.id, otherEnvironmentId: other.id, projectId: project.id, runs: options.runs, days: 30, now: new Date(Date.now() - 31 * DAY) });
-    await pool.query(
-      `INSERT INTO run_attempts (run_id, number, status, started_at, finished_at)
-       SELECT id, 1, CASE WHEN status IN ('COMPLETED', 'FAILED', 'CANCELED', 'CRASHED', 'TIMED_OUT') THEN status ELSE 'EXECUTING' END, started_at, finished_at
-       FROM runs WHERE started_at IS NOT NULL`,
-    );
-    await pool.query(
-      `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome, created_at, resolved_at)
-       SELECT id, 0, 'step:' || s || '#1', 'step', 'step-' || s, true, '{"ok":true,"output":"{\\"n\\":1}"}', started_at, started_at
-       FROM runs, generate_series(1, 2) s WHERE finished_at IS NOT NULL`,
-    );
+    await preloadAttempts(pool);
+    await preloadLedgerSteps(pool);
     const loadMs = now() - t0;
     for (const table of ["runs", "run_attempts", "run_ledger", "batches", "waitpoints", "sessions", "session_runs"]) await pool.query(`VACUUM ANALYZE ${table}`);
     const unsettled = await settle(db.adminUrl);

@@ -145,3 +145,50 @@ export async function preloadRuns(db: Queryable, p: RunListPreload): Promise<voi
     [p.mainEnvironmentId],
   );
 }
+
+/** An attempt row for every started run (one attempt: the preload's runs never retried). */
+export async function preloadAttempts(db: Queryable): Promise<void> {
+  await db.query(
+    `INSERT INTO run_attempts (run_id, number, status, worker_version, started_at, finished_at)
+     SELECT id, 1, CASE WHEN status IN ('COMPLETED', 'FAILED', 'CANCELED', 'CRASHED', 'TIMED_OUT') THEN status ELSE 'EXECUTING' END, worker_version, started_at, finished_at
+     FROM runs WHERE started_at IS NOT NULL`,
+  );
+}
+
+/** Two resolved `step` entries in the ledger of every finished run (the retention scenario's ledger). */
+export async function preloadLedgerSteps(db: Queryable): Promise<void> {
+  await db.query(
+    `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome, created_at, resolved_at)
+     SELECT id, 0, 'step:' || s || '#1', 'step', 'step-' || s, true, '{"ok":true,"output":"{\\"n\\":1}"}', started_at, started_at
+     FROM runs, generate_series(1, 2) s WHERE finished_at IS NOT NULL`,
+  );
+}
+
+/**
+ * A waited-for token in about one finished run in `every` (by a hash of its id): a COMPLETED
+ * MANUAL waitpoint (completed during the run, a small JSON output; 30 % tagged with 1–2 of
+ * `tok-00` … `tok-19`, 5 % with an idempotency key) and the run's resolved ledger entry for it.
+ * The waiting runs' tokens come from preloadRuns.
+ */
+export async function preloadTokens(db: Queryable, every: number): Promise<void> {
+  await db.query(
+    `INSERT INTO waitpoints (id, environment_id, type, status, idempotency_key, idempotency_key_user_provided, timeout_at, completed_at, output, output_type, tags, created_at)
+     SELECT 'waitpoint_' || substr(md5(id || 'w'), 1, 21), environment_id, 'MANUAL', 'COMPLETED',
+       CASE WHEN h % 20 = 3 THEN md5(id || 'ik') END, h % 20 = 3, started_at + interval '1 day', finished_at - interval '10 ms',
+       '{"approved":true,"by":"user_' || (h % 1000) || '"}', 'application/json',
+       CASE WHEN h % 10 >= 3 THEN '{}'::text[] WHEN h % 2 = 0 THEN ARRAY['tok-' || lpad((h % 20)::text, 2, '0')]
+            ELSE ARRAY['tok-' || lpad((h % 20)::text, 2, '0'), 'tok-' || lpad(((h / 20) % 20)::text, 2, '0')] END,
+       started_at
+     FROM (SELECT id, environment_id, started_at, finished_at, (hashtext(id) & 1073741823) AS h FROM runs WHERE finished_at IS NOT NULL) r
+     WHERE (h / 1000) % $1 = 0`,
+    [every],
+  );
+  await db.query(
+    `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, resolved, outcome, created_at, resolved_at)
+     SELECT id, 0, 'token:approval#1', 'token', 'waitpoint_' || substr(md5(id || 'w'), 1, 21), 'waitpoint_' || substr(md5(id || 'w'), 1, 21), true,
+       '{"ok":true,"output":"{\\"approved\\":true}"}', started_at, finished_at - interval '10 ms'
+     FROM (SELECT id, started_at, finished_at, (hashtext(id) & 1073741823) AS h FROM runs WHERE finished_at IS NOT NULL) r
+     WHERE (h / 1000) % $1 = 0`,
+    [every],
+  );
+}

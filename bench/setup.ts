@@ -21,7 +21,11 @@ export interface BenchDatabase {
 
 /** A fresh database for one scenario (DATABASE_URL's server, else an embedded Postgres). */
 export async function benchDatabase(name: string, embedded?: { url: string }): Promise<BenchDatabase> {
-  const adminUrl = process.env.DATABASE_URL ?? embedded!.url;
+  return benchDatabaseOn(process.env.DATABASE_URL ?? embedded!.url, name);
+}
+
+/** A fresh database for one scenario on the server of `adminUrl`. */
+export async function benchDatabaseOn(adminUrl: string, name: string): Promise<BenchDatabase> {
   const db = `svc_bench_${name}_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -1,6 +1,7 @@
 import { postJson } from "./http-client.ts";
 import { PgBoss } from "../packages/queue/src/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
+import { cpuSpent, cpuTimes, type CpuTimes } from "./process-cpu.ts";
 import { benchDatabase, benchStack, type BenchDatabase } from "./setup.ts";
 import { settle } from "./settle.ts";
 import { now, rate } from "./stats.ts";
@@ -19,7 +20,11 @@ async function finishedCount(stack: Awaited<ReturnType<typeof benchStack>>, targ
   });
 }
 
-async function svcBatched(db: BenchDatabase, n: number, batch: number, warmup: number) {
+/**
+ * svc's HTTP batch trigger + worker, to COMPLETED: `warmup` runs, then `n` timed. With the
+ * postmaster's pid (a Postgres on this machine), also the CPU the timed runs took.
+ */
+export async function svcBatched(db: { url: string }, n: number, batch: number, warmup: number, postmaster?: number): Promise<Timing> {
   const stack = await benchStack(db.url, { tasks: [noop], api: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 200) });
   const key = stack.project.environments.dev.secretKey;
   const round = async (count: number) => {
@@ -35,12 +40,13 @@ async function svcBatched(db: BenchDatabase, n: number, batch: number, warmup: n
     return { triggered, total: now() - t0 };
   };
   if (warmup > 0) await round(warmup);
-  const result = await round(n);
+  const result = await measured(stack.apiPid, postmaster, () => round(n));
   await stack.close();
   return result;
 }
 
-async function svcOneByOne(db: BenchDatabase, n: number, inFlight: number, warmup: number) {
+/** svc's HTTP trigger one by one, `inFlight` at a time, + worker, to COMPLETED (as svcBatched). */
+export async function svcOneByOne(db: { url: string }, n: number, inFlight: number, warmup: number, postmaster?: number): Promise<Timing> {
   const stack = await benchStack(db.url, { tasks: [noop], api: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 200) });
   const key = stack.project.environments.dev.secretKey;
   const round = async (count: number) => {
@@ -61,9 +67,16 @@ async function svcOneByOne(db: BenchDatabase, n: number, inFlight: number, warmu
     return { triggered, total: now() - t0 };
   };
   if (warmup > 0) await round(warmup);
-  const result = await round(n);
+  const result = await measured(stack.apiPid, postmaster, () => round(n));
   await stack.close();
   return result;
+}
+
+async function measured(api: number | undefined, postmaster: number | undefined, round: () => Promise<Timing>): Promise<Timing> {
+  if (!postmaster) return round();
+  const before = cpuTimes({ api, postmaster });
+  const result = await round();
+  return { ...result, cpu: cpuSpent(before, cpuTimes({ api, postmaster })) };
 }
 
 /** Raw pg-boss: insert (batched) or send (16 in flight) N no-op jobs, one worker with comparable batching. */
@@ -102,7 +115,7 @@ async function rawPgBoss(db: BenchDatabase, n: number, mode: { batch: number } |
   return result;
 }
 
-type Timing = { triggered: number; total: number };
+export type Timing = { triggered: number; total: number; cpu?: CpuTimes };
 
 /** Runs raw and svc alternately `repeat` times (this machine drifts by ±30 %); the pair with the median ratio is reported. */
 async function pairs(repeat: number, raw: () => Promise<Timing>, svc: () => Promise<Timing>) {

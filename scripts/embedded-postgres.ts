@@ -34,7 +34,7 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
-export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; persistent?: boolean } = {}) {
+export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; persistent?: boolean; settings?: Record<string, string> } = {}) {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = options.port ?? (await freePort());
   const parent = dataDir.replace(/\/[^/]+\/?$/, "");
@@ -50,12 +50,13 @@ export async function startEmbeddedPostgres(dataDir: string, options: { port?: n
     createPostgresUser: process.getuid?.() === 0,
     onLog: () => {},
     onError: () => {},
-    postgresFlags: ["-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1"],
+    postgresFlags: ["-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1", ...Object.entries(options.settings ?? {}).flatMap(([k, v]) => ["-c", `${k}=${v}`])],
   });
   if (!existsSync(`${dataDir}/PG_VERSION`)) await pg.initialise();
   await pg.start();
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    dataDir,
     stop: () => pg.stop(),
   };
 }
