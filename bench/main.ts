@@ -2,7 +2,8 @@
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
 // replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
 // million runs (dashboard), deleting runs past their retention (retention); svc next to
-// graphile-worker and DBOS Transact (peers, only when chosen). Choose with
+// graphile-worker and DBOS Transact (peers), ten million runs of history (history) and a soak
+// (soak), the last three only when chosen. Choose with
 // BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
@@ -15,6 +16,8 @@ import { metricsScenario } from "./metrics.ts";
 import { dashboardScenario } from "./dashboard.ts";
 import { retentionScenario } from "./retention.ts";
 import { peersScenario } from "./peers.ts";
+import { historyScenario } from "./history.ts";
+import { soakScenario } from "./soak.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
@@ -54,6 +57,29 @@ try {
   );
   await scenario("retention", () =>
     retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), restRatio: num("BENCH_RETENTION_REST", 1), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
+  );
+  await scenario("history", () =>
+    historyScenario({
+      runs: num("BENCH_HISTORY_RUNS", 10_000_000),
+      repeat: num("BENCH_HISTORY_REPEAT", 2),
+      batched: num("BENCH_HISTORY_BATCHED", 10_000),
+      oneByOne: num("BENCH_HISTORY_ONE_BY_ONE", 3_000),
+      waits: num("BENCH_HISTORY_WAITS", 1_000),
+      timeouts: num("BENCH_HISTORY_TIMEOUTS", 300),
+      samples: num("BENCH_HISTORY_SAMPLES", 30),
+      pages: num("BENCH_HISTORY_PAGES", 50),
+      retentionDays: num("BENCH_HISTORY_RETENTION_DAYS", 29),
+      loadSeconds: num("BENCH_HISTORY_LOAD_SECONDS", 30),
+    }),
+  );
+  await scenario("soak", () =>
+    soakScenario({
+      minutes: num("BENCH_SOAK_MINUTES", 30),
+      windowMinutes: num("BENCH_SOAK_WINDOW_MINUTES", 5),
+      triggersPerSecond: num("BENCH_SOAK_TRIGGERS", 40),
+      resumesPerSecond: num("BENCH_SOAK_WAITS", 20),
+      listsPerSecond: num("BENCH_SOAK_LISTS", 2),
+    }),
   );
   await scenario("peers", () =>
     peersScenario(embedded, {

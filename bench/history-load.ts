@@ -1,0 +1,75 @@
+import { fireAllDue, runRetention, type EnvironmentSweep } from "../packages/runtime/src/engine/index.ts";
+import { task } from "../packages/runtime/src/sdk/index.ts";
+import { postJson } from "./http-client.ts";
+import { resumesOverHttp, suspendedRuns, waiter } from "./resume-latency.ts";
+import { benchStack, type BenchStack } from "./setup.ts";
+import { line, now, percentiles, rate } from "./stats.ts";
+
+const loadNoop = task({ id: "bench-history-noop", run: async () => 1 });
+
+/**
+ * A trigger+resume load while `running()`: one lane triggering `bench-history-noop` over HTTP one
+ * at a time (trigger sent → 200), one lane completing the `tokens` (runs suspended beforehand)
+ * over HTTP one at a time (completion sent → the code after the wait); should they run out, more
+ * are suspended, 300 at a time, their suspension not timed.
+ */
+async function load(stack: BenchStack, tokens: string[], running: () => boolean) {
+  const key = stack.project.environments.dev.secretKey;
+  const triggers: number[] = [];
+  const resumes: number[] = [];
+  const triggering = (async () => {
+    while (running()) {
+      const t0 = now();
+      const res = await postJson(`${stack.apiUrl}/api/v1/tasks/bench-history-noop/trigger`, '{"payload":{}}', { authorization: `Bearer ${key}` });
+      if (res.status !== 200) throw new Error(`trigger failed: ${res.status} ${res.text}`);
+      triggers.push(now() - t0);
+    }
+  })();
+  const resuming = (async () => {
+    resumes.push(...(await resumesOverHttp(stack, tokens, running)).http);
+    while (running()) resumes.push(...(await resumesOverHttp(stack, await suspendedRuns(stack, 300), running)).http);
+  })();
+  await Promise.all([triggering, resuming]);
+  return { triggers, resumes };
+}
+
+/**
+ * Retention deleting about a day of the preloaded history (runs older than `days`) while the load
+ * runs, against the same load for `seconds` just before it without a sweep. The goal: trigger and
+ * resume p99 within 20 % of the load without the sweep.
+ */
+export async function retentionUnderLoad(url: string, options: { days: number; seconds: number; batchSize: number }): Promise<string[]> {
+  const stack = await benchStack(url, { tasks: [waiter, loadNoop], api: true, concurrency: 100 });
+  try {
+    // Warm-up: the API's and the worker's paths compiled, pools opened.
+    let until = now() + 5_000;
+    await load(stack, await suspendedRuns(stack, 1_000), () => now() < until);
+    const quietTokens = await suspendedRuns(stack, options.seconds * 300);
+    until = now() + options.seconds * 1000;
+    const quiet = await load(stack, quietTokens, () => now() < until);
+    const duringTokens = await suspendedRuns(stack, options.seconds * 600);
+
+    const sweeps: EnvironmentSweep[] = [];
+    const work = runRetention({ defaultDays: options.days, intervalMs: 600_000, batchSize: options.batchSize, restRatio: 1, onSwept: (s) => sweeps.push(s) });
+    let sweeping = true;
+    const t0 = now();
+    const sweep = fireAllDue(stack.engine, new Date(), [work]).finally(() => (sweeping = false));
+    const during = await load(stack, duringTokens, () => sweeping);
+    await sweep;
+    const sweepMs = now() - t0;
+    const deleted = sweeps.reduce((sum, s) => sum + s.deleted.runs, 0);
+    const p99 = (a: number[]) => percentiles(a).p99;
+    const ratio = (a: number[], b: number[]) => (p99(b) / p99(a)).toFixed(2);
+    return [
+      `### Retention deleting runs older than ${options.days} days (${options.batchSize} runs per statement, a rest as long as each batch) under a trigger + resume load`,
+      `deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s (${rate(deleted, sweepMs)}); the load alone measured for ${options.seconds} s just before`,
+      line("  trigger over HTTP, without the sweep", percentiles(quiet.triggers)),
+      line("  trigger over HTTP, during the sweep", percentiles(during.triggers)),
+      line("  resume HTTP → code, without the sweep", percentiles(quiet.resumes)),
+      line("  resume HTTP → code, during the sweep", percentiles(during.resumes)),
+      `  p99 during ÷ without (goal ≤ 1.20): trigger ${ratio(quiet.triggers, during.triggers)}, resume ${ratio(quiet.resumes, during.resumes)}`,
+    ];
+  } finally {
+    await stack.close();
+  }
+}
