@@ -1,3 +1,4 @@
+import pg from "pg";
 import { createPool } from "../packages/runtime/src/db/index.ts";
 import { getProjectByRef } from "../packages/runtime/src/engine/index.ts";
 import { explainSlowReads } from "./history-explain.ts";
@@ -31,6 +32,8 @@ export interface HistoryOptions {
 }
 
 interface Figures {
+  /** WAL written per run in the batched round (warm-up included), and full-page images per run. */
+  wal: { bytes: number; fpi: number };
   batched: Timing;
   oneByOne: Timing;
   resume: number[];
@@ -44,7 +47,10 @@ const GOAL_READ_MS = 20;
 async function measure(url: string, o: HistoryOptions, postmaster: number, reads: { loadedAt: Date; preloaded: number }): Promise<Figures> {
   const phase = (name: string) => console.error(`history ${new Date().toISOString()}: ${reads.preloaded ? "loaded" : "empty"} database, ${name}`);
   phase("batched triggers");
+  const walBefore = await walStats(url);
   const batched = await svcBatched({ url }, o.batched, 500, 2_000, postmaster);
+  const walAfter = await walStats(url);
+  const wal = { bytes: (walAfter.bytes - walBefore.bytes) / (o.batched + 2_000), fpi: (walAfter.fpi - walBefore.fpi) / (o.batched + 2_000) };
   phase("one-by-one triggers");
   const oneByOne = await svcOneByOne({ url }, o.oneByOne, 16, 500, postmaster);
   const stack = await benchStack(url, { tasks: [waiter, timeoutWaiter], api: true, concurrency: 100 });
@@ -56,7 +62,7 @@ async function measure(url: string, o: HistoryOptions, postmaster: number, reads
     const timeouts = await timeoutLateness(stack, o.timeouts);
     phase("reads");
     const cases = await readCases(stack, { ...reads, pages: o.pages });
-    return { batched, oneByOne, resume, timeouts, reads: await timeReads(cases, o.samples) };
+    return { wal, batched, oneByOne, resume, timeouts, reads: await timeReads(cases, o.samples) };
   } finally {
     await stack.close();
   }
@@ -157,6 +163,7 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
     hot(`resume HTTP → code p99, ms`, (f) => percentiles(f.resume).p99, false),
     hot(`timeout lateness p50, ms (${o.timeouts} over 5 s)`, (f) => percentiles(f.timeouts).p50, false),
     hot(`timeout lateness p99, ms`, (f) => percentiles(f.timeouts).p99, false),
+    `| WAL per run in the batched round, bytes (full-page images) | ${empty.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | ${full.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | |`,
     "",
     `### CPU per 1,000 runs end to end (process CPU: the benchmark process = worker + HTTP client, the API process, every Postgres process), median round`,
     `| | batched, empty | batched, loaded | one by one, empty | one by one, loaded |`,
@@ -175,6 +182,18 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
     lines.push(`| ${label} | ${e.n ? `${fmt(e.p50)} / ${fmt(e.p99)}` : "—"} | ${fmt(f.p50)} / ${fmt(f.p99)} | ${f.p99 <= GOAL_READ_MS ? "met" : "not met"} |`);
   }
   return lines;
+}
+
+/** The server's WAL counters (pg_stat_wal: the whole server, autovacuum included). */
+async function walStats(url: string): Promise<{ bytes: number; fpi: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ bytes: string; fpi: string }>(`SELECT wal_bytes AS bytes, wal_fpi AS fpi FROM pg_stat_wal`);
+    return { bytes: Number(rows[0]!.bytes), fpi: Number(rows[0]!.fpi) };
+  } finally {
+    await client.end();
+  }
 }
 
 /** CPU ms per 1,000 runs of one process group, the median over the rounds. */

@@ -51,7 +51,9 @@ export async function soakScenario(o: SoakOptions): Promise<string[]> {
     const t0 = now();
     const end = t0 + o.minutes * 60_000;
     const running = () => now() < end;
-    const current = () => (windows[Math.floor((now() - t0) / windowMs)] ??= { triggers: [], resumes: [], lists: [] });
+    const last = Math.ceil(o.minutes / o.windowMinutes) - 1;
+    // A request answered after the end counts in the last window.
+    const current = () => (windows[Math.min(last, Math.floor((now() - t0) / windowMs))] ??= { triggers: [], resumes: [], lists: [] });
     const key = stack.project.environments.dev.secretKey;
     let n = 0;
     const triggers = paced(o.triggersPerSecond, running, async () => {
