@@ -38,7 +38,7 @@ export interface GiveBackOptions {
 /** The part of the scenario given to one worker count, on a fresh database. */
 async function measureWorkers(workers: number, options: ScaleoutOptions): Promise<{ lines: string[]; runsPerSecond: number; resumeP50: number }> {
   const db = await benchDatabase(`scaleout${workers}`);
-  const { engine, env, project, close } = await stackDatabase(db.url);
+  const { engine, env, project, close, pool } = await stackDatabase(db.url);
   const cluster = await Cluster.start({ url: db.url, apis: options.apis, workers, concurrency: options.concurrency, holdMs: 0, secretKey: project.environments.dev.secretKey });
   try {
     // Trigger → COMPLETED: `inFlight` HTTP triggers at a time over the APIs, every run counted
@@ -56,6 +56,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     const elapsed = performance.now() - t0;
     const measured = tallyDelta(before, cluster.tally());
     const perWorker = measured.finished;
+    const { rows: statuses } = await pool.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM runs WHERE task_identifier = 'scaleout-noop' GROUP BY status ORDER BY status`);
     const runsPerSecond = (options.runs / elapsed) * 1000;
 
     // One resume at a time: HTTP /complete (the APIs in turn) → the code after the wait, on
@@ -88,7 +89,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
       runsPerSecond,
       resumeP50: resume.p50,
       lines: [
-        `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); pg-boss fetches ${fmt(measured.fetches / options.runs)} per run (${Math.round((measured.emptyFetches / Math.max(1, measured.fetches)) * 100)} % empty); full-flag writes ${measured.flagWrites}`,
+        `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); pg-boss fetches ${fmt(measured.fetches / options.runs)} per run (${Math.round((measured.emptyFetches / Math.max(1, measured.fetches)) * 100)} % empty); full-flag writes ${measured.flagWrites}; runs by status: ${statuses.map((r) => `${r.status} ${r.n}`).join(", ")}`,
         line(`  one at a time, HTTP /complete → code`, resume),
       ],
     };
