@@ -3,7 +3,8 @@
 // replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
 // million runs (dashboard), deleting runs past their retention (retention); svc next to
 // graphile-worker and DBOS Transact (peers), ten million runs of history (history) and a soak
-// (soak), the last three only when chosen. Choose with
+// (soak), those three only when chosen; worker and API processes side by side on one Postgres, and
+// resume offers' give-backs (scaleout). Choose with
 // BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
@@ -18,10 +19,11 @@ import { retentionScenario } from "./retention.ts";
 import { peersScenario } from "./peers.ts";
 import { historyScenario } from "./history.ts";
 import { soakScenario } from "./soak.ts";
+import { scaleoutScenario } from "./scaleout.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard,retention").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard,retention,scaleout").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 const embedded = await maybeEmbedded();
@@ -79,6 +81,26 @@ try {
       triggersPerSecond: num("BENCH_SOAK_TRIGGERS", 40),
       resumesPerSecond: num("BENCH_SOAK_WAITS", 20),
       listsPerSecond: num("BENCH_SOAK_LISTS", 2),
+    }),
+  );
+  await scenario("scaleout", () =>
+    scaleoutScenario(embedded, {
+      workerCounts: (process.env.BENCH_SCALEOUT_WORKERS ?? "1,2,4").split(",").filter(Boolean).map(Number),
+      apis: num("BENCH_SCALEOUT_APIS", 2),
+      concurrency: num("BENCH_SCALEOUT_CONCURRENCY", 50),
+      runs: num("BENCH_SCALEOUT_RUNS", 5000),
+      warmup: num("BENCH_SCALEOUT_WARMUP", 1000),
+      inFlight: num("BENCH_SCALEOUT_IN_FLIGHT", 32),
+      waits: num("BENCH_SCALEOUT_WAITS", 500),
+      giveBacks: {
+        workers: num("BENCH_GIVEBACK_WORKERS", 4),
+        slots: num("BENCH_GIVEBACK_SLOTS", 8),
+        load: num("BENCH_GIVEBACK_LOAD", 0.8),
+        holdMs: num("BENCH_GIVEBACK_HOLD_MS", 200),
+        resumes: num("BENCH_GIVEBACK_RESUMES", 3000),
+        warmup: num("BENCH_GIVEBACK_WARMUP", 300),
+        sides: (process.env.BENCH_GIVEBACK_SIDES ?? "random,slot-aware").split(",").filter(Boolean) as ("random" | "slot-aware")[],
+      },
     }),
   );
   await scenario("peers", () =>

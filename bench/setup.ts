@@ -112,13 +112,16 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
   };
 }
 
-/** An API process (`entry`, from the repository root) on a free port against `url`, once /readyz answers. */
-export async function spawnApiProcess(url: string, entry: string): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * An API process (`entry`, from the repository root) on a free port against `url`, once /readyz
+ * answers; `env` adds to (or overrides) its environment.
+ */
+export async function spawnApiProcess(url: string, entry: string, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl },
+    env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl, ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });
   for (let i = 0; i < 200; i++) {

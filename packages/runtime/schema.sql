@@ -459,6 +459,7 @@ CREATE TABLE workers (
     slots_in_use integer DEFAULT 0 NOT NULL,
     started_at timestamp with time zone,
     heartbeat_at timestamp with time zone,
+    full_since timestamp with time zone,
     CONSTRAINT workers_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT workers_pkey PRIMARY KEY (id)
 );
@@ -645,9 +646,11 @@ BEGIN
     FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task: the one that suspended the run if it is one of them (its
-    -- copy of the ledger spares the offer the whole ledger), else one at random. A worker without a
-    -- free slot passes the run on.
+    -- One live worker of the run's task, a worker with a free slot first (workers.full_since is
+    -- NULL: migration 0028): among those, the one that suspended the run (its copy of the ledger
+    -- spares the offer the whole ledger), else one at random. Only when all are full, the one that
+    -- suspended the run, else any: it gives the run back if it is still full (a free slot may have
+    -- come since it said so), and the run resumes through the fast path or pg-boss.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -655,7 +658,7 @@ BEGIN
         -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
         -- shared, until it ends; harmless.)
         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
+      ORDER BY wk.full_since IS NULL DESC, wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.

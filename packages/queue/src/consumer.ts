@@ -25,6 +25,8 @@ export interface ConsumerOptions {
   heartbeatIntervalMs: number;
   /** Slots taken by work that did not come through pg-boss (the resume fast path). */
   externalInFlight?: () => number;
+  /** Called after a job took a slot and after one gave its slot back (freeSlots() changed). */
+  onSlotsChanged?: () => void;
   /**
    * Executes a job. `release()` gives its slot back before the returned promise settles (once the
    * task code is done and only bookkeeping writes remain), so the next fetch overlaps them; the
@@ -224,11 +226,13 @@ export class JobConsumer {
   #launch(job: ConsumedJob): void {
     this.#inFlight.set(job.id, job);
     this.#holdingSlots++;
+    this.#options.onSlotsChanged?.();
     let holding = true;
     const release = () => {
       if (!holding) return;
       holding = false;
       this.#holdingSlots--;
+      this.#options.onSlotsChanged?.();
       this.#scheduleRefill();
     };
     this.#options.handle(job, release).then(

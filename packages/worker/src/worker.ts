@@ -9,6 +9,7 @@ import { createBatchers } from "./parts/batchers.ts";
 import { Channels } from "./parts/channels.ts";
 import { Executions } from "./parts/executions.ts";
 import { FastPath } from "./parts/fast-path.ts";
+import { FullFlag } from "./parts/full-flag.ts";
 import { Leases } from "./parts/leases.ts";
 import { Offers } from "./parts/offers.ts";
 import { subscribeQueues } from "./parts/queues.ts";
@@ -82,8 +83,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const { engine, worker, config, report } = resources;
   const batchers = createBatchers(resources);
   const executions = new Executions(resources, batchers);
-  const slots = new Slots(resources, executions);
-  const offers = new Offers(resources, slots, batchers.declines);
+  const fullFlag = new FullFlag(resources);
+  const slots = new Slots(resources, executions, fullFlag);
+  const offers = new Offers(resources, slots, batchers.declines, fullFlag);
   const timers = new TimerLoop(engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...config.dueWork], {
     maxSleepMs: config.timerMaxSleepMs,
     onError: (error) => report(error, "timers"),

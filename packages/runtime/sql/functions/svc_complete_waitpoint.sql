@@ -5,10 +5,11 @@
 -- VOLATILE function takes one per statement under READ COMMITTED) and sees the row that waiter
 -- committed. The NOTIFYs are delivered at COMMIT: runs resume if and only if the caller commits.
 --
--- A run that a live worker of its task can take is offered to that worker (when the completion
--- wakes at most p_offers.maxRuns runs; almost every completion wakes one): claimed for it
--- (EXECUTING, a fresh claim token, a lease of p_offers.leaseSeconds that the worker extends when it
--- takes the run) and returned, with its ledger, for the calling statement to announce on the
+-- A run that a live worker of its task can take is offered to that worker (to one with a free
+-- slot when any has one: workers.full_since, migration 0028) when the completion wakes at most
+-- p_offers.maxRuns runs (almost every completion wakes one): claimed for it (EXECUTING, a fresh
+-- claim token, a lease of p_offers.leaseSeconds that the worker extends when it takes the run)
+-- and returned, with its ledger, for the calling statement to announce on the
 -- worker's own channel (SEND_OFFERS in engine/waitpoints/resume-offers.ts, which owns the offer's
 -- shape: the run's claimed columns). Runs no live worker has, and runs of queues with a
 -- concurrencyLimit (they resume through their queue), are marked due (resume_due_at) and announced
@@ -77,9 +78,11 @@ BEGIN
     FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task: the one that suspended the run if it is one of them (its
-    -- copy of the ledger spares the offer the whole ledger), else one at random. A worker without a
-    -- free slot passes the run on.
+    -- One live worker of the run's task, a worker with a free slot first (workers.full_since is
+    -- NULL: migration 0028): among those, the one that suspended the run (its copy of the ledger
+    -- spares the offer the whole ledger), else one at random. Only when all are full, the one that
+    -- suspended the run, else any: it gives the run back if it is still full (a free slot may have
+    -- come since it said so), and the run resumes through the fast path or pg-boss.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -87,7 +90,7 @@ BEGIN
         -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
         -- shared, until it ends; harmless.)
         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
+      ORDER BY wk.full_since IS NULL DESC, wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.

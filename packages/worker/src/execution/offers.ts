@@ -135,21 +135,21 @@ export async function acceptOffers(db: Queryable, offers: { runId: string; claim
  * NOTIFY announces them to every worker (a worker with a free slot claims them through the fast
  * path) and one wakes the timer loops, which hand what nobody claimed to pg-boss, where the runs
  * wait their turn. Offers never go to runs of queues with a concurrencyLimit, so none is one.
- * Returns how many were given back (the rest were canceled or withdrawn meanwhile).
+ * Returns the runs given back (the rest were canceled or withdrawn meanwhile).
  */
-export async function declineOffers(db: Pool, environmentId: string, offers: { runId: string; claimToken: string }[], now: Date): Promise<number> {
+export async function declineOffers(db: Pool, environmentId: string, offers: { runId: string; claimToken: string }[], now: Date): Promise<Set<string>> {
   return withTransaction(db, async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
       DECLINE_OFFERS_SQL,
       [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now],
     );
-    if (rows.length === 0) return 0;
+    if (rows.length === 0) return new Set();
     const ids = rows.map((r) => r.id);
     // ≤ 100 run ids per payload, as completions send them; the middle field names no waitpoint.
     for (let i = 0; i < ids.length; i += 100) {
       await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, `${environmentId} - ${ids.slice(i, i + 100).join(",")}`]);
     }
     await tx.query(`SELECT pg_notify($1, 'resume')`, [CHANNELS.timers]);
-    return rows.length;
+    return new Set(ids);
   });
 }

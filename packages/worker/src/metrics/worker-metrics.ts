@@ -41,6 +41,12 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
     buckets: RESUME_LATENCY_BUCKETS,
     registers: [registry],
   });
+  const givenBack = new Counter({
+    name: "svc_offers_given_back_total",
+    help: "Resume offers this worker gave back without running them, by reason: full (no free slot) or draining; the run resumes through the fast path or pg-boss",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
   new Gauge({
     name: "svc_worker_slots_in_use",
     help: "Concurrency slots of this worker taken by executing runs",
@@ -62,6 +68,7 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
     worker.events.on("runFinished", (e) => finished.inc({ status: e.status })),
     worker.events.on("runsEnded", (e) => finished.inc({ status: e.status }, e.count)),
     worker.events.on("runsTriggered", (e) => triggered.inc(e.count)),
+    worker.events.on("offerGivenBack", (e) => givenBack.inc({ reason: e.reason })),
     worker.events.on("runResumed", (e) => {
       if (e.waitResolvedAt) resumeLatency.observe(Math.max(0, options.clock.now().getTime() - e.waitResolvedAt.getTime()) / 1000);
     }),

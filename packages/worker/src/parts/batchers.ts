@@ -7,8 +7,11 @@ import { acceptOffers, declineOffers } from "../execution/offers.ts";
 import type { WorkerResources } from "./resources.ts";
 
 export interface WorkerBatchers extends ExecutionBatchers {
-  /** Offers this worker has no slot for, given back together (a completion can offer many at once). */
-  declines: MicroBatcher<{ runId: string; claimToken: string }, undefined>;
+  /**
+   * Offers this worker has no slot for, given back together (a completion can offer many at once):
+   * true where the run was given back, false where the offer was withdrawn or canceled meanwhile.
+   */
+  declines: MicroBatcher<{ runId: string; claimToken: string }, boolean>;
 }
 
 /**
@@ -37,8 +40,8 @@ export function createBatchers({ engine, claimPool, worker, config }: WorkerReso
     offerAcceptances: new MicroBatcher((offers: { runId: string; claimToken: string }[]) => retryWrite(() => acceptOffers(claimPool, offers, clock.now(), config.leaseMs))),
     finishes: new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(db, items, clock.now()))),
     declines: new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
-      await retryWrite(() => declineOffers(db, worker.environment.id, items, clock.now()));
-      return items.map(() => undefined);
+      const givenBack = await retryWrite(() => declineOffers(db, worker.environment.id, items, clock.now()));
+      return items.map((i) => givenBack.has(i.runId));
     }),
   };
 }

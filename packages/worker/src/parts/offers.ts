@@ -1,6 +1,7 @@
 import { claimFromCache, loadOffer, parseOffer, type Offer } from "../execution/offers.ts";
 import { registerWorker, renewWorker, unregisterWorker, type Heartbeat, type WorkerRecord } from "../registry/workers.ts";
 import type { WorkerBatchers } from "./batchers.ts";
+import type { FullFlag } from "./full-flag.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -19,14 +20,16 @@ export class Offers {
   readonly #resources: WorkerResources;
   readonly #slots: Slots;
   readonly #declines: WorkerBatchers["declines"];
+  readonly #fullFlag: FullFlag;
   readonly #record: Omit<WorkerRecord, "startedAt">;
   /** When this worker first entered the registry; kept when it enters again. */
   #startedAt: Date | null = null;
 
-  constructor(resources: WorkerResources, slots: Slots, declines: WorkerBatchers["declines"]) {
+  constructor(resources: WorkerResources, slots: Slots, declines: WorkerBatchers["declines"], fullFlag: FullFlag) {
     this.#resources = resources;
     this.#slots = slots;
     this.#declines = declines;
+    this.#fullFlag = fullFlag;
     const { worker, config } = resources;
     this.#record = { id: worker.id, environmentId: worker.environment.id, tasks: worker.taskIds, version: worker.version, slots: config.concurrency };
   }
@@ -37,7 +40,9 @@ export class Offers {
     if (!lock || this.#slots.draining) return;
     const heartbeat = this.#heartbeat();
     this.#startedAt ??= heartbeat.at;
-    await registerWorker(this.#resources.engine.db, { ...this.#record, startedAt: this.#startedAt }, lock, heartbeat);
+    const fullSince = this.#fullFlag.fullSince;
+    await registerWorker(this.#resources.engine.db, { ...this.#record, startedAt: this.#startedAt }, lock, { ...heartbeat, fullSince });
+    this.#fullFlag.registered(fullSince);
   }
 
   /**
@@ -46,6 +51,8 @@ export class Offers {
    */
   async renew(listener: ListenerLock): Promise<void> {
     if (!(await renewWorker(this.#resources.engine.db, this.#record.id, this.#heartbeat()))) await this.enter(listener);
+    // A full flag whose write failed is written again here.
+    this.#fullFlag.publish();
   }
 
   /** Takes this worker out of the registry: no more offers come (drain). */
@@ -68,7 +75,11 @@ export class Offers {
     }
     const { runId, claimToken } = offeredRun(offer);
     if (!this.#slots.canTakeLeased) {
-      this.#declines.add({ runId, claimToken }).catch((error) => report(error, "offer"));
+      const reason = this.#slots.draining ? "draining" : "full";
+      this.#declines.add({ runId, claimToken }).then(
+        (givenBack) => givenBack && this.#resources.events.emit("offerGivenBack", { runId, reason }),
+        (error) => report(error, "offer"),
+      );
       return;
     }
     // An offer with only the entries its completion resolved: this worker's copy of the rest, or

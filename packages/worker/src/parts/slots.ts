@@ -1,6 +1,7 @@
 import { JobConsumer, type ConsumedJob, type QueueSubscription } from "@svc/queue";
 import type { Dispatch } from "../execution/execute-run.ts";
 import type { Executions } from "./executions.ts";
+import type { FullFlag } from "./full-flag.ts";
 import { fetchUnderQueueLock } from "./queue-fetch-lock.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -17,16 +18,20 @@ export class Slots {
   #leasedIdle: (() => void) | null = null;
   #draining = false;
   readonly #concurrency: number;
+  readonly #fullFlag: FullFlag;
 
-  constructor({ engine, queue, config, report }: WorkerResources, executions: Executions) {
+  /** `fullFlag` hears of every change of the free slots (it writes only when the worker fills up or stops being full). */
+  constructor({ engine, queue, config, report }: WorkerResources, executions: Executions, fullFlag: FullFlag) {
     this.#executions = executions;
     this.#report = report;
     this.#concurrency = config.concurrency;
+    this.#fullFlag = fullFlag;
     this.#consumer = new JobConsumer(queue.boss, {
       concurrency: config.concurrency,
       pollIntervalMs: config.pollIntervalMs,
       heartbeatIntervalMs: 4000,
       externalInFlight: () => this.#leased,
+      onSlotsChanged: () => this.#slotsChanged(),
       handle: (job: ConsumedJob, release) =>
         executions.run(job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }, release),
       onError: (error) => report(error, "consumer"),
@@ -52,14 +57,20 @@ export class Slots {
   /** Runs a resume that holds a lease, not a pg-boss job (fast path, offer), in a slot of its own. */
   runLeased(dispatch: Dispatch): void {
     this.#leased++;
+    this.#slotsChanged();
     this.#executions
       .run(dispatch)
       .catch((error) => this.#report(error, "resume"))
       .finally(() => {
         this.#leased--;
+        this.#slotsChanged();
         if (this.#leased === 0) this.#leasedIdle?.();
         this.#consumer.slotFreed();
       });
+  }
+
+  #slotsChanged(): void {
+    this.#fullFlag.set(this.#consumer.freeSlots() <= 0);
   }
 
   subscribe(queue: QueueSubscription): void {

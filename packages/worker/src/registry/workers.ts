@@ -1,5 +1,5 @@
 import type { Queryable } from "@svc/runtime/db";
-import { CHANNELS } from "@svc/runtime/engine";
+import { CHANNELS, prepared } from "@svc/runtime/engine";
 
 export interface WorkerRecord {
   id: string;
@@ -21,6 +21,11 @@ export interface Heartbeat {
   slotsInUse: number;
 }
 
+/** Whether the worker has no free slot (since when, by its clock), as registration records it. */
+export interface Fullness {
+  fullSince: Date | null;
+}
+
 /** The NOTIFY channel a worker hears its resume offers on (svc_complete_waitpoint sends them). */
 export function offersChannel(workerId: string): string {
   return CHANNELS.offersPrefix + workerId;
@@ -34,14 +39,30 @@ const FORGOTTEN_AFTER = "1 hour";
  * that completions pick resume offers from: live until `heartbeat.aliveUntil`, and while its LISTEN
  * connection holds the advisory lock `listenerLock`.
  */
-export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, heartbeat: Heartbeat): Promise<void> {
+export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, heartbeat: Heartbeat & Fullness): Promise<void> {
   await db.query(
-    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at)
-     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10)
+    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at, full_since)
+     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (id) DO UPDATE SET listener_lock = EXCLUDED.listener_lock, alive_until = EXCLUDED.alive_until,
-       slots_in_use = EXCLUDED.slots_in_use, heartbeat_at = EXCLUDED.heartbeat_at`,
-    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at],
+       slots_in_use = EXCLUDED.slots_in_use, heartbeat_at = EXCLUDED.heartbeat_at, full_since = EXCLUDED.full_since`,
+    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at, heartbeat.fullSince],
   );
+}
+
+/**
+ * Records that the worker's last free slot was taken at `at` (completions then offer its resumes
+ * to workers with a free slot, when there is one). Guarded: false when the row already said so (or
+ * is missing).
+ */
+export async function markWorkerFull(db: Queryable, workerId: string, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query(prepared("svc_worker_full", `UPDATE workers SET full_since = $2 WHERE id = $1 AND full_since IS NULL`, [workerId, at]));
+  return (rowCount ?? 0) > 0;
+}
+
+/** Records that the worker has a free slot again. Guarded: false when the row already said so (or is missing). */
+export async function markWorkerFree(db: Queryable, workerId: string): Promise<boolean> {
+  const { rowCount } = await db.query(prepared("svc_worker_free", `UPDATE workers SET full_since = NULL WHERE id = $1 AND full_since IS NOT NULL`, [workerId]));
+  return (rowCount ?? 0) > 0;
 }
 
 /**

@@ -1,0 +1,99 @@
+// One worker process of the scale-out scenario (bench/scaleout.ts spawns 1, 2 or 4 of them): a
+// worker as `svc worker` runs it (its own pools, pg-boss instance and LISTEN connection), with the
+// scenario's tasks, telling the benchmark process what it did over the IPC channel. Times are
+// process.hrtime (CLOCK_MONOTONIC): the same clock in every process of the machine.
+import { createPool } from "../packages/runtime/src/db/index.ts";
+import { connectTestEngine } from "../packages/runtime/src/testing/connect-engine.ts";
+import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
+import { pgBossDispatcher } from "../packages/queue/src/testing.ts";
+import { tokenCreator } from "../packages/worker/src/execution/create-token.ts";
+import { createWorker } from "../packages/worker/src/worker.ts";
+
+/** What a worker process tells the benchmark process. */
+export type WorkerMessage =
+  | { type: "ready"; workerId: string }
+  /** Events since the last tally, sent at most once per event-loop turn. */
+  | { type: "tally"; finished: string[]; suspended: string[]; resumedVia: Record<string, number>; givenBack: number; flagWrites: number; fetches: number; emptyFetches: number }
+  /** The code after a wait ran (`at`: hrtime in ns, as a string). */
+  | { type: "resumed"; tokenId: string; at: string }
+  | { type: "slots"; inUse: number };
+
+const send = (message: WorkerMessage) => process.send!(message);
+const holdMs = Number(process.env.SCALEOUT_HOLD_MS ?? 0);
+
+/** Trivial runs: trigger → COMPLETED. */
+const noop = task({ id: "scaleout-noop", run: async () => 1 });
+/** A wait; the code after it says when it ran, then holds its slot for SCALEOUT_HOLD_MS. */
+const waiter = task({
+  id: "scaleout-wait",
+  run: async (payload: { tokenId: string }) => {
+    await forToken(payload.tokenId);
+    send({ type: "resumed", tokenId: payload.tokenId, at: process.hrtime.bigint().toString() });
+    if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
+    return 1;
+  },
+});
+
+const url = process.env.DATABASE_URL!;
+const pool = createPool(url, { max: 5, applicationName: "svc-bench-worker", onError: (error) => console.error("bench worker pool:", error.message) });
+const connected = await connectTestEngine({ url, pool }, { dispatcher: pgBossDispatcher({ supervise: true, max: 3 }), apiUrl: "http://localhost" });
+const { engine, env, queue } = connected;
+const worker = createWorker({
+  engine,
+  boss: queue.boss,
+  dispatcher: queue.dispatcher,
+  databaseUrl: url,
+  environment: env,
+  tasks: [noop, waiter],
+  workerVersion: "bench",
+  concurrency: Number(process.env.WORKER_CONCURRENCY ?? 50),
+  createToken: tokenCreator(engine),
+  onError: (error, where) => console.error(`worker error (${where}):`, error),
+});
+
+let tally = { finished: [] as string[], suspended: [] as string[], resumedVia: {} as Record<string, number>, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0 };
+let scheduled = false;
+const flushSoon = () => {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    send({ type: "tally", ...tally });
+    tally = { finished: [], suspended: [], resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0 };
+  });
+};
+worker.events.on("runFinished", (e) => (tally.finished.push(e.runId), flushSoon()));
+worker.events.on("runSuspended", (e) => (tally.suspended.push(e.runId), flushSoon()));
+worker.events.on("runResumed", (e) => ((tally.resumedVia[e.via] = (tally.resumedVia[e.via] ?? 0) + 1), flushSoon()));
+worker.events.on("offerGivenBack", () => (tally.givenBack++, flushSoon()));
+worker.events.on("fullnessRecorded", () => (tally.flagWrites++, flushSoon()));
+
+// The benchmark counts pg-boss fetches (and those that found nothing): what each worker process
+// added costs the database.
+const fetchJobs = queue.boss.fetch.bind(queue.boss);
+queue.boss.fetch = (async (...args: Parameters<typeof fetchJobs>) => {
+  const jobs = await fetchJobs(...args);
+  tally.fetches++;
+  if (jobs.length === 0) tally.emptyFetches++;
+  flushSoon();
+  return jobs;
+}) as typeof queue.boss.fetch;
+
+let sampler: NodeJS.Timeout | null = null;
+process.on("message", (message: { type: "sample"; everyMs: number } | { type: "stop" }) => {
+  if (message.type === "sample") {
+    if (sampler) clearInterval(sampler);
+    sampler = message.everyMs > 0 ? setInterval(() => send({ type: "slots", inUse: worker.slotsInUse() }), message.everyMs) : null;
+  } else if (message.type === "stop") {
+    if (sampler) clearInterval(sampler);
+    void worker
+      .drain()
+      .then(() => connected.close())
+      .then(() => pool.end())
+      .catch((error) => console.error("bench worker stop:", error))
+      .finally(() => process.exit(0));
+  }
+});
+
+await worker.start();
+send({ type: "ready", workerId: worker.id });
