@@ -4,30 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NotificationListener } from "@svc/runtime/db";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { inbox } from "./inbox.ts";
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
 });
 afterAll(async () => db?.drop());
-
-/** Resolves with the next value pushed into `queue` (or one already there). */
-function inbox<T>() {
-  const items: T[] = [];
-  let waiter: ((item: T) => void) | null = null;
-  return {
-    push(item: T) {
-      if (waiter) {
-        const w = waiter;
-        waiter = null;
-        w(item);
-      } else items.push(item);
-    },
-    next(): Promise<T> {
-      return items.length > 0 ? Promise.resolve(items.shift()!) : new Promise((resolve) => (waiter = resolve));
-    },
-  };
-}
 
 async function listenerBackends(): Promise<number[]> {
   const { rows } = await db.pool.query<{ pid: number }>(

@@ -3,25 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SharedListener } from "@svc/runtime/db";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { inbox } from "./inbox.ts";
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
 });
 afterAll(async () => db?.drop());
-
-/** Resolves with the next value pushed (or one already there). */
-function inbox<T>() {
-  const items: T[] = [];
-  const waiters: ((item: T) => void)[] = [];
-  return {
-    push: (item: T) => (waiters.length > 0 ? waiters.shift()!(item) : items.push(item)),
-    next: (): Promise<T> => (items.length > 0 ? Promise.resolve(items.shift()!) : new Promise((resolve) => waiters.push(resolve))),
-    get size() {
-      return items.length;
-    },
-  };
-}
 
 async function backends(): Promise<number[]> {
   const { rows } = await db.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'svc-test-shared'`);
