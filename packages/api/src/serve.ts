@@ -35,7 +35,7 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
   // The process's one LISTEN connection: credential changes and session records.
   const notices = new SharedListener({ url: config.DATABASE_URL, onError: (error) => report(error, "notices") });
   const secretKeys = new SecretKeyCache({ notices });
-  const sessionStreams = new SessionStreamHub({ db, notices, clock: systemClock, onError: (error, context) => report(error, context) });
+  const sessionStreams = new SessionStreamHub({ db, notices, onError: (error, context) => report(error, context) });
   await untilReachable(() => notices.start());
   const tracing = await startTracing(env, "svc-api");
   // Metrics are on unless a caller turns them off (the benchmark that measures what they cost).

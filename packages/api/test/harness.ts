@@ -31,7 +31,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
   const notices = new SharedListener({ url: te.db.url, onError: (error) => console.error(error) });
   const secretKeys = new SecretKeyCache({ notices });
-  const sessionStreams = new SessionStreamHub({ db: te.db.pool, notices, clock: engine.clock, onError: (error) => console.error(error) });
+  const sessionStreams = new SessionStreamHub({ db: te.db.pool, notices, onError: (error) => console.error(error) });
   await notices.start();
   const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
@@ -72,7 +72,7 @@ export async function startTestApiOn(api: TestApi): Promise<{ app: FastifyInstan
   const pool = createPool(api.db.url, { max: 3, onError: () => {} });
   const engine = { ...api.engine, db: pool };
   const notices = new SharedListener({ url: api.db.url, onError: (error) => console.error(error) });
-  const sessionStreams = new SessionStreamHub({ db: pool, notices, clock: engine.clock, onError: (error) => console.error(error) });
+  const sessionStreams = new SessionStreamHub({ db: pool, notices, onError: (error) => console.error(error) });
   await notices.start();
   const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams }, { logger: false });
   await app.ready();

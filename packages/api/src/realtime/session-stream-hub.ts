@@ -1,5 +1,5 @@
 import type { SharedListener } from "@svc/runtime/db";
-import { CHANNELS, MAX_RECORDS_PER_READ, readRecords, sseRecordJson, type Clock, type Queryable, type SessionRecordRow } from "@svc/runtime/engine";
+import { CHANNELS, MAX_RECORDS_PER_READ, readRecords, sseRecordJson, type Queryable, type SessionRecordRow } from "@svc/runtime/engine";
 import { batchFrame } from "./sse.ts";
 
 /** Where a subscriber's records go: the SSE response. `write` returns false when the client reads too slowly. */
@@ -46,7 +46,7 @@ export class SessionStreamHub {
   readonly #subscribers = new Map<string, Set<Subscriber>>();
   readonly #onError: (error: unknown, context: string) => void;
 
-  constructor(options: { db: Queryable; notices: SharedListener; clock: Clock; onError: (error: unknown, context: string) => void }) {
+  constructor(options: { db: Queryable; notices: SharedListener; onError: (error: unknown, context: string) => void }) {
     this.#db = options.db;
     this.#onError = options.onError;
     options.notices.route(CHANNELS.sessionRecords, {
