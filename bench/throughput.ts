@@ -1,3 +1,4 @@
+import pg from "pg";
 import { postJson } from "./http-client.ts";
 import { PgBoss } from "../packages/queue/src/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
@@ -42,7 +43,7 @@ export async function svcBatched(db: { url: string }, n: number, batch: number, 
   if (warmup > 0) await round(warmup);
   const result = await measured(stack.apiPid, postmaster, () => round(n));
   await stack.close();
-  return result;
+  return { ...result, runsUpdates: await runsUpdates(db.url) };
 }
 
 /** svc's HTTP trigger one by one, `inFlight` at a time, + worker, to COMPLETED (as svcBatched). */
@@ -69,7 +70,7 @@ export async function svcOneByOne(db: { url: string }, n: number, inFlight: numb
   if (warmup > 0) await round(warmup);
   const result = await measured(stack.apiPid, postmaster, () => round(n));
   await stack.close();
-  return result;
+  return { ...result, runsUpdates: await runsUpdates(db.url) };
 }
 
 async function measured(api: number | undefined, postmaster: number | undefined, round: () => Promise<Timing>): Promise<Timing> {
@@ -115,7 +116,33 @@ async function rawPgBoss(db: BenchDatabase, n: number, mode: { batch: number } |
   return result;
 }
 
-export type Timing = { triggered: number; total: number; cpu?: CpuTimes };
+export type Timing = { triggered: number; total: number; cpu?: CpuTimes; runsUpdates?: RunsUpdates };
+
+/** Updates of `runs` over a side's life (warm-up included), and the share of them that was HOT. */
+export interface RunsUpdates {
+  perRun: number;
+  hotShare: number;
+}
+
+/** Read once the side's processes have closed their connections: a backend reports its counts when it exits. */
+async function runsUpdates(url: string): Promise<RunsUpdates> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ ins: string; upd: string; hot: string }>(
+      `SELECT n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'runs'`,
+    );
+    const { ins, upd, hot } = rows[0]!;
+    return { perRun: Number(upd) / Math.max(1, Number(ins)), hotShare: Number(hot) / Math.max(1, Number(upd)) };
+  } finally {
+    await client.end();
+  }
+}
+
+/** ", runs updated 2.0× per run, 72 % HOT" */
+export function updatesText(u: RunsUpdates | undefined): string {
+  return u ? `; runs updated ${u.perRun.toFixed(1)}× per run, ${(u.hotShare * 100).toFixed(0)} % HOT` : "";
+}
 
 /** Runs raw and svc alternately `repeat` times (this machine drifts by ±30 %); the pair with the median ratio is reported. */
 async function pairs(repeat: number, raw: () => Promise<Timing>, svc: () => Promise<Timing>) {
@@ -163,9 +190,9 @@ export async function throughputScenario(embedded: { url: string } | undefined, 
   const { raw: rawSingle, svc: svcSingle } = single.median;
   out.push(
     `batched (500 per call)   raw pg-boss insert+work: enqueue ${rate(n, rawBatch.triggered)}, end-to-end ${rate(n, rawBatch.total)}`,
-    `                         svc HTTP batch + worker: enqueue ${rate(n, svcBatch.triggered)}, end-to-end ${rate(n, svcBatch.total)}  → ratio ${batched.median.ratio.toFixed(2)} (all: ${batched.ratios})`,
+    `                         svc HTTP batch + worker: enqueue ${rate(n, svcBatch.triggered)}, end-to-end ${rate(n, svcBatch.total)}  → ratio ${batched.median.ratio.toFixed(2)} (all: ${batched.ratios})${updatesText(svcBatch.runsUpdates)}`,
     `one by one, 16 in flight raw pg-boss send+work:   enqueue ${rate(m, rawSingle.triggered)}, end-to-end ${rate(m, rawSingle.total)}`,
-    `                         svc HTTP trigger+worker: enqueue ${rate(m, svcSingle.triggered)}, end-to-end ${rate(m, svcSingle.total)}  → ratio ${single.median.ratio.toFixed(2)} (all: ${single.ratios})`,
+    `                         svc HTTP trigger+worker: enqueue ${rate(m, svcSingle.triggered)}, end-to-end ${rate(m, svcSingle.total)}  → ratio ${single.median.ratio.toFixed(2)} (all: ${single.ratios})${updatesText(svcSingle.runsUpdates)}`,
   );
   return out;
 }

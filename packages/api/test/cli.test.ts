@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadMigrations } from "@svc/runtime/db";
 import { findEnvironmentBySecretKey } from "@svc/runtime/engine";
+import { createTestDatabase } from "@svc/runtime/testing";
 import { startTestApi, TEST_ENCRYPTION_KEY, type TestApi } from "./harness.ts";
 import { runCli } from "../src/cli/run.ts";
 import { bearer } from "./credentials-fixtures.ts";
@@ -63,6 +65,26 @@ describe("svc setup", () => {
     const env = await findEnvironmentBySecretKey(api.db.pool, body.environments.prod.secretKey, new Date());
     expect(env?.slug).toBe("prod");
     expect((await svc(["setup", "--json"])).json()).toEqual(body);
+  });
+});
+
+describe("svc migrate", () => {
+  it("applies every migration to an empty database, says which, and then that there is nothing left", { timeout: 60_000 }, async () => {
+    const db = await createTestDatabase({ empty: true });
+    try {
+      const names = (await loadMigrations()).map((m) => m.name);
+      const first = await svcInProcess(["migrate", "--json"], db.url);
+      expect(first.code).toBe(0);
+      const body = JSON.parse(first.stdout);
+      expect(body.applied).toEqual(names);
+      expect(body.functions.length).toBeGreaterThan(0);
+      expect(body.latest).toBe(names[names.length - 1]);
+      const again = await svcInProcess(["migrate"], db.url);
+      expect(again.code).toBe(0);
+      expect(again.stdout.trim()).toBe(`The schema is up to date (${names[names.length - 1]}).`);
+    } finally {
+      await db.drop();
+    }
   });
 });
 

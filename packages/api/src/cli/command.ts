@@ -1,12 +1,13 @@
 import type { ParseArgsConfig } from "node:util";
-import type { Queryable } from "@svc/runtime/db";
+import type { MigrateResult, Queryable } from "@svc/runtime/db";
 import type { SecretBox } from "@svc/runtime/engine";
 
-/** What every command gets: one transaction, the server key, the time. */
+/** What every command gets: one transaction, the server key, the time, what the start-up migration applied. */
 export interface CommandContext {
   db: Queryable;
   box: SecretBox;
   now: Date;
+  migrated: MigrateResult;
 }
 
 export interface CommandArgs {

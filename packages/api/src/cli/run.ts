@@ -100,9 +100,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
   const databaseError = (error: unknown) => describeDatabaseError(error, databaseUrl)?.message ?? redactDatabaseUrl((error as Error)?.message || String(error), databaseUrl);
   const pool = createPool(databaseUrl, { max: 2, applicationName: "svc-cli", onError: (error) => io.stderr(`database connection: ${databaseError(error)}`) });
   try {
-    await migrate(pool);
+    const migrated = await migrate(pool);
     const box = new SecretBox(config.encryptionKey);
-    const result = await withTransaction(pool, (db) => command.run({ db, box, now: clock.now() }, args));
+    const result = await withTransaction(pool, (db) => command.run({ db, box, now: clock.now(), migrated }, args));
     io.stdout(json ? JSON.stringify(result.json, null, 2) : result.text);
     return EXIT.ok;
   } catch (error) {

@@ -45,7 +45,7 @@ export {
 export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, signEnvironmentToken } from "./tenancy/public-tokens.ts";
 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads, the tally of runs made and ended
-export { RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
+export { FINAL_STATUSES, RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_STARTS_SQL } from "./runs/transitions/claim-start.ts";
@@ -61,6 +61,7 @@ export { decideAfterFailure, maxAttemptsOf } from "./runs/retry-policy.ts";
 export { attachWaiter, childOutcome, completeBatchIfDone, notifyWaitersOfRun } from "./runs/notify-waiters.ts";
 export { INLINE_PACKET_LIMIT, retrieveRun, type RunDetail, type RunScheduleRef } from "./runs/retrieve-run.ts";
 export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
+export { MAX_RUN_LIST_LANES } from "./runs/list-statement.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";

@@ -7,6 +7,7 @@ import { setupCommand } from "./setup.ts";
 import { keysRotateCommand } from "./keys-rotate.ts";
 import { keysShowCommand } from "./keys-show.ts";
 import { membersAddCommand } from "./members-add.ts";
+import { migrateCommand } from "./migrate.ts";
 import { orgsCreateCommand } from "./orgs-create.ts";
 import { patsCreateCommand } from "./pats-create.ts";
 import { patsListCommand } from "./pats-list.ts";
@@ -34,4 +35,5 @@ export const COMMANDS: Command[] = [
   keysShowCommand,
   retentionShowCommand,
   retentionSetCommand,
+  migrateCommand,
 ];

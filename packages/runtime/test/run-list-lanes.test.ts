@@ -1,0 +1,112 @@
+// The run list's lanes (list-statement.ts): a status filter reads one lane per final status and one
+// for the live statuses, a task filter one lane per task, each in the index order of its own; the
+// page is the newest of their union. Whatever the mix, pages walked forwards and backwards must be
+// exactly the matching runs in (created_at, id) order — checked against the same filter in JS.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  FakeClock,
+  FINAL_STATUSES,
+  getEnvironment,
+  listRuns,
+  MAX_RUN_LIST_LANES,
+  RUN_STATUSES,
+  triggerRun,
+  type Environment,
+  type RunListFilters,
+  type RunStatus,
+} from "@svc/runtime/engine";
+import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
+
+const T0 = new Date("2031-06-01T00:00:00.000Z");
+const clock = new FakeClock(T0);
+const TASKS = ["alpha", "beta", "gamma"];
+let te: TestEngine;
+let envs: Environment[];
+let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; final_status: string | null }[];
+
+beforeAll(async () => {
+  te = await startTestEngine({ clock });
+  envs = [te.env, (await getEnvironment(te.db.pool, te.project.environments.prod.id))!];
+  // 78 runs: every status six times over two environments and three tasks, ties on created_at.
+  for (let i = 0; i < RUN_STATUSES.length * 6; i++) {
+    clock.set(new Date(T0.getTime() + Math.floor(i / 3) * 1000));
+    const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {});
+    await te.db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [run.id, RUN_STATUSES[(i * 5) % RUN_STATUSES.length]]);
+  }
+  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, final_status FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+});
+afterAll(async () => te?.close());
+
+const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+
+async function walk(environmentIds: string[], filters: RunListFilters, size: number) {
+  const forwards: string[] = [];
+  let after: { created_at: Date; id: string } | undefined;
+  for (let page; (page = await listRuns(te.engine.db, environmentIds, filters, {
+    keyset: after ? { sql: "(created_at, id) < ($1, $2)", values: [after.created_at, after.id] } : null,
+    direction: "desc",
+    limit: size,
+  })).length > 0; ) {
+    forwards.push(...ids(page));
+    after = page[page.length - 1];
+  }
+  const backwards: string[] = [];
+  let before = { created_at: new Date(0), id: "" };
+  for (let page; (page = await listRuns(te.engine.db, environmentIds, filters, {
+    keyset: { sql: "(created_at, id) > ($1, $2)", values: [before.created_at, before.id] },
+    direction: "asc",
+    limit: size,
+  })).length > 0; ) {
+    backwards.unshift(...ids(page).reverse());
+    before = page[page.length - 1]!;
+  }
+  return { forwards, backwards };
+}
+
+function expected(environmentIds: string[], filters: RunListFilters) {
+  return ids(all.filter((r) =>
+    environmentIds.includes(r.environment_id) &&
+    (!filters.statuses || filters.statuses.includes(r.status)) &&
+    (!filters.taskIdentifiers || filters.taskIdentifiers.includes(r.task_identifier))));
+}
+
+describe("run list lanes", () => {
+  it("final_status is the status once it is final, and NULL while the run is live", () => {
+    for (const run of all) expect(run.final_status).toBe(FINAL_STATUSES.includes(run.status) ? run.status : null);
+    expect(new Set(all.map((r) => r.status))).toEqual(new Set(RUN_STATUSES));
+  });
+
+  const cases: [string, RunListFilters][] = [
+    ["one final status", { statuses: ["FAILED"] }],
+    ["several final statuses", { statuses: ["COMPLETED", "CANCELED", "EXPIRED"] }],
+    ["one live status", { statuses: ["WAITING"] }],
+    ["final and live statuses", { statuses: ["QUEUED", "COMPLETED", "EXECUTING", "TIMED_OUT"] }],
+    ["every status", { statuses: [...RUN_STATUSES] }],
+    ["a status nothing has", { statuses: ["SYSTEM_FAILURE", "DEQUEUED"], taskIdentifiers: ["nobody"] }],
+    ["one task", { taskIdentifiers: ["beta"] }],
+    ["two tasks", { taskIdentifiers: ["alpha", "gamma"] }],
+    ["tasks and statuses", { taskIdentifiers: ["alpha", "beta"], statuses: ["WAITING", "FAILED", "COMPLETED", "QUEUED"] }],
+  ];
+  for (const [name, filters] of cases) {
+    it(`pages through ${name} over two environments, forwards and backwards`, async () => {
+      const both = envs.map((e) => e.id);
+      const want = expected(both, filters);
+      for (const size of [1, 3, 100]) {
+        const { forwards, backwards } = await walk(both, filters, size);
+        expect(forwards).toEqual(want);
+        expect(backwards).toEqual(want);
+      }
+      expect(await walk([envs[1]!.id], filters, 2)).toEqual({ forwards: expected([envs[1]!.id], filters), backwards: expected([envs[1]!.id], filters) });
+    });
+  }
+
+  it("past the lane limit, tasks become one condition per lane and the list is still exact", async () => {
+    const many = [...Array.from({ length: MAX_RUN_LIST_LANES }, (_, i) => `absent-${i}`), "gamma", "alpha"];
+    const filters: RunListFilters = { taskIdentifiers: many, statuses: ["FAILED", "WAITING", "CRASHED"] };
+    const both = envs.map((e) => e.id);
+    const { forwards, backwards } = await walk(both, filters, 2);
+    expect(forwards).toEqual(expected(both, filters));
+    expect(backwards).toEqual(forwards);
+    expect(forwards.length).toBeGreaterThan(2);
+  });
+});
