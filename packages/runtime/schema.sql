@@ -242,11 +242,11 @@ CREATE TABLE runs (
     wait_traceparent text,
     ledger_version integer DEFAULT 0 NOT NULL,
     suspended_worker_id text,
-    final_status text GENERATED ALWAYS AS (
+    list_status text GENERATED ALWAYS AS (
 CASE
     WHEN (status = ANY (ARRAY['COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])) THEN status
-    ELSE NULL::text
-END) STORED,
+    ELSE 'LIVE'::text
+END) STORED NOT NULL,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);
@@ -261,7 +261,7 @@ CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (paren
 CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
 CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);
-CREATE INDEX runs_status_list ON public.runs USING btree (environment_id, final_status, created_at DESC, id DESC);
+CREATE INDEX runs_status_list ON public.runs USING btree (environment_id, list_status, created_at DESC, id DESC) WHERE (list_status <> 'COMPLETED'::text);
 CREATE INDEX runs_stored_payload ON public.runs USING btree (environment_id, md5(payload)) WHERE (payload_type = 'application/store'::text);
 CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 CREATE INDEX runs_task_list ON public.runs USING btree (environment_id, task_identifier, created_at DESC, id DESC);

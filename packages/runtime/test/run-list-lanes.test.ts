@@ -22,7 +22,7 @@ const clock = new FakeClock(T0);
 const TASKS = ["alpha", "beta", "gamma"];
 let te: TestEngine;
 let envs: Environment[];
-let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; final_status: string | null }[];
+let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; list_status: string }[];
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
@@ -33,7 +33,7 @@ beforeAll(async () => {
     const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {});
     await te.db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [run.id, RUN_STATUSES[(i * 5) % RUN_STATUSES.length]]);
   }
-  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, final_status FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, list_status FROM runs ORDER BY created_at DESC, id DESC`)).rows;
 });
 afterAll(async () => te?.close());
 
@@ -71,8 +71,8 @@ function expected(environmentIds: string[], filters: RunListFilters) {
 }
 
 describe("run list lanes", () => {
-  it("final_status is the status once it is final, and NULL while the run is live", () => {
-    for (const run of all) expect(run.final_status).toBe(FINAL_STATUSES.includes(run.status) ? run.status : null);
+  it("list_status is the status once it is final, and LIVE while the run is live", () => {
+    for (const run of all) expect(run.list_status).toBe(FINAL_STATUSES.includes(run.status) ? run.status : "LIVE");
     expect(new Set(all.map((r) => r.status))).toEqual(new Set(RUN_STATUSES));
   });
 
@@ -99,6 +99,11 @@ describe("run list lanes", () => {
       expect(await walk([envs[1]!.id], filters, 2)).toEqual({ forwards: expected([envs[1]!.id], filters), backwards: expected([envs[1]!.id], filters) });
     });
   }
+
+  it("refuses a status that is not one, before anything reaches SQL (statuses are written into the statement)", async () => {
+    const hostile = ["FAILED' OR '1'='1" as RunStatus];
+    await expect(listRuns(te.engine.db, [envs[0]!.id], { statuses: hostile }, { keyset: null, direction: "desc", limit: 5 })).rejects.toThrow(/is not a run status/);
+  });
 
   it("past the lane limit, tasks become one condition per lane and the list is still exact", async () => {
     const many = [...Array.from({ length: MAX_RUN_LIST_LANES }, (_, i) => `absent-${i}`), "gamma", "alpha"];
