@@ -99,6 +99,8 @@ export async function listCases(pool: { query: (text: string, values?: unknown[]
     { label: "from/to: one day, 10 days ago", filter: { from: iso(11), to: iso(10) }, expect: "full" },
     { label: "nothing: status=EXPIRED", filter: { status: "EXPIRED" }, expect: "none" },
     { label: "nothing: task not run in 7 days", filter: { task: "legacy-import" }, expect: "none" },
+    { label: "nothing: queue not used in 7 days", filter: { queue: "task/legacy-import" }, expect: "none" },
+    { label: "status=WAITING (1.5 %)", filter: { status: "WAITING" }, expect: "full" },
     { label: "nothing: tag no run has", filter: { tag: "no-such-tag" }, expect: "none" },
   ];
 }

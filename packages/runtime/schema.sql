@@ -258,6 +258,7 @@ CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lea
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
+CREATE INDEX runs_queue_list ON public.runs USING btree (environment_id, queue_name, created_at DESC, id DESC) WHERE (queue_name <> ('task/'::text || task_identifier));
 CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
 CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);

@@ -13,8 +13,8 @@
 -- COMPLETED runs are left out of the index: they are most runs (~90 % in the benchmark's history),
 -- so that filter finds its page in runs_list at once, and the index stays a tenth of the size.
 --
--- task_identifier never changes after the insert, so its index costs one entry per run and keeps
--- every update HOT.
+-- task_identifier and queue_name never change after the insert: their indexes cost an entry per
+-- run (the queue's, only for some runs) and keep every update HOT.
 --
 -- Adding a stored generated column rewrites runs once (ACCESS EXCLUSIVE for the rewrite and the
 -- index builds, ~15 s per million runs: docs/migrations.md).
@@ -23,3 +23,8 @@ ALTER TABLE runs ADD COLUMN list_status text NOT NULL GENERATED ALWAYS AS (
 ) STORED;
 CREATE INDEX runs_status_list ON runs (environment_id, list_status, created_at DESC, id DESC) WHERE list_status <> 'COMPLETED';
 CREATE INDEX runs_task_list ON runs (environment_id, task_identifier, created_at DESC, id DESC);
+-- A task's runs are on its default queue `task/<id>` unless it names another (a shared queue, or a
+-- queue given at trigger time): only those others are indexed here, so a run on its default queue
+-- costs nothing. The list's queue filter reads this index for the others and runs_task_list for
+-- the runs of task <id> on `task/<id>`.
+CREATE INDEX runs_queue_list ON runs (environment_id, queue_name, created_at DESC, id DESC) WHERE queue_name <> 'task/' || task_identifier;

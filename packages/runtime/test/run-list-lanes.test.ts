@@ -22,7 +22,7 @@ const clock = new FakeClock(T0);
 const TASKS = ["alpha", "beta", "gamma"];
 let te: TestEngine;
 let envs: Environment[];
-let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; list_status: string }[];
+let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; queue_name: string; list_status: string }[];
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
@@ -30,10 +30,12 @@ beforeAll(async () => {
   // 78 runs: every status six times over two environments and three tasks, ties on created_at.
   for (let i = 0; i < RUN_STATUSES.length * 6; i++) {
     clock.set(new Date(T0.getTime() + Math.floor(i / 3) * 1000));
-    const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {});
+    // Some runs on a shared queue, some on another task's default queue, the rest on their own.
+    const queue = i % 4 === 0 ? "shared" : i % 7 === 0 ? "task/beta" : undefined;
+    const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {}, queue ? { queue: { name: queue } } : {});
     await te.db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [run.id, RUN_STATUSES[(i * 5) % RUN_STATUSES.length]]);
   }
-  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, list_status FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status FROM runs ORDER BY created_at DESC, id DESC`)).rows;
 });
 afterAll(async () => te?.close());
 
@@ -67,7 +69,8 @@ function expected(environmentIds: string[], filters: RunListFilters) {
   return ids(all.filter((r) =>
     environmentIds.includes(r.environment_id) &&
     (!filters.statuses || filters.statuses.includes(r.status)) &&
-    (!filters.taskIdentifiers || filters.taskIdentifiers.includes(r.task_identifier))));
+    (!filters.taskIdentifiers || filters.taskIdentifiers.includes(r.task_identifier)) &&
+    (!filters.queues || filters.queues.includes(r.queue_name))));
 }
 
 describe("run list lanes", () => {
@@ -86,6 +89,11 @@ describe("run list lanes", () => {
     ["one task", { taskIdentifiers: ["beta"] }],
     ["two tasks", { taskIdentifiers: ["alpha", "gamma"] }],
     ["tasks and statuses", { taskIdentifiers: ["alpha", "beta"], statuses: ["WAITING", "FAILED", "COMPLETED", "QUEUED"] }],
+    ["a shared queue", { queues: ["shared"] }],
+    ["a task's default queue, which other tasks' runs were put on too", { queues: ["task/beta"] }],
+    ["default and shared queues", { queues: ["task/alpha", "shared", "task/nobody"] }],
+    ["queues and statuses", { queues: ["task/beta", "shared"], statuses: ["FAILED", "WAITING", "COMPLETED"] }],
+    ["queues and tasks", { queues: ["task/beta", "shared"], taskIdentifiers: ["alpha", "beta"] }],
   ];
   for (const [name, filters] of cases) {
     it(`pages through ${name} over two environments, forwards and backwards`, async () => {
@@ -103,6 +111,23 @@ describe("run list lanes", () => {
   it("refuses a status that is not one, before anything reaches SQL (statuses are written into the statement)", async () => {
     const hostile = ["FAILED' OR '1'='1" as RunStatus];
     await expect(listRuns(te.engine.db, [envs[0]!.id], { statuses: hostile }, { keyset: null, direction: "desc", limit: 5 })).rejects.toThrow(/is not a run status/);
+  });
+
+  it("the queue fixtures hold what the cases need", () => {
+    const onBeta = all.filter((r) => r.queue_name === "task/beta");
+    expect(onBeta.some((r) => r.task_identifier === "beta")).toBe(true);
+    expect(onBeta.some((r) => r.task_identifier !== "beta")).toBe(true);
+    expect(all.filter((r) => r.queue_name === "shared").length).toBeGreaterThan(10);
+  });
+
+  it("past the lane limit, queues become one condition per lane and the list is still exact", async () => {
+    const many = [...Array.from({ length: MAX_RUN_LIST_LANES }, (_, i) => `task/absent-${i}`), "shared", "task/beta"];
+    const filters: RunListFilters = { queues: many, statuses: ["FAILED", "WAITING"] };
+    const both = envs.map((e) => e.id);
+    const { forwards, backwards } = await walk(both, filters, 2);
+    expect(forwards).toEqual(expected(both, filters));
+    expect(backwards).toEqual(forwards);
+    expect(forwards.length).toBeGreaterThan(2);
   });
 
   it("past the lane limit, tasks become one condition per lane and the list is still exact", async () => {

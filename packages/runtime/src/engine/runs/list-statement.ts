@@ -3,28 +3,41 @@ import type { RunListFilters, RunListPage } from "./list.ts";
 import { isFinal, isRunStatus } from "./statuses.ts";
 
 /**
- * Most lanes one statement reads (environments × status lanes × tasks). Past it, tasks become
- * one `= ANY` condition in each lane: still right, only without the task index's order.
+ * Most lanes one statement reads (environments × status lanes × task or queue values). Past it,
+ * tasks or queues become one `= ANY` condition in each lane: still right, only without the index's
+ * order.
  */
 export const MAX_RUN_LIST_LANES = 200;
 
+/** One way a lane narrows its rows: FROM items (unnest of a parameter) and conditions. */
+interface Alternative {
+  from: string[];
+  where: string[];
+}
+
+const ANY_ROW: Alternative = { from: [], where: [] };
+
 /**
  * The run list statement. A page is the newest `limit` runs of the union of *lanes*: each lane is
- * one environment (and, when filtered, one status group and one task), read by a LATERAL subquery
- * whose equality conditions match the leading columns of an index in (created_at DESC, id DESC)
- * order, so that Postgres walks that index in page order and stops after `limit` rows:
- * - no status or task filter: runs_list (environment_id, created_at, id);
+ * one environment (and, when filtered, one status group and one task or queue), read by a LATERAL
+ * subquery whose equality conditions match the leading columns of an index in
+ * (created_at DESC, id DESC) order, so that Postgres walks that index in page order and stops after
+ * `limit` rows:
+ * - no status, task or queue filter: runs_list (environment_id, created_at, id);
  * - a final status other than COMPLETED: runs_status_list (environment_id, list_status, …), which
  *   leaves COMPLETED runs out (migration 0029); COMPLETED, most runs, reads runs_list;
  * - live statuses (QUEUED, WAITING …) share one lane, runs_status_list's 'LIVE' entries: the runs
  *   not yet finished;
- * - a task: runs_task_list (environment_id, task_identifier, …); with a status too, the planner
- *   picks whichever index it expects to reach a page sooner.
- * Any other filter is tested on the rows a lane reads. With `= ANY` instead of a lane per value
- * the index's order would be lost and every matching run of the window sorted (a million runs:
- * 650 ms for the first page of a list over two environments, bench/README.md). A status lane names
- * its status as a literal (one of RUN_STATUSES, checked here): a partial index serves only a
- * statement whose condition implies the index's predicate, which a parameter cannot.
+ * - a task: runs_task_list (environment_id, task_identifier, …);
+ * - a queue: two lanes, as runs_queue_list holds only the runs on a queue other than their task's
+ *   default `task/<id>`: those, and the runs of task <id> on `task/<id>` (runs_task_list).
+ * With a status and a task or queue, the planner picks whichever index it expects to reach a page
+ * sooner. Any other filter (and the queue, when tasks are filtered too) is tested on the rows a
+ * lane reads. With `= ANY` instead of a lane per value the index's order would be lost and every
+ * matching run of the window sorted (a million runs: 650 ms for the first page of a list over two
+ * environments, bench/README.md). A status lane names its status as a literal (one of
+ * RUN_STATUSES, checked here): a partial index serves only a statement whose condition implies
+ * the index's predicate, which a parameter cannot.
  */
 export function runListStatement(environmentIds: string[], filters: RunListFilters, page: RunListPage): { text: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -33,15 +46,10 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
     return `$${values.length}`;
   };
   const envs = `unnest(${param(environmentIds)}::text[]) AS env(id)`;
-  for (const status of filters.statuses ?? []) if (!isRunStatus(status)) throw new ValidationError(`filter[status]: "${status}" is not a run status`);
-  const finals = filters.statuses?.filter(isFinal) ?? [];
-  const lives = filters.statuses?.filter((s) => !isFinal(s)) ?? [];
-  const statusLanes = finals.length + (lives.length > 0 ? 1 : 0);
-  const tasks = filters.taskIdentifiers;
-  const taskLanes = tasks !== undefined && environmentIds.length * Math.max(statusLanes, 1) * tasks.length <= MAX_RUN_LIST_LANES;
-  const taskFrom = taskLanes ? [`unnest(${param(tasks)}::text[]) AS task(id)`] : [];
-  const taskWhere = !tasks ? [] : taskLanes ? ["runs.task_identifier = task.id"] : [`runs.task_identifier = ANY(${param(tasks)}::text[])`];
-  const rest = filterConditions(filters, param);
+  const statuses = statusAlternatives(filters, param);
+  const room = Math.floor(MAX_RUN_LIST_LANES / (environmentIds.length * statuses.length));
+  const keys = keyAlternatives(filters, room, param);
+  const rest = [...keys.filters, ...filterConditions(filters, param)];
   // Cursors come from clients: refuse values Postgres would choke on (a 400, not a 500).
   if (page.keyset) {
     for (const value of page.keyset.values) {
@@ -55,21 +63,57 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
   }
   const dir = page.direction === "desc" ? "DESC" : "ASC";
   const limit = param(page.limit);
-  const lane = (where: string[]) =>
-    `SELECT r.* FROM ${[envs, ...taskFrom].join(", ")},
-       LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...where, ...taskWhere, ...rest].join(" AND ")}
+  const lane = (status: Alternative, key: Alternative) =>
+    `SELECT r.* FROM ${[envs, ...status.from, ...key.from].join(", ")},
+       LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...status.where, ...key.where, ...rest].join(" AND ")}
                 ORDER BY runs.created_at ${dir}, runs.id ${dir} LIMIT ${limit}) r`;
-  const lanes: string[] = [];
-  if (!filters.statuses) lanes.push(lane([]));
-  for (const status of finals) lanes.push(lane([`runs.list_status = '${status}'`]));
-  if (lives.length > 0) lanes.push(lane(["runs.list_status = 'LIVE'", `runs.status = ANY(${param(lives)}::text[])`]));
+  const lanes = statuses.flatMap((status) => keys.alternatives.map((key) => lane(status, key)));
   const text = `SELECT r.*, (SELECT slug FROM environments e WHERE e.id = r.environment_id) AS environment_slug
      FROM (${lanes.join("\n     UNION ALL ")}) r
      ORDER BY r.created_at ${dir}, r.id ${dir} LIMIT ${limit}`;
   return { text, values };
 }
 
-/** The conditions of the filters that do not choose a lane (status and task do). */
+/** A lane per final status, written as a literal, and one for the live statuses. */
+function statusAlternatives(filters: RunListFilters, param: (value: unknown) => string): Alternative[] {
+  if (!filters.statuses) return [ANY_ROW];
+  for (const status of filters.statuses) if (!isRunStatus(status)) throw new ValidationError(`filter[status]: "${status}" is not a run status`);
+  const lives = filters.statuses.filter((s) => !isFinal(s));
+  return [
+    ...filters.statuses.filter(isFinal).map((status) => ({ from: [], where: [`runs.list_status = '${status}'`] })),
+    ...(lives.length > 0 ? [{ from: [], where: ["runs.list_status = 'LIVE'", `runs.status = ANY(${param(lives)}::text[])`] }] : []),
+  ];
+}
+
+/** A lane per task, else per queue (two kinds), within `room` lanes; past it, a condition. */
+function keyAlternatives(filters: RunListFilters, room: number, param: (value: unknown) => string): { alternatives: Alternative[]; filters: string[] } {
+  const { taskIdentifiers: tasks, queues } = filters;
+  // Made only where used: a parameter no condition names has no type Postgres can determine.
+  const queueCondition = () => (queues ? [`runs.queue_name = ANY(${param(queues)}::text[])`] : []);
+  if (tasks) {
+    if (tasks.length > room) return { alternatives: [ANY_ROW], filters: [`runs.task_identifier = ANY(${param(tasks)}::text[])`, ...queueCondition()] };
+    return { alternatives: [{ from: [`unnest(${param(tasks)}::text[]) AS task(id)`], where: ["runs.task_identifier = task.id"] }], filters: queueCondition() };
+  }
+  if (!queues) return { alternatives: [ANY_ROW], filters: [] };
+  const defaults = queues.filter((q) => q.startsWith(DEFAULT_QUEUE_PREFIX));
+  if (queues.length + defaults.length > room) return { alternatives: [ANY_ROW], filters: queueCondition() };
+  const alternatives: Alternative[] = [
+    { from: [`unnest(${param(queues)}::text[]) AS queue(name)`], where: ["runs.queue_name = queue.name", `runs.queue_name <> '${DEFAULT_QUEUE_PREFIX}' || runs.task_identifier`] },
+  ];
+  if (defaults.length > 0) {
+    const defaultTasks = defaults.map((q) => q.slice(DEFAULT_QUEUE_PREFIX.length));
+    alternatives.push({
+      from: [`unnest(${param(defaultTasks)}::text[], ${param(defaults)}::text[]) AS default_queue(task, name)`],
+      where: ["runs.task_identifier = default_queue.task", "runs.queue_name = default_queue.name"],
+    });
+  }
+  return { alternatives, filters: [] };
+}
+
+/** A task's default queue is `task/<id>` (insert-runs.ts); runs_queue_list leaves those runs out. */
+const DEFAULT_QUEUE_PREFIX = "task/";
+
+/** The conditions of the filters that do not choose a lane (status, task and queue do). */
 function filterConditions(filters: RunListFilters, param: (value: unknown) => string): string[] {
   const where: string[] = [];
   if (filters.versions) where.push(`runs.worker_version = ANY(${param(filters.versions)}::text[])`);
@@ -77,7 +121,6 @@ function filterConditions(filters: RunListFilters, param: (value: unknown) => st
   if (filters.tags) where.push(`runs.tags <> '{}' AND runs.tags && ${param(filters.tags)}::text[]`);
   if (filters.batchIds) where.push(`runs.batch_id = ANY(${param(filters.batchIds)}::text[])`);
   if (filters.scheduleIds) where.push(`runs.schedule_id = ANY(${param(filters.scheduleIds)}::text[])`);
-  if (filters.queues) where.push(`runs.queue_name = ANY(${param(filters.queues)}::text[])`);
   if (filters.sessionIds) where.push(`runs.id IN (SELECT run_id FROM session_runs WHERE session_id = ANY(${param(filters.sessionIds)}::text[]))`);
   if (filters.isTest !== undefined) where.push(`runs.is_test = ${param(filters.isTest)}`);
   if (filters.createdFrom) where.push(`runs.created_at >= ${param(filters.createdFrom)}`);
