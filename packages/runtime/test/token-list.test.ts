@@ -156,6 +156,14 @@ describe("listTokenRows", () => {
     }
   });
 
+  it("leaves out each token's output, which a list never shows", async () => {
+    for (const statuses of [undefined, ["COMPLETED"], ["COMPLETED", "WAITING"]] as (WaitpointStatus[] | undefined)[]) {
+      const rows = await listTokenRows(te.engine.db, envId, statuses ? { statuses } : {}, null, "desc", 5);
+      expect(rows.find((r) => r.status === "COMPLETED")).toMatchObject({ output_type: "application/json", completed_at: expect.any(Date) });
+      for (const row of rows) expect(row).not.toHaveProperty("output");
+    }
+  });
+
   it("returns the newest `limit` tokens of several statuses, however many each status has", async () => {
     for (const limit of [1, 2, 5, 13]) {
       const statuses: WaitpointStatus[] = ["WAITING", "COMPLETED"];

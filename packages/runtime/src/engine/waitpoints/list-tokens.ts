@@ -28,6 +28,11 @@ export function parseTokenListFilter(query: ListWaitpointTokensFilterQuery, now:
   return filter;
 }
 
+/** A list item's row: every column but `output`, which a list never shows and which may be large. */
+export type TokenListRow = Omit<WaitpointRow, "output">;
+const LIST_COLUMNS = `id, environment_id, type, status, idempotency_key, idempotency_key_user_provided, idempotency_key_expires_at,
+  inactive_idempotency_key, timeout_at, completed_at, output_type, output_is_error, tags, completed_by_run_id, completed_by_batch_id, created_at`;
+
 /**
  * One page of an environment's tokens (MANUAL waitpoints only), in (created_at, id) order.
  * `keyset` is the pagination condition, written with `$1`/`$2`; its values come first.
@@ -51,7 +56,7 @@ export async function listTokenRows(
   keyset: { sql: string; values: unknown[] } | null,
   direction: "desc" | "asc",
   limit: number,
-): Promise<WaitpointRow[]> {
+): Promise<TokenListRow[]> {
   const values: unknown[] = keyset ? [...keyset.values] : [];
   const where: string[] = keyset ? [keyset.sql] : [];
   const param = (value: unknown) => {
@@ -72,16 +77,16 @@ export async function listTokenRows(
   const statuses = statusesToFilter(filter.statuses);
   let text: string;
   if (statuses.length === 0) {
-    text = `SELECT * FROM waitpoints WHERE ${where.join(" AND ")} ${tail}`;
+    text = `SELECT ${LIST_COLUMNS} FROM waitpoints WHERE ${where.join(" AND ")} ${tail}`;
   } else if (statuses.length === 1) {
-    text = `SELECT * FROM waitpoints WHERE ${where.join(" AND ")} AND status = ${param(statuses[0])} ${tail}`;
+    text = `SELECT ${LIST_COLUMNS} FROM waitpoints WHERE ${where.join(" AND ")} AND status = ${param(statuses[0])} ${tail}`;
   } else if (filter.idempotencyKey !== undefined) {
-    text = `SELECT * FROM waitpoints WHERE ${where.join(" AND ")} AND status = ANY(${param(statuses)}::text[]) ${tail}`;
+    text = `SELECT ${LIST_COLUMNS} FROM waitpoints WHERE ${where.join(" AND ")} AND status = ANY(${param(statuses)}::text[]) ${tail}`;
   } else {
-    const branches = statuses.map((status) => `(SELECT * FROM waitpoints WHERE ${where.join(" AND ")} AND status = ${param(status)} ${tail})`);
+    const branches = statuses.map((status) => `(SELECT ${LIST_COLUMNS} FROM waitpoints WHERE ${where.join(" AND ")} AND status = ${param(status)} ${tail})`);
     text = `SELECT * FROM (${branches.join(" UNION ALL ")}) w ${tail}`;
   }
-  const { rows } = await db.query<WaitpointRow>(text, values);
+  const { rows } = await db.query<TokenListRow>(text, values);
   return rows;
 }
 
