@@ -76,7 +76,7 @@ try {
     }),
   );
   await scenario("tokens", () =>
-    tokenListScenario(embedded, { runs: num("BENCH_TOKENS_RUNS", 1_200_000), samples: num("BENCH_TOKENS_SAMPLES", 60), pages: num("BENCH_TOKENS_PAGES", 50) }),
+    tokenListScenario(embedded, { runs: num("BENCH_TOKENS_RUNS", 1_200_000), tokensEvery: num("BENCH_TOKENS_EVERY", 10), samples: num("BENCH_TOKENS_SAMPLES", 60), pages: num("BENCH_TOKENS_PAGES", 50) }),
   );
   await scenario("soak", () =>
     soakScenario({

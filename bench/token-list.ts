@@ -24,12 +24,13 @@ function moreQueries(loadedAt: Date): [string, Record<string, string>][] {
  * `BENCH=tokens`: the waitpoint-token list (`GET /api/v1/waitpoints/tokens`) over the history
  * scenario's tokens on DATABASE_URL's server: `runs` runs preloaded in SQL
  * (bench/run-list-preload.ts: five sixths in the listed environment, 30 days, a completed token in
- * one finished run in ten, a waiting token per waiting run), then each case of the history
+ * one finished run in `tokensEvery` (10, as the history scenario; 1 gives 1.2 M runs as many tokens
+ * as 10 M runs have), a waiting token per waiting run), then each case of the history
  * scenario and a few filter combinations `samples` times, one request at a time, the cases taken
  * in turn; then EXPLAIN (ANALYZE, BUFFERS) of each case's statement and the bytes of each
  * `waitpoints` index. `BENCH_TOKENS_KEEP=1` keeps the database and prints its URL.
  */
-export async function tokenListScenario(embedded: { url: string } | undefined, options: { runs: number; samples: number; pages: number }): Promise<string[]> {
+export async function tokenListScenario(embedded: { url: string } | undefined, options: { runs: number; tokensEvery: number; samples: number; pages: number }): Promise<string[]> {
   const db = await benchDatabase("tokens", embedded);
   const stack = await benchStack(db.url, { api: true, poolMax: 4 });
   const keep = process.env.BENCH_TOKENS_KEEP === "1";
@@ -41,7 +42,7 @@ export async function tokenListScenario(embedded: { url: string } | undefined, o
     const listed = Math.round((options.runs * 5) / 6 / 500) * 500;
     let t0 = now();
     await preloadRuns(pool, { mainEnvironmentId: main.id, otherEnvironmentId: stack.project.environments.prod.id, projectId: project.id, runs: listed, days: 30, now: loadedAt });
-    await preloadTokens(pool, 10);
+    await preloadTokens(pool, options.tokensEvery);
     const loadMs = now() - t0;
     t0 = now();
     for (const table of ["runs", "waitpoints", "run_ledger"]) await pool.query(`VACUUM ANALYZE ${table}`);
@@ -101,7 +102,7 @@ async function explained(pool: Pool, label: string, statement: (q: Queryable) =>
     };
     await statement(explaining);
   });
-  const keep = plan.filter((l) => /Scan|Limit|Sort|Filter|Rows Removed|Buffers|Execution Time|Append|Bitmap|Index Cond/.test(l)).slice(0, 24);
+  const keep = plan.filter((l) => /Scan|Limit|Sort|Filter|Rows Removed|Buffers|Execution Time|Append|Bitmap|Index Cond|Gather/.test(l)).slice(0, 24);
   return [`${label}:`, ...keep.map((l) => `    ${l}`)];
 }
 
