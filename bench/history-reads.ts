@@ -5,12 +5,9 @@ import { request } from "./http-client.ts";
 import { apiRunList } from "./run-list-client.ts";
 import type { BenchStack } from "./setup.ts";
 import { now } from "./stats.ts";
+import { tokenLister, tokenReadCases, type ReadCase } from "./token-reads.ts";
 
-/** One read: a label and a request that returns its round trip in ms (and throws unless it is as expected). */
-export interface ReadCase {
-  label: string;
-  read(): Promise<number>;
-}
+export type { ReadCase };
 
 /**
  * The reads the history scenario times, over the stack's API with the dev environment's secret
@@ -40,34 +37,11 @@ export async function readCases(stack: BenchStack, options: { loadedAt: Date; pr
   for (let p = 0; p < options.pages; p++) cursor = (await runs.page({}, cursor)).next ?? undefined;
   cases.push({ label: `runs: page ${options.pages + 1} through next cursors`, read: async () => (await runs.page({}, cursor)).clientMs });
 
-  const tokens = async (query: Record<string, string>) => {
-    const url = new URL("/api/v1/waitpoints/tokens", stack.apiUrl);
-    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    const t0 = now();
-    const res = await request(url.toString(), { headers: { authorization: `Bearer ${key}` } });
-    const ms = now() - t0;
-    if (res.status !== 200) throw new Error(`GET ${url.pathname}${url.search}: ${res.status} ${res.text.slice(0, 300)}`);
-    const body = JSON.parse(res.text) as { data: unknown[]; pagination: { next?: string } };
-    return { ms, count: body.data.length, next: body.pagination.next };
-  };
   const { rows: keyed } = await stack.pool.query<{ key: string }>(
     `SELECT idempotency_key AS key FROM waitpoints WHERE environment_id = $1 AND type = 'MANUAL' AND idempotency_key IS NOT NULL LIMIT 1`,
     [envId],
   );
-  const tokenCases: [string, Record<string, string>][] = [
-    ["first page, no filter", {}],
-    ["status=COMPLETED", { "filter[status]": "COMPLETED" }],
-    ["status=WAITING", { "filter[status]": "WAITING" }],
-    ["nothing: status=TIMED_OUT", { "filter[status]": "TIMED_OUT" }],
-    ["tag (tok-07)", { "filter[tags]": "tok-07" }],
-    ["idempotency key", keyed[0] ? { "filter[idempotencyKey]": keyed[0].key } : { "filter[idempotencyKey]": "none" }],
-    ["created in the last day", { "filter[createdAt][period]": "1d" }],
-    ["created one day, 10 days ago", { "filter[createdAt][from]": iso(options.loadedAt, 11), "filter[createdAt][to]": iso(options.loadedAt, 10) }],
-  ];
-  for (const [label, query] of tokenCases) cases.push({ label: `tokens: ${label}`, read: async () => (await tokens(query)).ms });
-  let tokenCursor: string | undefined;
-  for (let p = 0; p < options.pages; p++) tokenCursor = (await tokens(tokenCursor ? { "page[after]": tokenCursor } : {})).next;
-  if (tokenCursor) cases.push({ label: `tokens: page ${options.pages + 1} through next cursors`, read: async () => (await tokens({ "page[after]": tokenCursor! })).ms });
+  cases.push(...(await tokenReadCases(tokenLister(stack.apiUrl!, key), { loadedAt: options.loadedAt, idempotencyKey: keyed[0]?.key, pages: options.pages })));
 
   const ids = await runIds(stack.pool, envId, options.preloaded);
   let next = 0;
@@ -99,8 +73,6 @@ async function runIds(pool: Pool, envId: string, preloaded: number): Promise<str
   }
   return ids;
 }
-
-const iso = (at: Date, daysAgo: number) => new Date(at.getTime() - daysAgo * 86_400_000).toISOString();
 
 /** Each case `samples` times, one request at a time, the cases taken in turn (after 2 unmeasured rounds). */
 export async function timeReads(cases: ReadCase[], samples: number): Promise<Map<string, number[]>> {

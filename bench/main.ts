@@ -2,8 +2,8 @@
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
 // replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
 // million runs (dashboard), deleting runs past their retention (retention); svc next to
-// graphile-worker and DBOS Transact (peers), ten million runs of history (history) and a soak
-// (soak), those three only when chosen; worker and API processes side by side on one Postgres, and
+// graphile-worker and DBOS Transact (peers), ten million runs of history (history), the
+// waitpoint-token list over a history (tokens) and a soak (soak), those four only when chosen; worker and API processes side by side on one Postgres, and
 // resume offers' give-backs (scaleout). Choose with
 // BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
@@ -20,6 +20,7 @@ import { peersScenario } from "./peers.ts";
 import { historyScenario } from "./history.ts";
 import { soakScenario } from "./soak.ts";
 import { scaleoutScenario } from "./scaleout.ts";
+import { tokenListScenario } from "./token-list.ts";
 import { machineCheck } from "./machine-check.ts";
 import { settle } from "./settle.ts";
 
@@ -73,6 +74,9 @@ try {
       retentionDays: num("BENCH_HISTORY_RETENTION_DAYS", 29),
       loadSeconds: num("BENCH_HISTORY_LOAD_SECONDS", 30),
     }),
+  );
+  await scenario("tokens", () =>
+    tokenListScenario(embedded, { runs: num("BENCH_TOKENS_RUNS", 1_200_000), tokensEvery: num("BENCH_TOKENS_EVERY", 10), samples: num("BENCH_TOKENS_SAMPLES", 60), pages: num("BENCH_TOKENS_PAGES", 50) }),
   );
   await scenario("soak", () =>
     soakScenario({

@@ -433,7 +433,9 @@ CREATE INDEX waitpoints_child_run ON public.waitpoints USING btree (completed_by
 CREATE INDEX waitpoints_completed ON public.waitpoints USING btree (environment_id, completed_at, id) WHERE (status <> 'WAITING'::text);
 CREATE INDEX waitpoints_due ON public.waitpoints USING btree (timeout_at) WHERE ((status = 'WAITING'::text) AND (timeout_at IS NOT NULL));
 CREATE UNIQUE INDEX waitpoints_idempotency ON public.waitpoints USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX waitpoints_inactive_idempotency ON public.waitpoints USING btree (environment_id, inactive_idempotency_key) WHERE (inactive_idempotency_key IS NOT NULL);
 CREATE INDEX waitpoints_list ON public.waitpoints USING btree (environment_id, created_at DESC, id DESC) WHERE (type = 'MANUAL'::text);
+CREATE INDEX waitpoints_list_status ON public.waitpoints USING btree (environment_id, status, created_at, id) WHERE ((type = 'MANUAL'::text) AND (status <> 'COMPLETED'::text));
 CREATE INDEX waitpoints_tags ON public.waitpoints USING gin (tags) WHERE (tags <> '{}'::text[]);
 
 CREATE TABLE wal_flush_marks (

@@ -6,7 +6,7 @@ import type { WaitpointRow } from "@svc/runtime/engine";
  * SDK's schema rejects null). The idempotency key appears only when the creator supplied one, and
  * still after it expired (then it lives in `inactive_idempotency_key`).
  */
-export function presentTokenItem(row: WaitpointRow, url: string): WaitpointTokenItem {
+export function presentTokenItem(row: Omit<WaitpointRow, "output">, url: string): WaitpointTokenItem {
   const item: WaitpointTokenItem = { id: row.id, url, status: row.status, tags: [...row.tags].sort(), createdAt: row.created_at.toISOString() };
   if (row.completed_at) item.completedAt = row.completed_at.toISOString();
   if (row.timeout_at) item.timeoutAt = row.timeout_at.toISOString();

@@ -76,7 +76,8 @@ export { RESUME_GRACE_SECONDS, completeWaitpoint, parseResumePayload } from "./w
 export { callbackHashMatches, callbackUrl } from "./waitpoints/callback-url.ts";
 export { createToken, createTokenInTransaction } from "./waitpoints/create-token.ts";
 export { completeToken } from "./waitpoints/complete-token.ts";
-export { listTokenRows, parseTokenListFilter } from "./waitpoints/list-tokens.ts";
+export { listTokenRows, parseTokenListFilter, type TokenListFilter, type TokenListRow } from "./waitpoints/list-tokens.ts";
+export { WAITPOINT_STATUSES, type WaitpointStatus } from "./waitpoints/statuses.ts";
 export { runsWaitingOn, type WaitingRun } from "./waitpoints/waiting-runs.ts";
 
 // The idempotent-wait ledger
