@@ -97,6 +97,7 @@ try {
       triggersPerSecond: num("BENCH_SOAK_TRIGGERS", 40),
       resumesPerSecond: num("BENCH_SOAK_WAITS", 20),
       listsPerSecond: num("BENCH_SOAK_LISTS", 2),
+      rareFilter: process.env.BENCH_SOAK_RARE_FILTER !== "0",
     }),
   );
   await scenario("scaleout", () =>
