@@ -33,6 +33,12 @@ async function load(stack: BenchStack, tokens: string[], running: () => boolean)
   return { triggers, resumes };
 }
 
+/** The first and the second half of a series of samples, in the order they were taken. */
+function halves(xs: number[]): [number[], number[]] {
+  const mid = Math.floor(xs.length / 2);
+  return [xs.slice(0, mid), xs.slice(mid)];
+}
+
 /** The real pace timer, noting how long the batches took and the rests after them. */
 function timedPace(): PaceTimer & { batchMs: number; restMs: number; batches: number } {
   let last = 0;
@@ -95,6 +101,7 @@ export async function retentionUnderLoad(url: string, options: { days: number; s
       line("  resume HTTP → code, without the sweep", percentiles(quiet.resumes)),
       line("  resume HTTP → code, during the sweep", percentiles(during.resumes)),
       `  p99 during ÷ without (goal ≤ 1.20): trigger ${ratio(quiet.triggers, during.triggers)}, resume ${ratio(quiet.resumes, during.resumes)}`,
+      `  (the noise: p99 of the load alone, its second half ÷ its first: trigger ${ratio(...halves(quiet.triggers))}, resume ${ratio(...halves(quiet.resumes))})`,
     ];
   } finally {
     await stack.close();
