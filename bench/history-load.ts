@@ -83,6 +83,8 @@ export async function retentionUnderLoad(url: string, options: { days: number; s
     const sweeps: EnvironmentSweep[] = [];
     const pace = timedPace();
     const work = runRetention({ defaultDays: options.days, intervalMs: 600_000, batchSize: options.batchSize, restRatio: options.restRatio, paceTimer: pace, onSwept: (s) => sweeps.push(s) });
+    // Due now, whichever sweep came before (each pace deletes one more day).
+    await stack.pool.query(`UPDATE retention_sweeps SET due_at = '-infinity'`);
     let sweeping = true;
     const t0 = now();
     const sweep = fireAllDue(stack.engine, new Date(), [work]).finally(() => (sweeping = false));
