@@ -15,7 +15,7 @@ export interface RunRetentionOptions {
   /**
    * Rest after each batch, as a multiple of the time the batch took (RUN_RETENTION_REST_RATIO,
    * 0–1000): the sweep's share of a connection is 1 / (1 + restRatio).
-   * @default DEFAULT_RETENTION_PACE.restRatio (4)
+   * @default DEFAULT_RETENTION_PACE.restRatio (9)
    */
   restRatio?: number;
   /** Times batches and waits out rests. @default realPaceTimer */
