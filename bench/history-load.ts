@@ -1,4 +1,4 @@
-import { fireAllDue, runRetention, type EnvironmentSweep } from "../packages/runtime/src/engine/index.ts";
+import { fireAllDue, realPaceTimer, runRetention, type EnvironmentSweep, type PaceTimer } from "../packages/runtime/src/engine/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { postJson } from "./http-client.ts";
 import { resumesOverHttp, suspendedRuns, waiter } from "./resume-latency.ts";
@@ -33,12 +33,43 @@ async function load(stack: BenchStack, tokens: string[], running: () => boolean)
   return { triggers, resumes };
 }
 
+/** The first and the second half of a series of samples, in the order they were taken. */
+function halves(xs: number[]): [number[], number[]] {
+  const mid = Math.floor(xs.length / 2);
+  return [xs.slice(0, mid), xs.slice(mid)];
+}
+
+/** The real pace timer, noting how long the batches took and the rests after them. */
+function timedPace(): PaceTimer & { batchMs: number; restMs: number; batches: number } {
+  let last = 0;
+  const timer = {
+    batchMs: 0,
+    restMs: 0,
+    batches: 0,
+    elapsedMs() {
+      const t = realPaceTimer.elapsedMs();
+      // Readings come in pairs around each batch: the second of a pair closes the batch.
+      if (last > 0) {
+        timer.batchMs += t - last;
+        timer.batches += 1;
+        last = 0;
+      } else last = t;
+      return t;
+    },
+    async rest(ms: number, signal?: AbortSignal) {
+      timer.restMs += ms;
+      await realPaceTimer.rest(ms, signal);
+    },
+  };
+  return timer;
+}
+
 /**
  * Retention deleting about a day of the preloaded history (runs older than `days`) while the load
  * runs, against the same load for `seconds` just before it without a sweep. The goal: trigger and
  * resume p99 within 20 % of the load without the sweep.
  */
-export async function retentionUnderLoad(url: string, options: { days: number; seconds: number; batchSize: number }): Promise<string[]> {
+export async function retentionUnderLoad(url: string, options: { days: number; seconds: number; batchSize: number; restRatio: number }): Promise<string[]> {
   const stack = await benchStack(url, { tasks: [waiter, loadNoop], api: true, concurrency: 100 });
   try {
     // Warm-up: the API's and the worker's paths compiled, pools opened.
@@ -50,7 +81,10 @@ export async function retentionUnderLoad(url: string, options: { days: number; s
     const duringTokens = await suspendedRuns(stack, options.seconds * 600);
 
     const sweeps: EnvironmentSweep[] = [];
-    const work = runRetention({ defaultDays: options.days, intervalMs: 600_000, batchSize: options.batchSize, restRatio: 1, onSwept: (s) => sweeps.push(s) });
+    const pace = timedPace();
+    const work = runRetention({ defaultDays: options.days, intervalMs: 600_000, batchSize: options.batchSize, restRatio: options.restRatio, paceTimer: pace, onSwept: (s) => sweeps.push(s) });
+    // Due now, whichever sweep came before (each pace deletes one more day).
+    await stack.pool.query(`UPDATE retention_sweeps SET due_at = '-infinity'`);
     let sweeping = true;
     const t0 = now();
     const sweep = fireAllDue(stack.engine, new Date(), [work]).finally(() => (sweeping = false));
@@ -61,13 +95,15 @@ export async function retentionUnderLoad(url: string, options: { days: number; s
     const p99 = (a: number[]) => percentiles(a).p99;
     const ratio = (a: number[], b: number[]) => (p99(b) / p99(a)).toFixed(2);
     return [
-      `### Retention deleting runs older than ${options.days} days (${options.batchSize} runs per statement, a rest as long as each batch) under a trigger + resume load`,
-      `deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s (${rate(deleted, sweepMs)}); the load alone measured for ${options.seconds} s just before`,
+      `### Retention deleting runs older than ${options.days} days (${options.batchSize} runs per statement, a rest of ${options.restRatio}× each batch's time) under a trigger + resume load`,
+      `deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s (${rate(deleted, sweepMs)}, ${((deleted / sweepMs) * 86.4).toFixed(1)} M runs/day); the load alone measured for ${options.seconds} s just before`,
+      `  ${pace.batches} batches of ${(pace.batchMs / Math.max(1, pace.batches)).toFixed(1)} ms on average, rests ${(pace.restMs / 1000).toFixed(1)} s in all (the sweep busy ${((100 * pace.batchMs) / sweepMs).toFixed(0)} % of its time)`,
       line("  trigger over HTTP, without the sweep", percentiles(quiet.triggers)),
       line("  trigger over HTTP, during the sweep", percentiles(during.triggers)),
       line("  resume HTTP → code, without the sweep", percentiles(quiet.resumes)),
       line("  resume HTTP → code, during the sweep", percentiles(during.resumes)),
       `  p99 during ÷ without (goal ≤ 1.20): trigger ${ratio(quiet.triggers, during.triggers)}, resume ${ratio(quiet.resumes, during.resumes)}`,
+      `  (the noise: p99 of the load alone, its second half ÷ its first: trigger ${ratio(...halves(quiet.triggers))}, resume ${ratio(...halves(quiet.resumes))})`,
     ];
   } finally {
     await stack.close();

@@ -29,6 +29,14 @@ export interface HistoryOptions {
   /** Retention under load: runs older than this are deleted (the history spans 30 days). */
   retentionDays: number;
   loadSeconds: number;
+  /**
+   * The sweep's paces to measure under load, one after the other, each deleting one more day of
+   * history (runs older than retentionDays, then a day younger …), each against the load alone
+   * just before it.
+   */
+  retentionPaces: { batchSize: number; restRatio: number }[];
+  /** Only the preload and retention under load: no rounds on the empty and loaded databases. */
+  retentionOnly: boolean;
 }
 
 interface Figures {
@@ -111,22 +119,29 @@ export async function historyScenario(o: HistoryOptions): Promise<string[]> {
     const emptyRounds: Figures[] = [];
     const fullRounds: Figures[] = [];
     await settle(server.url);
-    emptyRounds.push(await measure(empty.url, o, server.postmaster, { loadedAt: new Date(), preloaded: 0 }));
+    if (!o.retentionOnly) emptyRounds.push(await measure(empty.url, o, server.postmaster, { loadedAt: new Date(), preloaded: 0 }));
     const loaded = await preload(full.url, o.runs);
     out.push(`preload: ${loaded.total.toLocaleString("en-US")} runs (INSERT … SELECT) in ${(loaded.loadMs / 1000).toFixed(0)} s: ${loaded.steps.join(", ")}`);
     await settle(server.url);
     const sizeClient = createPool(full.url, { max: 1, applicationName: "svc-bench-sizes", onError: (error) => console.error("bench sizes pool:", error.message) });
     out.push("", ...bytesReport(await tableBytes(sizeClient)));
-    for (let r = 0; r < o.repeat; r++) {
-      await settle(server.url);
-      fullRounds.push(await measure(full.url, o, server.postmaster, { loadedAt: loaded.loadedAt, preloaded: loaded.total }));
-      await settle(server.url);
-      emptyRounds.push(await measure(empty.url, o, server.postmaster, { loadedAt: new Date(), preloaded: 0 }));
+    if (!o.retentionOnly) {
+      for (let r = 0; r < o.repeat; r++) {
+        await settle(server.url);
+        fullRounds.push(await measure(full.url, o, server.postmaster, { loadedAt: loaded.loadedAt, preloaded: loaded.total }));
+        await settle(server.url);
+        emptyRounds.push(await measure(empty.url, o, server.postmaster, { loadedAt: new Date(), preloaded: 0 }));
+      }
+      out.push("", ...compare(emptyRounds, fullRounds, o));
+      out.push("", "EXPLAIN (ANALYZE, BUFFERS) of the slowest reads, loaded:", ...(await explainSlowReads(sizeClient, loaded.envId, loaded.loadedAt)));
     }
-    out.push("", ...compare(emptyRounds, fullRounds, o));
-    out.push("", "EXPLAIN (ANALYZE, BUFFERS) of the slowest reads, loaded:", ...(await explainSlowReads(sizeClient, loaded.envId, loaded.loadedAt)));
-    await settle(server.url);
-    out.push("", ...(await retentionUnderLoad(full.url, { days: o.retentionDays, seconds: o.loadSeconds, batchSize: 1000 })));
+    for (const [i, pace] of o.retentionPaces.entries()) {
+      await settle(server.url);
+      console.error(`history ${new Date().toISOString()}: retention under load, ${pace.batchSize} per statement, rest ${pace.restRatio}×`);
+      const lines = await retentionUnderLoad(full.url, { days: o.retentionDays - i, seconds: o.loadSeconds, ...pace });
+      console.error(lines.join("\n"));
+      out.push("", ...lines);
+    }
     await sizeClient.query("ANALYZE");
     out.push("", "after the scenario (ANALYZE again):", ...bytesReport(await tableBytes(sizeClient)));
     await sizeClient.end();

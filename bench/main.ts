@@ -22,10 +22,24 @@ import { soakScenario } from "./soak.ts";
 import { scaleoutScenario } from "./scaleout.ts";
 import { tokenListScenario } from "./token-list.ts";
 import { machineCheck } from "./machine-check.ts";
+import { DEFAULT_RETENTION_PACE, validateRetentionPace } from "../packages/runtime/src/engine/index.ts";
 import { settle } from "./settle.ts";
 
 const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard,retention,scaleout").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+/**
+ * BENCH_HISTORY_RETENTION_PACES: "batch:rest,…", e.g. "1000:1,1000:4" (the rest ratio alone takes
+ * the default batch size); unset: the workers' default pace.
+ */
+function retentionPaces(value: string | undefined): { batchSize: number; restRatio: number }[] {
+  if (!value) return [DEFAULT_RETENTION_PACE];
+  return value.split(",").map((item) => {
+    const [a, b] = item.split(":");
+    const pace = b === undefined ? { ...DEFAULT_RETENTION_PACE, restRatio: Number(a) } : { batchSize: Number(a), restRatio: Number(b) };
+    return validateRetentionPace(pace);
+  });
+}
 
 const embedded = await maybeEmbedded();
 const report: string[] = [`svc benchmark — ${new Date().toISOString()} — node ${process.version}, ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded Postgres"}`];
@@ -59,7 +73,7 @@ try {
     dashboardScenario(embedded, { runs: num("BENCH_DASHBOARD_RUNS", 1_000_000), samples: num("BENCH_DASHBOARD_SAMPLES", 60), pages: num("BENCH_DASHBOARD_PAGES", 50), target: process.env.BENCH_DASHBOARD_TARGET ?? "auto" }),
   );
   await scenario("retention", () =>
-    retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), restRatio: num("BENCH_RETENTION_REST", 1), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
+    retentionScenario(embedded, { runs: num("BENCH_RETENTION_RUNS", 200_000), batchSize: num("BENCH_RETENTION_BATCH", 1000), restRatio: num("BENCH_RETENTION_REST", DEFAULT_RETENTION_PACE.restRatio), triggers: num("BENCH_RETENTION_TRIGGERS", 300) }),
   );
   await scenario("history", () =>
     historyScenario({
@@ -73,6 +87,8 @@ try {
       pages: num("BENCH_HISTORY_PAGES", 50),
       retentionDays: num("BENCH_HISTORY_RETENTION_DAYS", 29),
       loadSeconds: num("BENCH_HISTORY_LOAD_SECONDS", 30),
+      retentionPaces: retentionPaces(process.env.BENCH_HISTORY_RETENTION_PACES),
+      retentionOnly: process.env.BENCH_HISTORY_ONLY === "retention",
     }),
   );
   await scenario("tokens", () =>
@@ -85,6 +101,7 @@ try {
       triggersPerSecond: num("BENCH_SOAK_TRIGGERS", 40),
       resumesPerSecond: num("BENCH_SOAK_WAITS", 20),
       listsPerSecond: num("BENCH_SOAK_LISTS", 2),
+      rareFilter: process.env.BENCH_SOAK_RARE_FILTER !== "0",
     }),
   );
   await scenario("scaleout", () =>

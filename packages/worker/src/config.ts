@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { DEFAULT_RUN_RETENTION_DAYS, EncryptionKey, MAX_RUN_RETENTION_DAYS } from "@svc/runtime/engine";
+import {
+  DEFAULT_RETENTION_PACE, DEFAULT_RUN_RETENTION_DAYS, EncryptionKey, MAX_RETENTION_BATCH_SIZE, MAX_RETENTION_REST_RATIO, MAX_RUN_RETENTION_DAYS, MIN_RETENTION_BATCH_SIZE,
+} from "@svc/runtime/engine";
 
 /** Unset or empty: the default. */
 const blankAsUnset = (value: unknown) => (value === "" ? undefined : value);
@@ -38,6 +40,16 @@ export const WorkerConfig = z.object({
   RUN_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(MAX_RUN_RETENTION_DAYS).default(DEFAULT_RUN_RETENTION_DAYS)),
   /** How often each environment is swept for runs past their retention (one worker sweeps each environment). */
   RUN_RETENTION_INTERVAL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(86_400).default(600)),
+  /** Rows the retention sweep deletes per statement, each statement in a transaction of its own. */
+  RUN_RETENTION_BATCH_SIZE: z.preprocess(
+    blankAsUnset,
+    z.coerce.number().int().min(MIN_RETENTION_BATCH_SIZE).max(MAX_RETENTION_BATCH_SIZE).default(DEFAULT_RETENTION_PACE.batchSize),
+  ),
+  /**
+   * After each batch the sweep rests this many times as long as the batch took (0: no rest), so that
+   * it takes at most 1 / (1 + ratio) of a connection's time from triggers and resumes.
+   */
+  RUN_RETENTION_REST_RATIO: z.preprocess(blankAsUnset, z.coerce.number().finite().min(0).max(MAX_RETENTION_REST_RATIO).default(DEFAULT_RETENTION_PACE.restRatio)),
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
 });

@@ -58,7 +58,12 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     workerVersion,
     concurrency: config.WORKER_CONCURRENCY,
     leaseMs: config.WORKER_LEASE_MS,
-    retention: { defaultDays: config.RUN_RETENTION_DAYS, intervalMs: config.RUN_RETENTION_INTERVAL_SECONDS * 1000 },
+    retention: {
+      defaultDays: config.RUN_RETENTION_DAYS,
+      intervalMs: config.RUN_RETENTION_INTERVAL_SECONDS * 1000,
+      batchSize: config.RUN_RETENTION_BATCH_SIZE,
+      restRatio: config.RUN_RETENTION_REST_RATIO,
+    },
     createToken: tokenCreator(engine),
     ...envVarsAndSchedules(engine, environment, taskEnv),
     onError: report,

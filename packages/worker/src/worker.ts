@@ -1,4 +1,4 @@
-import { BUILT_IN_DUE_WORK, lapsedLeases, runRetention, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { BUILT_IN_DUE_WORK, lapsedLeases, runRetention, type RunRetentionOptions, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
 import type { Tracer } from "@opentelemetry/api";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
@@ -38,9 +38,10 @@ export interface WorkerOptions {
    * Deletes finished runs (and what hangs off them) once older than their environment's retention
    * period, on a loop of its own (`worker.retention`). Every worker may run it, in any
    * environment: it sweeps all environments of the database, each sweep claimed by one worker.
-   * Unset: this worker sweeps nothing (serveWorker sets it from RUN_RETENTION_DAYS).
+   * Unset: this worker sweeps nothing (serveWorker sets it from RUN_RETENTION_*). The pace
+   * (`batchSize`, `restRatio`) defaults to DEFAULT_RETENTION_PACE; a bad one throws here.
    */
-  retention?: { defaultDays: number; intervalMs: number; batchSize?: number };
+  retention?: Pick<RunRetentionOptions, "defaultDays" | "intervalMs" | "batchSize" | "restRatio" | "paceTimer">;
   pollIntervalMs?: number;
   /** The timer loop's longest sleep when nothing is due sooner (it also wakes on NOTIFY). @default 1000 */
   timerMaxSleepMs?: number;

@@ -97,6 +97,10 @@ export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
 // Retention: finished runs and what hangs off them, deleted per environment once old enough
 export { runRetention, type EnvironmentSweep, type RunRetentionOptions } from "./retention/run-retention.ts";
+export {
+  DEFAULT_RETENTION_PACE, MAX_RETENTION_BATCH_SIZE, MAX_RETENTION_REST_RATIO, MIN_RETENTION_BATCH_SIZE, realPaceTimer, restAfter, validateRetentionPace,
+  type PaceTimer, type RetentionPace,
+} from "./retention/pacing.ts";
 export type { RetentionCounts } from "./retention/sweep-environment.ts";
 export {
   DEFAULT_RUN_RETENTION_DAYS, MAX_RUN_RETENTION_DAYS, listRunRetention, setRunRetention, validateRetentionDays, type EnvironmentRetention,

@@ -1,5 +1,6 @@
 import type { DueWork } from "../timers/fire-due.ts";
 import { sweepEnvironment, type RetentionCounts } from "./sweep-environment.ts";
+import { DEFAULT_RETENTION_PACE, realPaceTimer, validateRetentionPace, type PaceTimer } from "./pacing.ts";
 import { addMissingSweeps, claimDueSweep, holdSweep, nextSweepDue, recordSweep, releaseSweep } from "./sweeps-store.ts";
 
 const DAY_MS = 86_400_000;
@@ -9,10 +10,16 @@ export interface RunRetentionOptions {
   defaultDays: number;
   /** How often each environment is swept (RUN_RETENTION_INTERVAL_SECONDS). */
   intervalMs: number;
-  /** Rows per statement. @default 1000 */
+  /** Rows per statement (RUN_RETENTION_BATCH_SIZE, 10–10,000). @default DEFAULT_RETENTION_PACE.batchSize (1000) */
   batchSize?: number;
-  /** Rest after each batch, as a multiple of the time the batch took (the sweep's share of a connection: 1 / (1 + restRatio)). @default 1 */
+  /**
+   * Rest after each batch, as a multiple of the time the batch took (RUN_RETENTION_REST_RATIO,
+   * 0–1000): the sweep's share of a connection is 1 / (1 + restRatio).
+   * @default DEFAULT_RETENTION_PACE.restRatio (9)
+   */
   restRatio?: number;
+  /** Times batches and waits out rests. @default realPaceTimer */
+  paceTimer?: PaceTimer;
   /** Told of every complete sweep (the worker logs those that deleted anything). */
   onSwept?: (sweep: EnvironmentSweep) => void;
 }
@@ -36,8 +43,12 @@ export interface EnvironmentSweep {
  * resumes, and the loop's stop aborts `signal` between batches.
  */
 export function runRetention(options: RunRetentionOptions): DueWork {
-  const batchSize = options.batchSize ?? 1000;
-  const restRatio = options.restRatio ?? 1;
+  // Checked here, so that a worker given a bad pace fails at its start rather than at its first sweep.
+  const { batchSize, restRatio } = validateRetentionPace({
+    batchSize: options.batchSize ?? DEFAULT_RETENTION_PACE.batchSize,
+    restRatio: options.restRatio ?? DEFAULT_RETENTION_PACE.restRatio,
+  });
+  const timer = options.paceTimer ?? realPaceTimer;
   return {
     name: "run-retention",
     async fire(deps, now, _limit, _tally, signal) {
@@ -55,6 +66,7 @@ export function runRetention(options: RunRetentionOptions): DueWork {
           now,
           batchSize,
           restRatio,
+          timer,
           signal,
           hold: () => holdSweep(deps.db, claim.environmentId, holdUntil()),
         });

@@ -1,6 +1,6 @@
 import type { Pool } from "../../db/queryable.ts";
 import { inBatchTransaction } from "./batch-transaction.ts";
-import { pacedBatches } from "./pacing.ts";
+import { pacedBatches, type PaceTimer } from "./pacing.ts";
 import { deleteRunBatch } from "./delete-runs.ts";
 import { deleteWaitpointBatch } from "./delete-waitpoints.ts";
 import { deleteEndedSession, deleteSessionRecordBatch, findEndedSessions } from "./delete-sessions.ts";
@@ -33,6 +33,8 @@ export interface SweepInput {
   batchSize: number;
   /** Rest after each batch, as a multiple of the time it took (pacedBatches); 0: none. */
   restRatio: number;
+  /** Times the batches and waits out the rests (realPaceTimer outside tests). */
+  timer: PaceTimer;
   /** Stops the sweep between two batches (the worker is stopping). */
   signal?: AbortSignal | undefined;
   /** Called after each batch of runs, so a long sweep keeps its claim. */
@@ -51,7 +53,7 @@ export async function sweepEnvironment(db: Pool, input: SweepInput): Promise<{ d
   const deleted = noRetentionCounts();
   const { environmentId, cutoff, now, batchSize: limit, signal } = input;
   const stopped = () => signal?.aborted === true;
-  const paced = pacedBatches(input.restRatio, signal);
+  const paced = pacedBatches(input.restRatio, input.timer, signal);
   const inBatch = <T>(fn: Parameters<typeof inBatchTransaction<T>>[1]) => paced(() => inBatchTransaction(db, fn));
 
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
