@@ -66,8 +66,8 @@ export class JobConsumer {
   readonly #options: ConsumerOptions;
   readonly #queues = new Map<string, QueueSubscription>();
   /**
-   * Queues that may hold jobs this consumer has not fetched: in the order they became so (the
-   * first named, the first fetched). A queue leaves it when a fetch finds fewer jobs than asked.
+   * Queues that may hold jobs this consumer has not fetched, in the order they became so (the
+   * first named, the first fetched). See #fetchInto for when a queue leaves it and comes back.
    */
   readonly #pending = new Set<string>();
   readonly #inFlight = new Map<string, ConsumedJob>();
