@@ -2,7 +2,7 @@ import type { PgBoss } from "pg-boss";
 import type { Dispatcher, RunJob } from "@svc/runtime/engine";
 import { preparedText, type Queryable } from "@svc/runtime/db";
 import { resumeQueueName, startQueueName } from "./names.ts";
-import { wakeWorkers, type InsertedJobs } from "./wake-workers.ts";
+import { insertWithWakeUp, wakeWorkers, type InsertedJobs } from "./wake-workers.ts";
 
 /** Heartbeats are required: a job whose worker stops touching it for this long is retried. */
 export const HEARTBEAT_SECONDS = 10;
@@ -81,14 +81,23 @@ export class PgBossDispatcher implements Dispatcher {
         group: { id: concurrencyKey ? `k:${concurrencyKey}` : "default" },
       });
     }
-    // pg-boss's insert statement is constant text: run it prepared on our connection.
-    const db = { executeSql: (text: string, values?: unknown[]) => tx.query(preparedText(text, values ?? [])) };
-    const inserted: InsertedJobs[] = [];
-    for (const [name, { environmentId, rows }] of byQueue) {
+    const inserted: InsertedJobs[] = [...byQueue].map(([queue, { environmentId, rows }]) => ({ environmentId, queue, count: rows.length }));
+    let woken = false;
+    let remaining = byQueue.size;
+    for (const [name, { rows }] of byQueue) {
       await this.ensureQueue(name);
+      const last = --remaining === 0;
+      // pg-boss's insert statement is constant text: run it prepared on our connection; the last
+      // one carries the wake-up of all (its NOTIFYs go out at the commit either way).
+      const db = {
+        executeSql: (text: string, values: unknown[] = []) => {
+          const folded = last ? insertWithWakeUp(text, values, inserted, now) : null;
+          if (folded) woken = true;
+          return tx.query(preparedText(folded?.text ?? text, folded?.values ?? values));
+        },
+      };
       await this.#boss.insert(name, rows, { db });
-      inserted.push({ environmentId, queue: name, count: rows.length });
     }
-    await wakeWorkers(tx, inserted, now);
+    if (!woken) await wakeWorkers(tx, inserted, now);
   }
 }

@@ -39,16 +39,39 @@ export interface InsertedJobs {
  */
 export async function wakeWorkers(tx: Queryable, jobs: InsertedJobs[], now: Date): Promise<void> {
   if (jobs.length === 0) return;
-  await tx.query(
-    prepared(
-      "svc_wake_workers",
-      `WITH wanted AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS w(environment_id, queue, jobs)
+  await tx.query(prepared("svc_wake_workers", `WITH ${wakeCtes(0)} SELECT n FROM notices`, wakeValues(jobs, now)));
+}
+
+/**
+ * pg-boss's insert statement (a plain INSERT: svc's queues have pg-boss's NOTIFY off, and svc asks
+ * for no ids) with the wake-up of `jobs` in the same statement, so that waking costs no round trip
+ * of its own; null when the text is not what that needs (another pg-boss version), and the caller
+ * wakes with a statement of its own.
+ */
+export function insertWithWakeUp(insertText: string, insertValues: unknown[], jobs: InsertedJobs[], now: Date): { text: string; values: unknown[] } | null {
+  if (!/^\s*INSERT\s/i.test(insertText) || /\bRETURNING\b/i.test(insertText)) return null;
+  return {
+    // The wake-up's CTEs run because the result refers to them; no row comes back (pg-boss returns
+    // no ids then, which svc never asks for).
+    text: `WITH inserted AS (${insertText}), ${wakeCtes(insertValues.length)} SELECT NULL::text AS id WHERE (SELECT sum(n) FROM notices) < 0`,
+    values: [...insertValues, ...wakeValues(jobs, now)],
+  };
+}
+
+function wakeValues(jobs: InsertedJobs[], now: Date): unknown[] {
+  return [jobs.map((j) => j.environmentId), jobs.map((j) => j.queue), jobs.map((j) => j.count), now, WAKE_CHANNEL_PREFIX, BOSS_NOTIFY_CHANNEL];
+}
+
+/** The wake-up's CTEs, its parameters numbered from `offset` + 1; `notices` counts the NOTIFYs sent. */
+function wakeCtes(offset: number): string {
+  const $ = (n: number) => `$${offset + n}`;
+  return `wanted AS (
+         SELECT * FROM unnest(${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[]) AS w(environment_id, queue, jobs)
        ),
        live AS MATERIALIZED (
          SELECT wk.id, wk.environment_id, wk.queues, coalesce(wk.slots, 1) AS slots, wk.full_since IS NOT NULL AS is_full, random() AS draw
          FROM workers wk
-         WHERE wk.environment_id IN (SELECT environment_id FROM wanted) AND wk.queues IS NOT NULL AND wk.alive_until > $4
+         WHERE wk.environment_id IN (SELECT environment_id FROM wanted) AND wk.queues IS NOT NULL AND wk.alive_until > ${$(4)}
            AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
        ),
        ranked AS (
@@ -61,11 +84,10 @@ export async function wakeWorkers(tx: Queryable, jobs: InsertedJobs[], now: Date
          SELECT id, string_agg(queue, ' ') AS queues FROM ranked
          WHERE all_full OR (NOT is_full AND slots_before < jobs)
          GROUP BY id
-       )
-       SELECT count(pg_notify($5 || id, queues)) FROM woken
-       UNION ALL
-       SELECT count(pg_notify($6, queue)) FROM wanted w WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.queue = w.queue)`,
-      [jobs.map((j) => j.environmentId), jobs.map((j) => j.queue), jobs.map((j) => j.count), now, WAKE_CHANNEL_PREFIX, BOSS_NOTIFY_CHANNEL],
-    ),
-  );
+       ),
+       notices AS (
+         SELECT count(pg_notify(${$(5)} || id, queues)) AS n FROM woken
+         UNION ALL
+         SELECT count(pg_notify(${$(6)}, queue)) FROM wanted w WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.queue = w.queue)
+       )`;
 }
