@@ -35,7 +35,8 @@ export interface InsertedJobs {
  *
  * A worker that is woken and cannot take them all (its row said free a moment too long), dies, or
  * misses the NOTIFY leaves them to the others' polls (JobConsumer's pollIntervalMs). One statement
- * for all queues; a worker woken for several gets one NOTIFY naming them all.
+ * for all queues; a worker woken for several gets one NOTIFY naming them all. The dispatcher runs
+ * it inside pg-boss's last insert (insertWithWakeUp); this, a statement of its own, is the fallback.
  */
 export async function wakeWorkers(tx: Queryable, jobs: InsertedJobs[], now: Date): Promise<void> {
   if (jobs.length === 0) return;

@@ -5,13 +5,14 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
-import { BOSS_NOTIFY_CHANNEL, wakeChannel, wakeWorkers, type InsertedJobs } from "../src/index.ts";
+import { BOSS_NOTIFY_CHANNEL, startQueueName, wakeChannel, wakeWorkers, type InsertedJobs } from "../src/index.ts";
+import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 /** Notified after the waking transaction commits: Postgres delivers notifications in commit order. */
 const SENTINEL = "svc_test_wake_sentinel";
 const NOW = new Date("2026-11-25T07:00:00Z");
 
-let te: TestEngine;
+let te: TestEngine<PgBossTestDispatcher>;
 let listener: pg.PoolClient;
 /** Connections holding registered workers' locks (each stands for a worker's LISTEN connection). */
 const holders: pg.PoolClient[] = [];
@@ -20,7 +21,7 @@ let sentinelHeard: () => void = () => {};
 let nextLock = 9_100_000;
 
 beforeAll(async () => {
-  te = await startTestEngine();
+  te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 2 }) });
   listener = await te.db.pool.connect();
   listener.on("notification", (n) => (n.channel === SENTINEL ? sentinelHeard() : heard.push({ channel: n.channel, payload: n.payload ?? "" })));
   await listener.query(`LISTEN ${SENTINEL}`);
@@ -113,5 +114,24 @@ describe("wakeWorkers", () => {
     const heardNow = await wake({ q: 1, r: 1 });
     expect(Object.keys(heardNow)).toEqual([wakeChannel("worker_a")]);
     expect(heardNow[wakeChannel("worker_a")]![0]!.split(" ").sort()).toEqual(["q", "r"]);
+  });
+
+  it("rides on pg-boss's insert: a dispatch to one queue is one statement, and wakes the worker", async () => {
+    const queue = startQueueName(te.env.id, "task/folded");
+    await te.queue.dispatcher.ensureQueue(queue);
+    await worker("worker_a", [queue]);
+    heard.length = 0;
+    const sentinel = new Promise<void>((resolve) => (sentinelHeard = resolve));
+    const statements: string[] = [];
+    await withTransaction(te.db.pool, async (tx) => {
+      const spy = { query: (q: { text: string; values: unknown[] }) => (statements.push(q.text), tx.query(q)) };
+      await te.queue.dispatcher.dispatch(spy as never, [{ kind: "start", runId: "run_folded", environmentId: te.env.id, queueName: "task/folded" }], NOW);
+    });
+    await te.db.pool.query(`NOTIFY ${SENTINEL}`);
+    await sentinel;
+    expect(statements).toHaveLength(1);
+    expect(heard).toEqual([{ channel: wakeChannel("worker_a"), payload: queue }]);
+    const { rows } = await te.db.pool.query(`SELECT data->>'runId' AS run_id FROM pgboss.job WHERE name = $1`, [queue]);
+    expect(rows).toEqual([{ run_id: "run_folded" }]);
   });
 });
