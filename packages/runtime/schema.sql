@@ -470,6 +470,7 @@ CREATE TABLE workers (
     started_at timestamp with time zone,
     heartbeat_at timestamp with time zone,
     full_since timestamp with time zone,
+    queues text[],
     CONSTRAINT workers_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT workers_pkey PRIMARY KEY (id)
 );

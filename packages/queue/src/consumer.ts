@@ -19,7 +19,10 @@ export interface QueueSubscription {
 
 export interface ConsumerOptions {
   concurrency: number;
-  /** Backstop poll when no NOTIFY arrives. */
+  /**
+   * How often every subscribed queue is looked at, busy or idle: the safety net for jobs no wake-up
+   * announced (pg-boss retries, a NOTIFY missed or sent to another worker that is full or died).
+   */
   pollIntervalMs: number;
   /** How often in-flight jobs are touched (pg-boss heartbeat). */
   heartbeatIntervalMs: number;
@@ -48,16 +51,25 @@ export interface QueueDb {
 }
 
 /**
- * Claims jobs from pg-boss into a fixed number of slots. One loop per process (no wake-up herd):
- * it fetches up to the free slot count from queues that were notified first, then the rest;
- * sleeps until a NOTIFY, a freed slot or the poll interval; touches in-flight jobs as heartbeats;
- * and deletes handled jobs in batches.
+ * Claims jobs from pg-boss into a fixed number of slots. One loop per process, one fetch pass at a
+ * time (wake-ups during a pass make one more pass, not one each): it fetches, up to the free slot
+ * count, from the queues that may hold jobs (`#pending`: named by a wake-up, left with jobs by a
+ * pass cut short by the slots, or all of them at each poll); sleeps until a wake-up, a freed slot
+ * or the poll; touches in-flight jobs as heartbeats; and deletes handled jobs in batches.
+ *
+ * A wake-up for one queue costs one fetch, of that queue: before, every pass fetched every
+ * subscribed queue until the slots were full, so that with W workers woken by each NOTIFY and Q
+ * queues a job could cost up to W × Q fetches, nearly all of them empty.
  */
 export class JobConsumer {
   readonly #boss: PgBoss;
   readonly #options: ConsumerOptions;
   readonly #queues = new Map<string, QueueSubscription>();
-  readonly #dirty = new Set<string>();
+  /**
+   * Queues that may hold jobs this consumer has not fetched, in the order they became so (the
+   * first named, the first fetched). See #fetchInto for when a queue leaves it and comes back.
+   */
+  readonly #pending = new Set<string>();
   readonly #inFlight = new Map<string, ConsumedJob>();
   /** In-flight jobs that still hold a slot (not yet released by their handler). */
   #holdingSlots = 0;
@@ -66,8 +78,7 @@ export class JobConsumer {
   /** Set when something may have made work available; a wake-up during a fetch is not lost. */
   #wakeRequested = false;
   #refillTimer: NodeJS.Timeout | null = null;
-  /** The last fetch filled every free slot (or there were none): more jobs may be waiting. */
-  #starved = false;
+  #poll: NodeJS.Timeout | null = null;
   /**
    * Completions and heartbeat touches run one at a time: both update many pg-boss rows in scan
    * order, and a touch of every in-flight job racing a batch completion deadlocks.
@@ -91,6 +102,8 @@ export class JobConsumer {
    * of the slots free (or when idle) fetch now; below that, after a short coalescing delay.
    */
   #scheduleRefill(): void {
+    // Nothing known to wait: the next wake-up or poll says when there is.
+    if (this.#pending.size === 0) return;
     if (this.freeSlots() >= this.#refillThreshold || this.#holdingSlots === 0) return this.#requestWake();
     if (this.#refillTimer) return;
     this.#refillTimer = setTimeout(() => {
@@ -110,11 +123,12 @@ export class JobConsumer {
   }
 
   /**
-   * A slot used by work outside pg-boss was freed. Fetch again only if the last fetch was cut
-   * short by the slot count (there may be waiting jobs); otherwise nothing is lost by waiting.
+   * A slot used by work outside pg-boss was freed. Fetch again only if some queue may hold jobs
+   * (a pass was cut short by the slots, or a wake-up came while none was free); otherwise nothing
+   * is lost by waiting.
    */
   slotFreed(): void {
-    if (this.#starved) this.#scheduleRefill();
+    this.#scheduleRefill();
   }
 
   freeSlots(): number {
@@ -126,11 +140,13 @@ export class JobConsumer {
     this.notify(queue.name);
   }
 
-  /** A NOTIFY for `queue` arrived (or something else made work likely). */
+  /** Jobs may be waiting in `queue` (a wake-up named it), or in any queue (none named: a reconnect). */
   notify(queue?: string): void {
-    if (queue !== undefined) {
+    if (queue === undefined) {
+      for (const name of this.#queues.keys()) this.#pending.add(name);
+    } else {
       if (!this.#queues.has(queue)) return;
-      this.#dirty.add(queue);
+      this.#pending.add(queue);
     }
     this.#requestWake();
   }
@@ -144,6 +160,16 @@ export class JobConsumer {
     this.#loop = this.#run();
     this.#heartbeat = setInterval(() => void this.#touchAll(), this.#options.heartbeatIntervalMs);
     this.#heartbeat.unref();
+    // A fixed rhythm, not a timeout reset by every wake-up: a busy worker woken for one queue
+    // still looks at the others.
+    this.#poll = setInterval(() => this.notify(), this.#options.pollIntervalMs);
+    this.#poll.unref();
+  }
+
+  #stopTimers(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    if (this.#poll) clearInterval(this.#poll);
+    if (this.#refillTimer) clearTimeout(this.#refillTimer);
   }
 
   /** Stops claiming; resolves once in-flight jobs have finished and been completed. */
@@ -153,7 +179,7 @@ export class JobConsumer {
     await this.#loop;
     if (this.#inFlight.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
     await this.#flush();
-    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#stopTimers();
   }
 
   /**
@@ -166,7 +192,7 @@ export class JobConsumer {
     this.#abandoned = true;
     this.#completions.clear();
     this.#wake?.();
-    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#stopTimers();
   }
 
   async #run(): Promise<void> {
@@ -174,7 +200,7 @@ export class JobConsumer {
       this.#wakeRequested = false;
       const free = this.freeSlots();
       let fetched = 0;
-      if (free > 0) {
+      if (free > 0 && this.#pending.size > 0) {
         try {
           fetched = await this.#fetchInto(free);
         } catch (error) {
@@ -182,39 +208,44 @@ export class JobConsumer {
         }
       }
       if (this.#stopping) break;
-      this.#starved = free <= 0 || fetched === free;
       // Full batch: there is probably more; go again at once (when slots allow).
       if (fetched > 0 && fetched === free) continue;
-      // A NOTIFY or a finished job arrived while we were fetching: look again instead of sleeping.
+      // A wake-up or a finished job arrived while we were fetching: look again instead of sleeping.
       if (this.#wakeRequested) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.#options.pollIntervalMs);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.#wake = done;
-      });
+      // Until a wake-up: a NOTIFY, a freed slot, or the poll.
+      await new Promise<void>((resolve) => (this.#wake = resolve));
       this.#wake = null;
     }
   }
 
+  /**
+   * One pass over the queues that may hold jobs, until the free slots are taken. A queue leaves
+   * `#pending` as its fetch begins (a wake-up for it during the fetch puts it back: the job it
+   * announces may have committed after the fetch's snapshot) and comes back when the fetch filled
+   * the slots (more may wait) or failed; the queues the pass did not reach stay.
+   */
   async #fetchInto(free: number): Promise<number> {
-    const order = [...this.#dirty, ...[...this.#queues.keys()].filter((q) => !this.#dirty.has(q))];
-    this.#dirty.clear();
     let fetched = 0;
-    for (const name of order) {
+    for (const name of [...this.#pending]) {
       if (free - fetched <= 0 || this.#stopping) break;
+      this.#pending.delete(name);
       const queue = this.#queues.get(name);
       if (!queue) continue;
       const batchSize = free - fetched;
       const limit = queue.concurrencyLimit;
       const serialize = this.#options.serializeFetch;
-      const jobs = (
-        limit && serialize
-          ? await serialize(name, (db) => this.#boss.fetch(name, { batchSize, groupConcurrency: limit, db }))
-          : await this.#boss.fetch(name, { batchSize, ...(limit ? { groupConcurrency: limit } : {}) })
-      ) as Job<ConsumedJob["data"]>[];
+      let jobs: Job<ConsumedJob["data"]>[];
+      try {
+        jobs = (
+          limit && serialize
+            ? await serialize(name, (db) => this.#boss.fetch(name, { batchSize, groupConcurrency: limit, db }))
+            : await this.#boss.fetch(name, { batchSize, ...(limit ? { groupConcurrency: limit } : {}) })
+        ) as Job<ConsumedJob["data"]>[];
+      } catch (error) {
+        this.#pending.add(name);
+        throw error;
+      }
+      if (jobs.length >= batchSize) this.#pending.add(name);
       for (const job of jobs) {
         fetched++;
         this.#launch({ id: job.id, queue: name, retryCount: job.retryCount, data: job.data });

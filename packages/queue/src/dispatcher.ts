@@ -2,6 +2,7 @@ import type { PgBoss } from "pg-boss";
 import type { Dispatcher, RunJob } from "@svc/runtime/engine";
 import { preparedText, type Queryable } from "@svc/runtime/db";
 import { resumeQueueName, startQueueName } from "./names.ts";
+import { insertWithWakeUp, wakeWorkers, type InsertedJobs } from "./wake-workers.ts";
 
 /** Heartbeats are required: a job whose worker stops touching it for this long is retried. */
 export const HEARTBEAT_SECONDS = 10;
@@ -25,7 +26,8 @@ export const QUEUED_JOB_SECONDS = 10 * 365 * 86_400;
 
 /**
  * Enqueues run jobs with pg-boss inside the caller's transaction (`insert(…, { db })`), so a job
- * exists if and only if the state change that needs it commits.
+ * exists if and only if the state change that needs it commits, and wakes the workers that should
+ * fetch them (wakeWorkers: one with a free slot for a few jobs, not every worker).
  */
 export class PgBossDispatcher implements Dispatcher {
   readonly #boss: PgBoss;
@@ -39,15 +41,16 @@ export class PgBossDispatcher implements Dispatcher {
   async ensureQueue(name: string): Promise<void> {
     if (this.#known.has(name)) return;
     const existing = await this.#boss.getQueue(name);
-    // Resume queues made before svc's resume mark existed had pg-boss's NOTIFY off, and queues
+    // Queues made before wakeWorkers had pg-boss's NOTIFY on (which woke every worker), and queues
     // made before QUEUED_JOB_SECONDS had pg-boss's 14 days.
-    if (existing && (!existing.notify || existing.retentionSeconds !== QUEUED_JOB_SECONDS || existing.deleteAfterSeconds !== ENDED_JOB_SECONDS)) {
-      await this.#boss.updateQueue(name, { notify: true, retentionSeconds: QUEUED_JOB_SECONDS, deleteAfterSeconds: ENDED_JOB_SECONDS });
+    if (existing && (existing.notify || existing.retentionSeconds !== QUEUED_JOB_SECONDS || existing.deleteAfterSeconds !== ENDED_JOB_SECONDS)) {
+      await this.#boss.updateQueue(name, { notify: false, retentionSeconds: QUEUED_JOB_SECONDS, deleteAfterSeconds: ENDED_JOB_SECONDS });
     }
     await this.#boss.createQueue(name, {
-      // Both wake workers through pg-boss's NOTIFY. Resume jobs exist only for resumes the svc
-      // NOTIFY fast path missed, so the two never race for one resume.
-      notify: true,
+      // No pg-boss NOTIFY (it would wake every worker): dispatch() wakes the workers that should
+      // fetch. Resume jobs exist only for resumes the svc NOTIFY fast path missed, so the two
+      // never race for one resume.
+      notify: false,
       heartbeatSeconds: HEARTBEAT_SECONDS,
       // Redeliveries after a dead worker; the engine bounds real attempts by maxAttempts.
       retryLimit: 1000,
@@ -60,8 +63,8 @@ export class PgBossDispatcher implements Dispatcher {
     this.#known.add(name);
   }
 
-  async dispatch(tx: Queryable, jobs: RunJob[]): Promise<void> {
-    const byQueue = new Map<string, object[]>();
+  async dispatch(tx: Queryable, jobs: RunJob[], now: Date): Promise<void> {
+    const byQueue = new Map<string, { environmentId: string; rows: object[] }>();
     for (const job of jobs) {
       // A resumed run of a queue with a concurrencyLimit must take a slot of that queue like a
       // start does: its resume job goes to the queue's own pg-boss queue (where group concurrency
@@ -70,19 +73,31 @@ export class PgBossDispatcher implements Dispatcher {
       const name = throughQueue ? startQueueName(job.environmentId, job.queueName) : resumeQueueName(job.environmentId);
       const concurrencyKey = job.concurrencyKey;
       let entry = byQueue.get(name);
-      if (!entry) byQueue.set(name, (entry = []));
-      entry.push({
+      if (!entry) byQueue.set(name, (entry = { environmentId: job.environmentId, rows: [] }));
+      entry.rows.push({
         data: { runId: job.runId, kind: job.kind },
         // Every job carries a group so a queue's concurrencyLimit (and per-key limits) can be
         // enforced by pg-boss's global group concurrency at fetch time.
         group: { id: concurrencyKey ? `k:${concurrencyKey}` : "default" },
       });
     }
-    // pg-boss's insert statement is constant text: run it prepared on our connection.
-    const db = { executeSql: (text: string, values?: unknown[]) => tx.query(preparedText(text, values ?? [])) };
-    for (const [name, rows] of byQueue) {
+    const inserted: InsertedJobs[] = [...byQueue].map(([queue, { environmentId, rows }]) => ({ environmentId, queue, count: rows.length }));
+    let woken = false;
+    let remaining = byQueue.size;
+    for (const [name, { rows }] of byQueue) {
       await this.ensureQueue(name);
+      const last = --remaining === 0;
+      // pg-boss's insert statement is constant text: run it prepared on our connection; the last
+      // one carries the wake-up of all (its NOTIFYs go out at the commit either way).
+      const db = {
+        executeSql: (text: string, values: unknown[] = []) => {
+          const folded = last ? insertWithWakeUp(text, values, inserted, now) : null;
+          if (folded) woken = true;
+          return tx.query(preparedText(folded?.text ?? text, folded?.values ?? values));
+        },
+      };
       await this.#boss.insert(name, rows, { db });
     }
+    if (!woken) await wakeWorkers(tx, inserted, now);
   }
 }

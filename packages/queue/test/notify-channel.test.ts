@@ -44,12 +44,13 @@ async function heardDuring(send: () => Promise<unknown>): Promise<typeof heard> 
 }
 
 describe("the pg-boss notify channel", () => {
-  it("carries the queue name when svc's dispatcher inserts a job on a notify queue in a transaction", async () => {
+  it("carries the queue name, once, when svc's dispatcher inserts a job that no registered worker consumes", async () => {
     const dispatcher = te.queue.dispatcher;
     const job = { kind: "start" as const, runId: "run_contract", environmentId: "env_contract", queueName: "task/contract" };
     const name = startQueueName(job.environmentId, job.queueName);
     await dispatcher.ensureQueue(name);
-    const heard = await heardDuring(() => withTransaction(te.db.pool, (tx) => dispatcher.dispatch(tx, [job])));
+    // svc's own NOTIFY on pg-boss's channel (wakeWorkers' fallback); pg-boss's is off for svc's queues.
+    const heard = await heardDuring(() => withTransaction(te.db.pool, (tx) => dispatcher.dispatch(tx, [job], new Date())));
     expect(heard).toEqual([{ channel: BOSS_NOTIFY_CHANNEL, payload: name }]);
   });
 

@@ -20,6 +20,8 @@ export function startTestEngine(options: { clock?: Clock } = {}): Promise<TestEn
 export interface TestWorker {
   worker: Worker;
   engine: EngineDeps;
+  /** Its own pg-boss instance (what its consumer fetches with). */
+  boss: PgBossTestDispatcher["boss"];
   stop(): Promise<void>;
   /** Stops without draining, as if the process died (its runs are left to recovery). */
   kill(): Promise<void>;
@@ -28,10 +30,17 @@ export interface TestWorker {
 /**
  * A worker with its own pool and pg-boss instance, as a separate process would have. Wired like
  * main.ts (env vars into process.env, declarative schedules); `options` override any of it.
+ * `beforeStart` sees its pg-boss instance before the worker uses it (e.g. to count fetches).
  */
-export async function startTestWorker(te: BaseTestEngine, tasks: Task[], options: Partial<WorkerOptions> = {}): Promise<TestWorker> {
+export async function startTestWorker(
+  te: BaseTestEngine,
+  tasks: Task[],
+  options: Partial<WorkerOptions> = {},
+  beforeStart?: (boss: PgBossTestDispatcher["boss"]) => void,
+): Promise<TestWorker> {
   const own = await te.connect({ poolMax: 8, applicationName: "svc-test-worker", dispatcher: pgBossDispatcher({ supervise: true, max: 6 }) });
   const { engine, queue } = own;
+  beforeStart?.(queue.boss);
   const worker = createWorker({
     engine,
     boss: queue.boss,
@@ -53,6 +62,7 @@ export async function startTestWorker(te: BaseTestEngine, tasks: Task[], options
   return {
     worker,
     engine,
+    boss: queue.boss,
     async stop() {
       await worker.drain();
       await shutdown();

@@ -59,11 +59,11 @@ describe("consumer wake-ups", () => {
     expect(JSON.parse((await getRunRow(te, waiter.id)).output!).json).toBe(true);
   });
 
-  it("turns pg-boss NOTIFY on for a resume queue an older svc created without it", async () => {
+  it("turns pg-boss NOTIFY off for a queue an older svc created with it (it woke every worker)", async () => {
     const name = resumeQueueName("env_older");
-    await te.queue.boss.createQueue(name, { notify: false });
-    expect((await te.queue.boss.getQueue(name))?.notify).toBe(false);
-    await new PgBossDispatcher(te.queue.boss).ensureQueue(name);
+    await te.queue.boss.createQueue(name, { notify: true });
     expect((await te.queue.boss.getQueue(name))?.notify).toBe(true);
+    await new PgBossDispatcher(te.queue.boss).ensureQueue(name);
+    expect((await te.queue.boss.getQueue(name))?.notify).toBe(false);
   });
 });

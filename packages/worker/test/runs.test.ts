@@ -97,7 +97,7 @@ describe("executing runs", () => {
     await tw.worker.events.next("runRetryScheduled", (e) => e.runId === id);
     // A start job for the run in its backoff, as pg-boss redelivers one whose completion was lost.
     const { queue_name } = await getRunRow(te, id);
-    await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "start", runId: id, environmentId: te.env.id, queueName: queue_name }]);
+    await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "start", runId: id, environmentId: te.env.id, queueName: queue_name }], te.engine.clock.now());
     // Handled jobs are deleted: both the first attempt's and the stale one are gone once handled.
     await eventually(async () => {
       const { rows } = await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1`, [id]);

@@ -41,7 +41,7 @@ describe("stale resume signals", () => {
   it("a resume job for a run whose wait is still open is handled without executing the run", async () => {
     const { id, tokenId } = await waitingRun();
     const run = await getRunRow(te, id);
-    await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "resume", runId: id, environmentId: te.env.id, queueName: run.queue_name }]);
+    await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "resume", runId: id, environmentId: te.env.id, queueName: run.queue_name }], te.engine.clock.now());
     // Handled jobs are deleted: the job is gone once the worker has dealt with it.
     await eventually(async () => {
       const { rows } = await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [id]);

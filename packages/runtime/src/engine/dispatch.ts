@@ -15,6 +15,9 @@ export interface RunJob {
 }
 
 export interface Dispatcher {
-  /** Enqueues the jobs inside `tx`, so they exist if and only if the caller commits. */
-  dispatch(tx: Queryable, jobs: RunJob[]): Promise<void>;
+  /**
+   * Enqueues the jobs inside `tx`, so they exist if and only if the caller commits. `now` (the
+   * engine's clock) is what the registry's leases are compared with when workers are woken.
+   */
+  dispatch(tx: Queryable, jobs: RunJob[], now: Date): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { NotificationListener } from "@svc/runtime/db";
 import { CHANNELS } from "@svc/runtime/engine";
-import { BOSS_NOTIFY_CHANNEL } from "@svc/queue";
+import { BOSS_NOTIFY_CHANNEL, wakeChannel } from "@svc/queue";
 import { offersChannel } from "../registry/workers.ts";
 import type { TimerLoop } from "../timers/timer-loop.ts";
 import type { Executions } from "./executions.ts";
@@ -19,19 +19,26 @@ export interface ChannelTargets {
 }
 
 /**
- * The worker's LISTEN connection and where each channel goes: pg-boss job NOTIFYs to the slots'
- * consumer, timer wake-ups to the timer loop, cancels to the executions, this worker's offers to
- * Offers, due resumes to the fast path. Its session lock is what the registry entry names.
+ * The worker's LISTEN connection and where each channel goes: this worker's job wake-ups (new jobs
+ * in the queues named, sent to it alone: wakeWorkers) and pg-boss's channel (heard by every worker:
+ * jobs no registered worker was woken for) to the slots' consumer, timer wake-ups to the timer
+ * loop, cancels to the executions, this worker's offers to Offers, due resumes to the fast path.
+ * Its session lock is what the registry entry names.
  */
 export class Channels implements ListenerLock {
   readonly #listener: NotificationListener;
 
   constructor({ worker, config, report }: WorkerResources, { slots, timers, executions, offers, fastPath }: ChannelTargets) {
     const ownOffers = offersChannel(worker.id);
+    const ownJobs = wakeChannel(worker.id);
     this.#listener = new NotificationListener({
       url: config.databaseUrl,
-      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, BOSS_NOTIFY_CHANNEL, ownOffers],
+      channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, BOSS_NOTIFY_CHANNEL, ownOffers, ownJobs],
       onNotification(channel, payload) {
+        if (channel === ownJobs) {
+          for (const queue of payload.split(" ")) slots.notify(queue);
+          return;
+        }
         if (channel === BOSS_NOTIFY_CHANNEL) return slots.notify(payload);
         if (channel === CHANNELS.timers) return timers.wake();
         if (channel === CHANNELS.runCanceled) return executions.active.abortRun(payload, new Error("run canceled"));

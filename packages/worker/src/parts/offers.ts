@@ -2,6 +2,7 @@ import { claimFromCache, loadOffer, parseOffer, type Offer } from "../execution/
 import { registerWorker, renewWorker, unregisterWorker, type Heartbeat, type WorkerRecord } from "../registry/workers.ts";
 import type { WorkerBatchers } from "./batchers.ts";
 import type { FullFlag } from "./full-flag.ts";
+import { consumedQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -30,8 +31,15 @@ export class Offers {
     this.#slots = slots;
     this.#declines = declines;
     this.#fullFlag = fullFlag;
-    const { worker, config } = resources;
-    this.#record = { id: worker.id, environmentId: worker.environment.id, tasks: worker.taskIds, version: worker.version, slots: config.concurrency };
+    const { worker, config, tasks } = resources;
+    this.#record = {
+      id: worker.id,
+      environmentId: worker.environment.id,
+      tasks: worker.taskIds,
+      version: worker.version,
+      slots: config.concurrency,
+      queues: consumedQueues(worker.environment.id, tasks).map((q) => q.name),
+    };
   }
 
   /** Enters this worker in the registry under the listener's connection (again after a reconnect); not while draining. */

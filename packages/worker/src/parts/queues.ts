@@ -1,4 +1,4 @@
-import { resumeQueueName, startQueueName } from "@svc/queue";
+import { resumeQueueName, startQueueName, type QueueSubscription } from "@svc/queue";
 import type { Task } from "@svc/runtime/sdk";
 import { queueOf } from "../tasks/register-tasks.ts";
 import type { Slots } from "./slots.ts";
@@ -22,15 +22,22 @@ export function startQueues(tasks: Task[]): Map<string, number | null> {
   return queues;
 }
 
+/**
+ * The pg-boss queues a worker with `tasks` takes jobs from in `environmentId`: its start queues
+ * (startQueues) and the environment's resume queue. Its registry entry names them
+ * (workers.queues), so that a new job wakes a worker that fetches it.
+ */
+export function consumedQueues(environmentId: string, tasks: Task[]): QueueSubscription[] {
+  return [
+    ...[...startQueues(tasks)].map(([name, limit]) => ({ name: startQueueName(environmentId, name), concurrencyLimit: limit })),
+    { name: resumeQueueName(environmentId) },
+  ];
+}
+
 /** Makes sure the pg-boss queues of this worker's tasks and environment exist, and takes jobs from them. */
 export async function subscribeQueues({ worker, tasks, queue }: WorkerResources, slots: Slots): Promise<void> {
-  const environmentId = worker.environment.id;
-  for (const [name, limit] of startQueues(tasks)) {
-    const queueName = startQueueName(environmentId, name);
-    await queue.dispatcher.ensureQueue(queueName);
-    slots.subscribe({ name: queueName, concurrencyLimit: limit });
+  for (const subscription of consumedQueues(worker.environment.id, tasks)) {
+    await queue.dispatcher.ensureQueue(subscription.name);
+    slots.subscribe(subscription);
   }
-  const resumeQueue = resumeQueueName(environmentId);
-  await queue.dispatcher.ensureQueue(resumeQueue);
-  slots.subscribe({ name: resumeQueue });
 }

@@ -8,6 +8,8 @@ export interface WorkerRecord {
   version: string;
   /** How many runs it may execute at once (its concurrency). */
   slots: number;
+  /** The pg-boss queues it fetches from: new jobs of these wake it (migration 0031). */
+  queues: string[];
   /** When it first entered the registry (kept when it enters again after a reconnect). */
   startedAt: Date;
 }
@@ -41,11 +43,11 @@ const FORGOTTEN_AFTER = "1 hour";
  */
 export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, heartbeat: Heartbeat & Fullness): Promise<void> {
   await db.query(
-    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at, full_since)
-     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11)
+    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at, full_since, queues)
+     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (id) DO UPDATE SET listener_lock = EXCLUDED.listener_lock, alive_until = EXCLUDED.alive_until,
        slots_in_use = EXCLUDED.slots_in_use, heartbeat_at = EXCLUDED.heartbeat_at, full_since = EXCLUDED.full_since`,
-    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at, heartbeat.fullSince],
+    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at, heartbeat.fullSince, worker.queues],
   );
 }
 

@@ -96,6 +96,7 @@ export async function triggerRunsInTransaction(
     await deps.dispatcher.dispatch(
       tx,
       queued.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: env.id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
+      now,
     );
   }
   if (plans.some((p) => p.plan.status === "DELAYED")) await tx.query(`SELECT pg_notify('svc_timers', '')`);

@@ -39,6 +39,7 @@ export const dueResumes: DueWork = {
             concurrencyKey: r.concurrency_key,
             throughQueue: r.limited,
           })),
+          now,
         );
       }
       return rows.length;

@@ -28,11 +28,12 @@ export interface DueWork {
 }
 
 /** Enqueues start jobs for runs a timer just made runnable (in the same transaction). */
-export async function dispatchStarts(deps: Pick<EngineDeps, "dispatcher">, tx: Queryable, runs: RunRow[]): Promise<void> {
+export async function dispatchStarts(deps: Pick<EngineDeps, "dispatcher">, tx: Queryable, runs: RunRow[], now: Date): Promise<void> {
   if (runs.length === 0) return;
   await deps.dispatcher.dispatch(
     tx,
     runs.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
+    now,
   );
 }
 
@@ -42,7 +43,7 @@ export const delayedRuns: DueWork = {
   async fire(deps, now, limit) {
     return withTransaction(deps.db, async (tx) => {
       const rows = await fireDelayed(tx, now, limit);
-      await dispatchStarts(deps, tx, rows);
+      await dispatchStarts(deps, tx, rows, now);
       return rows.length;
     });
   },
@@ -64,7 +65,7 @@ export const retryingRuns: DueWork = {
          RETURNING *`,
         [now, limit],
       );
-      await dispatchStarts(deps, tx, rows);
+      await dispatchStarts(deps, tx, rows, now);
       return rows.length;
     });
   },

@@ -54,7 +54,7 @@ export const lapsedLeases: DueWork = {
         lapsed.filter((r) => !lastAttempt(r)).map((r) => r.id),
         now,
       );
-      await dispatchStarts(deps, tx, requeued);
+      await dispatchStarts(deps, tx, requeued, now);
       const crashed = await crashLapsed(tx, lapsed.filter(lastAttempt).map((r) => r.id), now, WORKER_CRASHED_ERROR);
       for (const run of crashed) await notifyWaitersOfRun(deps, tx, run);
       return { handled: found.length, crashed: crashed.length };
