@@ -40,14 +40,28 @@ const newToken = async () => (await createToken(te.engine, te.env.id, { timeout:
 const complete = (tokenId: string, output: unknown) => withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, output));
 const suspendedBy = async (runId: string) => (await getRunRow(te, runId)).suspended_worker_id;
 
-/** Listens on workers' offer channels: the offers' payloads, parsed, by worker id. */
-async function offerTap(workerIds: string[]): Promise<{ offers: Map<string, Record<string, any>[]>; close(): Promise<void> }> {
+/**
+ * Listens on workers' offer channels: the offers' payloads, parsed, by worker id. The tap hears a
+ * NOTIFY on a connection of its own, so it may hear an offer after the worker has acted on it:
+ * `received(id, n)` waits until it has heard `n` offers to that worker.
+ */
+async function offerTap(workerIds: string[]) {
   const client = new pg.Client({ connectionString: te.db.url });
   await client.connect();
   const offers = new Map<string, Record<string, any>[]>(workerIds.map((id) => [id, []]));
-  client.on("notification", (m) => offers.get(m.channel.slice(CHANNELS.offersPrefix.length))?.push(JSON.parse(m.payload!)));
+  const waiters: { id: string; n: number; resolve: () => void }[] = [];
+  client.on("notification", (m) => {
+    const id = m.channel.slice(CHANNELS.offersPrefix.length);
+    offers.get(id)?.push(JSON.parse(m.payload!));
+    for (const w of waiters.filter((w) => w.id === id && offers.get(id)!.length >= w.n)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  });
   for (const id of workerIds) await client.query(`LISTEN "${CHANNELS.offersPrefix}${id}"`);
-  return { offers, close: () => client.end() };
+  const received = (id: string, n: number) =>
+    offers.get(id)!.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ id, n, resolve }));
+  return { offers, received, close: () => client.end() };
 }
 
 beforeAll(async () => {
@@ -85,6 +99,7 @@ describe("offers to the worker that suspended the run", () => {
         expect(await resumed).toMatchObject({ via: "offer", ledgerFrom: "cache", replayedEntries: i + 2 });
         await next;
         // The offer carried the one entry this completion resolved, not the ledger.
+        await tap.received(holder.worker.id, i + 1);
         const offer = tap.offers.get(holder.worker.id)!.at(-1)!;
         expect(offer.ledger).toMatchObject({ version: 2 * i + 2, resolved: [{ step_key: ["#1", "key:keyed-wait", "#2"][i], resolved: true }] });
         expect(offer.ledger.resolved).toHaveLength(1);
