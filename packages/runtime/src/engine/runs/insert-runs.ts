@@ -41,7 +41,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
     const col = <T>(pick: (p: RunPlan) => T) => chunk.map(pick);
     const { rows } = await db.query<InsertedRun>(
       preparedText(
-        `INSERT INTO runs (${COLUMNS.join(", ")})
+        `WITH inserted AS (INSERT INTO runs (${COLUMNS.join(", ")})
          SELECT u.id, $27, $28, u.task_identifier, u.status, u.queue_name, u.concurrency_key, u.payload, u.payload_type,
            u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
            CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
@@ -55,7 +55,11 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at,
              one_time_use_token, traceparent)
          ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING ${RETURNED.join(", ")}`,
+         RETURNING ${RETURNED.join(", ")}, tags, created_at),
+         -- The run list's tag lanes (migration 0032): one row per tag of each run made.
+         tagged AS (INSERT INTO run_tags (environment_id, tag, created_at, run_id)
+           SELECT $27, t.tag, i.created_at, i.id FROM inserted i CROSS JOIN LATERAL unnest(i.tags) AS t(tag) WHERE i.tags <> '{}')
+         SELECT ${RETURNED.join(", ")} FROM inserted`,
         [
           col((p) => p.id),
           col((p) => p.taskIdentifier),
