@@ -22,6 +22,7 @@ import type { Queryable } from "../packages/runtime/src/db/queryable.ts";
  *   idempotency key, 10 % metadata. Payloads ~150 bytes, outputs ~60, errors ~450.
  * - `chat-agent` runs of the main environment are session runs: one session per 20 minutes
  *   (`session_bench_<n>`, in `sessions` and `session_runs`).
+ * - `run_tags` holds each run's tags, as the trigger writes them.
  */
 export interface RunListPreload {
   mainEnvironmentId: string;
@@ -143,6 +144,13 @@ export async function preloadRuns(db: Queryable, p: RunListPreload): Promise<voi
        0, created_at
      FROM runs WHERE environment_id = $1 AND task_identifier = 'chat-agent' AND batch_id IS NULL`,
     [p.mainEnvironmentId],
+  );
+  // The run list's tag lanes (migration 0032), as the trigger writes them.
+  await db.query(
+    `INSERT INTO run_tags (environment_id, tag, created_at, run_id)
+     SELECT r.environment_id, t.tag, r.created_at, r.id FROM runs r CROSS JOIN LATERAL unnest(r.tags) AS t(tag)
+     WHERE r.environment_id = ANY($1::text[]) AND r.tags <> '{}'`,
+    [[p.mainEnvironmentId, p.otherEnvironmentId]],
   );
 }
 

@@ -190,6 +190,14 @@ CREATE TABLE run_ledger (
 );
 CREATE INDEX run_ledger_waiting ON public.run_ledger USING btree (waitpoint_id) WHERE (NOT resolved);
 
+CREATE TABLE run_tags (
+    environment_id text NOT NULL,
+    tag text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    run_id text NOT NULL,
+    CONSTRAINT run_tags_pkey PRIMARY KEY (environment_id, tag, created_at, run_id)
+);
+
 CREATE TABLE runs (
     id text NOT NULL,
     environment_id text NOT NULL,

@@ -22,7 +22,7 @@ const clock = new FakeClock(T0);
 const TASKS = ["alpha", "beta", "gamma"];
 let te: TestEngine;
 let envs: Environment[];
-let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; queue_name: string; list_status: string }[];
+let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; queue_name: string; list_status: string; tags: string[] }[];
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
@@ -32,10 +32,12 @@ beforeAll(async () => {
     clock.set(new Date(T0.getTime() + Math.floor(i / 3) * 1000));
     // Some runs on a shared queue, some on another task's default queue, the rest on their own.
     const queue = i % 4 === 0 ? "shared" : i % 7 === 0 ? "task/beta" : undefined;
-    const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {}, queue ? { queue: { name: queue } } : {});
+    // Tags: "odd" on every other run, "five" on every fifth (some runs have both), "rare" on two.
+    const tags = [...(i % 2 === 1 ? ["odd"] : []), ...(i % 5 === 0 ? ["five"] : []), ...(i === 7 || i === 60 ? ["rare"] : [])];
+    const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {}, { tags, ...(queue ? { queue: { name: queue } } : {}) });
     await te.db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [run.id, RUN_STATUSES[(i * 5) % RUN_STATUSES.length]]);
   }
-  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags FROM runs ORDER BY created_at DESC, id DESC`)).rows;
 });
 afterAll(async () => te?.close());
 
@@ -70,7 +72,9 @@ function expected(environmentIds: string[], filters: RunListFilters) {
     environmentIds.includes(r.environment_id) &&
     (!filters.statuses || filters.statuses.includes(r.status)) &&
     (!filters.taskIdentifiers || filters.taskIdentifiers.includes(r.task_identifier)) &&
-    (!filters.queues || filters.queues.includes(r.queue_name))));
+    (!filters.queues || filters.queues.includes(r.queue_name)) &&
+    (!filters.tags || filters.tags.some((t) => r.tags.includes(t))) &&
+    (!filters.createdFrom || r.created_at >= filters.createdFrom)));
 }
 
 describe("run list lanes", () => {
@@ -94,6 +98,12 @@ describe("run list lanes", () => {
     ["default and shared queues", { queues: ["task/alpha", "shared", "task/nobody"] }],
     ["queues and statuses", { queues: ["task/beta", "shared"], statuses: ["FAILED", "WAITING", "COMPLETED"] }],
     ["queues and tasks", { queues: ["task/beta", "shared"], taskIdentifiers: ["alpha", "beta"] }],
+    ["one tag", { tags: ["five"] }],
+    ["two tags that some runs both have", { tags: ["five", "odd"] }],
+    ["a rare tag and one nobody has", { tags: ["rare", "none"] }],
+    ["tags and statuses", { tags: ["five", "odd"], statuses: ["FAILED", "WAITING", "COMPLETED", "QUEUED"] }],
+    ["tags in a window", { tags: ["five", "odd"], createdFrom: new Date(T0.getTime() + 10_000) }],
+    ["tags and a task (the task chooses the lanes)", { tags: ["odd"], taskIdentifiers: ["alpha", "gamma"] }],
   ];
   for (const [name, filters] of cases) {
     it(`pages through ${name} over two environments, forwards and backwards`, async () => {
@@ -111,6 +121,13 @@ describe("run list lanes", () => {
   it("refuses a status that is not one, before anything reaches SQL (statuses are written into the statement)", async () => {
     const hostile = ["FAILED' OR '1'='1" as RunStatus];
     await expect(listRuns(te.engine.db, [envs[0]!.id], { statuses: hostile }, { keyset: null, direction: "desc", limit: 5 })).rejects.toThrow(/is not a run status/);
+  });
+
+  it("run_tags holds one row per tag of each run, at the run's created_at", async () => {
+    const { rows } = await te.db.pool.query(`SELECT run_id, tag, created_at, environment_id FROM run_tags ORDER BY run_id, tag`);
+    const want = all.flatMap((r) => [...r.tags].sort().map((tag) => ({ run_id: r.id, tag, created_at: r.created_at, environment_id: r.environment_id })));
+    expect(rows).toEqual(want.sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0)));
+    expect(all.some((r) => r.tags.includes("five") && r.tags.includes("odd"))).toBe(true);
   });
 
   it("the queue fixtures hold what the cases need", () => {

@@ -200,4 +200,18 @@ describe("the retention sweep", () => {
     expect((await rowsOf(db, stagingRun)).run).toBe(0);
     expect((await rowsOf(db, runs.prod!)).run).toBe(1);
   });
+  it("deletes the run_tags rows of the runs it deletes (the run list's tag lanes) and keeps the others'", async () => {
+    const db = te.db.pool;
+    const env = te.env;
+    const old = await finishedRun(env, 1000, "tagged", { tags: ["red", "blue"] });
+    const recent = await finishedRun(env, 1025, "tagged", { tags: ["red"] });
+    const tagsOf = async (runId: string) =>
+      (await db.query<{ tag: string }>(`SELECT tag FROM run_tags WHERE run_id = $1 ORDER BY tag`, [runId])).rows.map((r) => r.tag);
+    expect(await tagsOf(old)).toEqual(["blue", "red"]);
+    clock.set(t(1040));
+    await sweep({ defaultDays: 30 });
+    expect(await exists(db, "runs", "id", old)).toBe(false);
+    expect(await tagsOf(old)).toEqual([]);
+    expect(await tagsOf(recent)).toEqual(["red"]);
+  });
 });

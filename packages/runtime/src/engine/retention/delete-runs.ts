@@ -93,11 +93,14 @@ held AS (
       SELECT 1 FROM sessions s
       WHERE s.id = sr.session_id AND s.current_run_id = c.id AND s.closed_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $7) LIMIT 1) current),
 doomed AS (
-  SELECT r.id, r.batch_id FROM runs r JOIN candidates c USING (id)
+  SELECT r.id, r.batch_id, r.tags, r.created_at FROM runs r JOIN candidates c USING (id)
   WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.id = c.id)
   FOR UPDATE OF r SKIP LOCKED),
 deleted_attempts AS (DELETE FROM run_attempts WHERE run_id IN (SELECT id FROM doomed) RETURNING 1),
 deleted_session_runs AS (DELETE FROM session_runs WHERE run_id IN (SELECT id FROM doomed)),
+deleted_tags AS (
+  DELETE FROM run_tags t USING doomed d CROSS JOIN LATERAL unnest(d.tags) AS dt(tag)
+  WHERE t.environment_id = $1 AND t.tag = dt.tag AND t.created_at = d.created_at AND t.run_id = d.id),
 deleted_batches AS (
   DELETE FROM batches WHERE id IN (
     SELECT batch_id FROM doomed WHERE batch_id IS NOT NULL

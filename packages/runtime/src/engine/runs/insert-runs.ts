@@ -13,6 +13,11 @@ const COLUMNS = [
 /** What triggering needs back from an inserted run (fewer columns: less to send and parse). */
 const RETURNED = ["id", "status", "queue_name", "concurrency_key"] as const;
 export type InsertedRun = Pick<RunRow, (typeof RETURNED)[number]>;
+/** The end of the INSERT of a chunk with tags: the run list's tag lanes (migration 0032), one row per tag of each run made. */
+const TAGGED_TAIL = `, tags, created_at),
+         tagged AS (INSERT INTO run_tags (environment_id, tag, created_at, run_id)
+           SELECT $27, t.tag, i.created_at, i.id FROM inserted i CROSS JOIN LATERAL unnest(i.tags) AS t(tag) WHERE i.tags <> '{}')
+         SELECT ${RETURNED.join(", ")} FROM inserted`;
 /** Runs per INSERT statement. */
 const CHUNK = 1000;
 
@@ -38,10 +43,14 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
   const inserted: InsertedRun[] = [];
   for (let start = 0; start < plans.length; start += CHUNK) {
     const chunk = plans.slice(start, start + CHUNK);
+    // Runs with tags also get their rows of run_tags in the same statement; a chunk without tags
+    // runs the plain INSERT (a data-modifying CTE costs a single trigger ~10 % even when it writes
+    // nothing: bench/README.md).
+    const withTags = chunk.some((p) => p.tags.length > 0);
     const col = <T>(pick: (p: RunPlan) => T) => chunk.map(pick);
     const { rows } = await db.query<InsertedRun>(
       preparedText(
-        `INSERT INTO runs (${COLUMNS.join(", ")})
+        `${withTags ? "WITH inserted AS (" : ""}INSERT INTO runs (${COLUMNS.join(", ")})
          SELECT u.id, $27, $28, u.task_identifier, u.status, u.queue_name, u.concurrency_key, u.payload, u.payload_type,
            u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
            CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
@@ -55,7 +64,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at,
              one_time_use_token, traceparent)
          ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING ${RETURNED.join(", ")}`,
+         RETURNING ${RETURNED.join(", ")}${withTags ? TAGGED_TAIL : ""}`,
         [
           col((p) => p.id),
           col((p) => p.taskIdentifier),

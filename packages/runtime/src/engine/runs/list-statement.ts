@@ -46,32 +46,67 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
     return `$${values.length}`;
   };
   const envs = `unnest(${param(environmentIds)}::text[]) AS env(id)`;
-  const statuses = statusAlternatives(filters, param);
+  // Tags choose the lanes when neither tasks nor queues do: one per tag, read from run_tags.
+  const tags = filters.tags && !filters.taskIdentifiers && !filters.queues && environmentIds.length * filters.tags.length <= MAX_RUN_LIST_LANES ? filters.tags : null;
+  const statuses = tags ? [statusCondition(filters, param)] : statusAlternatives(filters, param);
   const room = Math.floor(MAX_RUN_LIST_LANES / (environmentIds.length * statuses.length));
   const keys = keyAlternatives(filters, room, param);
-  const rest = [...keys.filters, ...filterConditions(filters, param)];
-  // Cursors come from clients: refuse values Postgres would choke on (a 400, not a 500).
-  if (page.keyset) {
-    for (const value of page.keyset.values) {
-      if ((value instanceof Date && Number.isNaN(value.getTime())) || (typeof value === "string" && value.includes("\u0000"))) {
-        throw new ValidationError("page cursor: not a cursor returned by this API");
-      }
-    }
-    const offset = values.length;
-    rest.push(page.keyset.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`));
-    values.push(...page.keyset.values);
-  }
+  const rest = [...keys.filters, ...filterConditions(filters, param, { tagCondition: !tags })];
+  const keyset = keysetCondition(page, values);
   const dir = page.direction === "desc" ? "DESC" : "ASC";
   const limit = param(page.limit);
-  const lane = (status: Alternative, key: Alternative) =>
+  const runsLane = (status: Alternative, key: Alternative) =>
     `SELECT r.* FROM ${[envs, ...status.from, ...key.from].join(", ")},
-       LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...status.where, ...key.where, ...rest].join(" AND ")}
+       LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...status.where, ...key.where, ...rest, ...(keyset ? [keyset] : [])].join(" AND ")}
                 ORDER BY runs.created_at ${dir}, runs.id ${dir} LIMIT ${limit}) r`;
-  const lanes = statuses.flatMap((status) => keys.alternatives.map((key) => lane(status, key)));
-  const text = `SELECT r.*, (SELECT slug FROM environments e WHERE e.id = r.environment_id) AS environment_slug
+  let lanes: string[];
+  if (tags) {
+    // The window and the cursor are read from run_tags itself (its created_at is the run's), so
+    // that the walk starts at the cursor and stops at the window's edge; in `tagged` the
+    // cursor's unqualified created_at and id are run_tags' own.
+    const window = [
+      ...(filters.createdFrom ? [`created_at >= ${param(filters.createdFrom)}`] : []),
+      ...(filters.createdTo ? [`created_at <= ${param(filters.createdTo)}`] : []),
+      ...(keyset ? [keyset] : []),
+    ];
+    const wanted = `unnest(${param(tags)}::text[]) AS wanted(tag)`;
+    lanes = statuses.map((status) =>
+      `SELECT r.* FROM ${envs}, ${wanted},
+         LATERAL (SELECT runs.* FROM (SELECT * FROM (SELECT rt.created_at, rt.run_id AS id FROM run_tags rt WHERE rt.environment_id = env.id AND rt.tag = wanted.tag) tagged
+                                      ${window.length > 0 ? `WHERE ${window.join(" AND ")}` : ""}) tg
+                  JOIN runs ON runs.id = tg.id
+                  WHERE ${["runs.environment_id = env.id", ...status.where, ...rest].join(" AND ")}
+                  ORDER BY tg.created_at ${dir}, tg.id ${dir} LIMIT ${limit}) r`);
+  } else {
+    lanes = statuses.flatMap((status) => keys.alternatives.map((key) => runsLane(status, key)));
+  }
+  // A run with two of the tags is in two lanes: the page takes it once.
+  const distinct = tags && tags.length > 1 ? "DISTINCT ON (r.created_at, r.id) " : "";
+  const text = `SELECT ${distinct}r.*, (SELECT slug FROM environments e WHERE e.id = r.environment_id) AS environment_slug
      FROM (${lanes.join("\n     UNION ALL ")}) r
      ORDER BY r.created_at ${dir}, r.id ${dir} LIMIT ${limit}`;
   return { text, values };
+}
+
+/** The page's cursor condition, its values added to `values`; refused when not one this API made. */
+function keysetCondition(page: RunListPage, values: unknown[]): string | null {
+  if (!page.keyset) return null;
+  // Cursors come from clients: refuse values Postgres would choke on (a 400, not a 500).
+  for (const value of page.keyset.values) {
+    if ((value instanceof Date && Number.isNaN(value.getTime())) || (typeof value === "string" && value.includes("\u0000"))) {
+      throw new ValidationError("page cursor: not a cursor returned by this API");
+    }
+  }
+  const offset = values.length;
+  values.push(...page.keyset.values);
+  return page.keyset.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + offset}`);
+}
+
+/** Statuses as one condition, for lanes chosen by tag. */
+function statusCondition(filters: RunListFilters, param: (value: unknown) => string): Alternative {
+  if (!filters.statuses) return ANY_ROW;
+  for (const status of filters.statuses) if (!isRunStatus(status)) throw new ValidationError(`filter[status]: "${status}" is not a run status`);
+  return { from: [], where: [`runs.status = ANY(${param(filters.statuses)}::text[])`] };
 }
 
 /** A lane per final status, written as a literal, and one for the live statuses. */
@@ -113,12 +148,12 @@ function keyAlternatives(filters: RunListFilters, room: number, param: (value: u
 /** A task's default queue is `task/<id>` (insert-runs.ts); runs_queue_list leaves those runs out. */
 const DEFAULT_QUEUE_PREFIX = "task/";
 
-/** The conditions of the filters that do not choose a lane (status, task and queue do). */
-function filterConditions(filters: RunListFilters, param: (value: unknown) => string): string[] {
+/** The conditions of the filters that do not choose a lane (status, task and queue do; tags when `options.tagCondition` is false). */
+function filterConditions(filters: RunListFilters, param: (value: unknown) => string, options: { tagCondition: boolean }): string[] {
   const where: string[] = [];
   if (filters.versions) where.push(`runs.worker_version = ANY(${param(filters.versions)}::text[])`);
   // `tags <> '{}'` lets the planner use the partial GIN index (only runs with tags are in it).
-  if (filters.tags) where.push(`runs.tags <> '{}' AND runs.tags && ${param(filters.tags)}::text[]`);
+  if (filters.tags && options.tagCondition) where.push(`runs.tags <> '{}' AND runs.tags && ${param(filters.tags)}::text[]`);
   if (filters.batchIds) where.push(`runs.batch_id = ANY(${param(filters.batchIds)}::text[])`);
   if (filters.scheduleIds) where.push(`runs.schedule_id = ANY(${param(filters.scheduleIds)}::text[])`);
   if (filters.sessionIds) where.push(`runs.id IN (SELECT run_id FROM session_runs WHERE session_id = ANY(${param(filters.sessionIds)}::text[]))`);
