@@ -30,7 +30,9 @@ const ANY_ROW: Alternative = { from: [], where: [] };
  *   not yet finished;
  * - a task: runs_task_list (environment_id, task_identifier, …);
  * - a queue: two lanes, as runs_queue_list holds only the runs on a queue other than their task's
- *   default `task/<id>`: those, and the runs of task <id> on `task/<id>` (runs_task_list).
+ *   default `task/<id>`: those, and the runs of task <id> on `task/<id>` (runs_task_list);
+ * - a tag, when no task or queue is asked for: run_tags (environment_id, tag, created_at, run_id),
+ *   joined to runs; statuses are then a condition, and a run with two of the tags is listed once.
  * With a status and a task or queue, the planner picks whichever index it expects to reach a page
  * sooner. Any other filter (and the queue, when tasks are filtered too) is tested on the rows a
  * lane reads. With `= ANY` instead of a lane per value the index's order would be lost and every
