@@ -84,6 +84,12 @@ export async function listCases(pool: { query: (text: string, values?: unknown[]
   const one = async (sql: string) => (await pool.query(sql, [envId, since])).rows[0]?.v as string;
   const batch = await one(`SELECT batch_id AS v FROM runs WHERE environment_id = $1 AND batch_id IS NOT NULL AND created_at >= $2 ORDER BY created_at DESC LIMIT 1`);
   const session = await one(`SELECT s.session_id AS v FROM session_runs s JOIN runs r ON r.id = s.run_id WHERE r.environment_id = $1 AND r.created_at >= $2 ORDER BY s.created_at DESC LIMIT 1`);
+  // The preload's versions each ran for 0.75 day (40 over 30 days).
+  const versionAt = async (daysAgo: number) => (await pool.query(
+    `SELECT worker_version AS v FROM runs WHERE environment_id = $1 AND created_at <= $2 AND worker_version IS NOT NULL ORDER BY created_at DESC LIMIT 1`,
+    [envId, new Date(loadedAt.getTime() - daysAgo * DAY)],
+  )).rows[0]?.v as string;
+  const [newest, threeDaysAgo, tenDaysAgo] = [await versionAt(0), await versionAt(3), await versionAt(10)];
   const iso = (daysAgo: number) => new Date(loadedAt.getTime() - daysAgo * DAY).toISOString();
   return [
     { label: "first page, no filter", filter: {}, expect: "full" },
@@ -102,6 +108,11 @@ export async function listCases(pool: { query: (text: string, values?: unknown[]
     { label: "nothing: queue not used in 7 days", filter: { queue: "task/legacy-import" }, expect: "none" },
     { label: "status=WAITING (1.5 %)", filter: { status: "WAITING" }, expect: "full" },
     { label: "nothing: tag no run has", filter: { tag: "no-such-tag" }, expect: "none" },
+    { label: "test runs (isTest=true, 0.1 %)", filter: { test: "true" }, expect: "full" },
+    { label: "version, the newest", filter: { version: newest }, expect: "full" },
+    { label: "version, 3 days ago", filter: { version: threeDaysAgo }, expect: "full" },
+    { label: "nothing: version 10 days ago", filter: { version: tenDaysAgo }, expect: "none" },
+    { label: "nothing: version no run has", filter: { version: "no-such-version" }, expect: "none" },
   ];
 }
 

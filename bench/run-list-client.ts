@@ -10,6 +10,9 @@ export interface RunListFilter {
   schedule?: string;
   queue?: string;
   session?: string;
+  version?: string;
+  /** "true" or "false": filter[isTest]. */
+  test?: string;
   from?: string;
   to?: string;
 }
@@ -34,7 +37,7 @@ export interface RunListTarget {
 export function apiRunList(apiUrl: string, secretKey: string): RunListTarget {
   const names: Record<keyof RunListFilter, string> = {
     status: "filter[status]", task: "filter[taskIdentifier]", tag: "filter[tag]", batch: "filter[batch]", schedule: "filter[schedule]",
-    queue: "filter[queue]", session: "filter[session]", from: "filter[createdAt][from]", to: "filter[createdAt][to]",
+    queue: "filter[queue]", session: "filter[session]", version: "filter[version]", test: "filter[isTest]", from: "filter[createdAt][from]", to: "filter[createdAt][to]",
   };
   return {
     name: "API, GET /api/v1/runs",

@@ -50,7 +50,7 @@ export async function preloadRuns(db: Queryable, p: RunListPreload): Promise<voi
   await db.query(
     `INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, payload, output, output_type, error,
        idempotency_key, idempotency_key_user, tags, metadata, attempt_number, worker_version, parent_run_id, root_run_id, depth,
-       trigger_function, batch_id, batch_index, schedule_id, created_at, updated_at, started_at, finished_at, traceparent)
+       trigger_function, batch_id, batch_index, schedule_id, created_at, updated_at, started_at, finished_at, traceparent, is_test)
      SELECT id, env, $3, task, status, 'task/' || task,
        '{"userId":"user_' || (h2 % 100000) || '","orderId":"ord_' || md5(id) || '","items":[' || (h2 % 7) || ',' || (h3 % 11) || '],"priority":"normal"}',
        CASE WHEN status = 'COMPLETED' THEN '{"ok":true,"count":' || (h2 % 1000) || ',"ref":"' || substr(md5(id || 'o'), 1, 20) || '"}' END,
@@ -72,7 +72,8 @@ export async function preloadRuns(db: Queryable, p: RunListPreload): Promise<voi
        CASE WHEN batch IS NOT NULL THEN 'batchTrigger' WHEN parent IS NOT NULL THEN 'triggerAndWait' ELSE 'trigger' END,
        batch, CASE WHEN batch IS NOT NULL THEN pos END, schedule,
        created, COALESCE(finished, started, created), started, finished,
-       '00-' || md5(id || 't') || '-' || substr(md5(id || 's'), 1, 16) || '-01'
+       '00-' || md5(id || 't') || '-' || substr(md5(id || 's'), 1, 16) || '-01',
+       h4 % 1000 = 7
      FROM (
        SELECT g.*, CASE WHEN status = 'QUEUED' THEN NULL ELSE created + (h2 % 2000) * interval '1 ms' END AS started,
          CASE WHEN status IN ('QUEUED', 'EXECUTING', 'WAITING') THEN NULL ELSE created + (h2 % 2000 + 50 + h3 % 30000) * interval '1 ms' END AS finished
@@ -144,6 +145,15 @@ export async function preloadRuns(db: Queryable, p: RunListPreload): Promise<voi
        0, created_at
      FROM runs WHERE environment_id = $1 AND task_identifier = 'chat-agent' AND batch_id IS NULL`,
     [p.mainEnvironmentId],
+  );
+  // Each version's claims ended a minute after its newest run (migration 0033; the last version's
+  // workers are still running): what the workers' claims would have left.
+  await db.query(
+    `INSERT INTO worker_versions (environment_id, version, seen_until)
+     SELECT environment_id, worker_version, max(created_at) + interval '1 minute' FROM runs
+     WHERE environment_id = ANY($1::text[]) AND worker_version IS NOT NULL GROUP BY environment_id, worker_version
+     ON CONFLICT (environment_id, version) DO UPDATE SET seen_until = greatest(worker_versions.seen_until, EXCLUDED.seen_until)`,
+    [[p.mainEnvironmentId, p.otherEnvironmentId]],
   );
   // The run list's tag lanes (migration 0032), as the trigger writes them.
   await db.query(

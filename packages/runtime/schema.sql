@@ -274,6 +274,7 @@ CREATE INDEX runs_status_list ON public.runs USING btree (environment_id, list_s
 CREATE INDEX runs_stored_payload ON public.runs USING btree (environment_id, md5(payload)) WHERE (payload_type = 'application/store'::text);
 CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 CREATE INDEX runs_task_list ON public.runs USING btree (environment_id, task_identifier, created_at DESC, id DESC);
+CREATE INDEX runs_test_list ON public.runs USING btree (environment_id, created_at DESC, id DESC) WHERE is_test;
 
 CREATE TABLE schedule_ticks (
     schedule_id text NOT NULL,
@@ -464,6 +465,15 @@ CREATE TABLE worker_tasks (
     registered_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT worker_tasks_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier)
+);
+CREATE TRIGGER worker_tasks_enter_version AFTER INSERT OR UPDATE OF worker_version ON public.worker_tasks FOR EACH ROW EXECUTE FUNCTION svc_enter_worker_version();
+
+CREATE TABLE worker_versions (
+    environment_id text NOT NULL,
+    version text NOT NULL,
+    seen_until timestamp with time zone NOT NULL,
+    CONSTRAINT worker_versions_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT worker_versions_pkey PRIMARY KEY (environment_id, version)
 );
 
 CREATE TABLE workers (
@@ -735,11 +745,30 @@ BEGIN
     UPDATE runs SET ledger_version = ledger_version + 1 WHERE id = ANY (resolved_runs) AND id <> ALL (resumed);
   END IF;
 
+  -- Offered runs now carry their worker's version: keep that version's worker_versions.seen_until
+  -- past this claim, as a worker's own claims do (engine/workers/worker-versions.ts).
+  IF offer_runs IS NOT NULL THEN
+    UPDATE worker_versions v SET seen_until = p_now + interval '1 minute'
+    FROM (SELECT DISTINCT o.environment_id, o.worker_version FROM unnest(offer_runs) o) s
+    WHERE v.environment_id = s.environment_id AND v.version = s.worker_version AND v.seen_until < p_now + interval '30 seconds';
+  END IF;
+
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN
     PERFORM pg_notify(p_timers_channel, 'resume');
   END IF;
   RETURN QUERY SELECT true, resumed, w, offer_runs, offer_ledgers;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_enter_worker_version()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO worker_versions (environment_id, version, seen_until) VALUES (NEW.environment_id, NEW.worker_version, 'infinity')
+  ON CONFLICT (environment_id, version) DO NOTHING;
+  RETURN NULL;
 END;
 $function$;
 

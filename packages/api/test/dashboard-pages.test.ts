@@ -46,6 +46,21 @@ describe("runs list", () => {
     expect(byTask.body).not.toContain(tagged);
     expect((await browser.get(`${base}/runs?status=QUEUED`)).body).toContain(tagged);
     expect((await browser.get(`${base}/runs?status=COMPLETED`)).body).not.toContain(tagged);
+    const testRun = await trigger("alpha", { options: { test: true } });
+    const onlyTests = await browser.get(`${base}/runs?test=true`);
+    expect(onlyTests.body).toContain(testRun);
+    expect(onlyTests.body).not.toContain(tagged);
+    expect(onlyTests.body).toMatch(/<option value="true" selected>only<\/option>/);
+    const noTests = await browser.get(`${base}/runs?test=false`);
+    expect(noTests.body).toContain(tagged);
+    expect(noTests.body).not.toContain(testRun);
+    // Queued runs have no version yet; one that a worker of version 7.1 claimed has.
+    await api.db.pool.query(`UPDATE runs SET worker_version = '7.1' WHERE id = $1`, [other]);
+    await api.db.pool.query(`INSERT INTO worker_versions (environment_id, version, seen_until) VALUES ($1, '7.1', now() + interval '1 minute')`, [api.env.id]);
+    const byVersion = await browser.get(`${base}/runs?version=7.1`);
+    expect(byVersion.body).toContain(other);
+    expect(byVersion.body).not.toContain(tagged);
+    expect(byVersion.body).toContain('value="7.1"');
     const fragment = await browser.get(`${base}/runs`, { "hx-request": "true" });
     expect(fragment.body.startsWith('<div id="runs-table"')).toBe(true);
     expect(fragment.body).not.toContain("<html");
@@ -58,7 +73,7 @@ describe("runs list", () => {
   });
 
   it("answers bad filters with a 400 page, never a 500", async () => {
-    for (const query of ["status=NOPE", "from=2026-13-45T00:00", "after=garbage", "task=%00"]) {
+    for (const query of ["status=NOPE", "from=2026-13-45T00:00", "after=garbage", "task=%00", "test=maybe", "version=%00"]) {
       const res = await browser.get(`${base}/runs?${query}`);
       expect(res.statusCode, query).toBeGreaterThanOrEqual(400);
       expect(res.statusCode, query).toBeLessThan(500);

@@ -79,6 +79,14 @@ export async function insertRun(api: TestApi, run: RunFixture): Promise<string> 
       run.createdAt,
     ],
   );
+  // As the claim that gave the run its version would (migration 0033).
+  if (run.workerVersion) {
+    await api.db.pool.query(
+      `INSERT INTO worker_versions (environment_id, version, seen_until) VALUES ($1, $2, $3::timestamptz + interval '1 minute')
+       ON CONFLICT (environment_id, version) DO UPDATE SET seen_until = greatest(worker_versions.seen_until, EXCLUDED.seen_until)`,
+      [run.environmentId, run.workerVersion, run.createdAt],
+    );
+  }
   return id;
 }
 

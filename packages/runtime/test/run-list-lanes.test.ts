@@ -2,6 +2,7 @@
 // for the live statuses, a task filter one lane per task, each in the index order of its own; the
 // page is the newest of their union. Whatever the mix, pages walked forwards and backwards must be
 // exactly the matching runs in (created_at, id) order — checked against the same filter in JS.
+// Test runs and worker versions (migration 0033) are filters of the same kind: checked the same way.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FakeClock,
@@ -22,7 +23,10 @@ const clock = new FakeClock(T0);
 const TASKS = ["alpha", "beta", "gamma"];
 let te: TestEngine;
 let envs: Environment[];
-let all: { id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; queue_name: string; list_status: string; tags: string[] }[];
+let all: {
+  id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; queue_name: string; list_status: string; tags: string[];
+  is_test: boolean; worker_version: string | null;
+}[];
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
@@ -35,9 +39,18 @@ beforeAll(async () => {
     // Tags: "odd" on every other run, "five" on every fifth (some runs have both), "rare" on two.
     const tags = [...(i % 2 === 1 ? ["odd"] : []), ...(i % 5 === 0 ? ["five"] : []), ...(i === 7 || i === 60 ? ["rare"] : [])];
     const run = await triggerRun(te.engine, envs[i % 2]!, TASKS[i % 3]!, {}, { tags, ...(queue ? { queue: { name: queue } } : {}) });
-    await te.db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [run.id, RUN_STATUSES[(i * 5) % RUN_STATUSES.length]]);
+    // Test runs: a few; versions: "v1" on the first half, "v2" on the second, none on some.
+    const version = i % 9 === 4 ? null : i < 39 ? "v1" : "v2";
+    await te.db.pool.query(`UPDATE runs SET status = $2, is_test = $3, worker_version = $4 WHERE id = $1`, [run.id, RUN_STATUSES[(i * 5) % RUN_STATUSES.length], i % 6 === 1, version]);
   }
-  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+  // v1's claims ended at its last run (T0 + 12 s); v2 is still claiming; "absent" has no runs;
+  // "legacy" is a version an older build ran (`infinity`: read as before, the whole window).
+  for (const env of envs) {
+    await te.db.pool.query(`INSERT INTO worker_versions (environment_id, version, seen_until) VALUES ($1, 'v1', $2), ($1, 'v2', $3), ($1, 'absent', $2), ($1, 'legacy', 'infinity')`,
+      [env.id, new Date(T0.getTime() + 12_000), new Date(T0.getTime() + 3_600_000)]);
+  }
+  await te.db.pool.query(`UPDATE runs SET worker_version = 'legacy' WHERE id IN (SELECT id FROM runs WHERE worker_version IS NULL ORDER BY created_at LIMIT 3)`);
+  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags, is_test, worker_version FROM runs ORDER BY created_at DESC, id DESC`)).rows;
 });
 afterAll(async () => te?.close());
 
@@ -74,7 +87,10 @@ function expected(environmentIds: string[], filters: RunListFilters) {
     (!filters.taskIdentifiers || filters.taskIdentifiers.includes(r.task_identifier)) &&
     (!filters.queues || filters.queues.includes(r.queue_name)) &&
     (!filters.tags || filters.tags.some((t) => r.tags.includes(t))) &&
-    (!filters.createdFrom || r.created_at >= filters.createdFrom)));
+    (filters.isTest === undefined || r.is_test === filters.isTest) &&
+    (!filters.versions || (r.worker_version !== null && filters.versions.includes(r.worker_version))) &&
+    (!filters.createdFrom || r.created_at >= filters.createdFrom) &&
+    (!filters.createdTo || r.created_at <= filters.createdTo)));
 }
 
 describe("run list lanes", () => {
@@ -104,6 +120,15 @@ describe("run list lanes", () => {
     ["tags and statuses", { tags: ["five", "odd"], statuses: ["FAILED", "WAITING", "COMPLETED", "QUEUED"] }],
     ["tags in a window", { tags: ["five", "odd"], createdFrom: new Date(T0.getTime() + 10_000) }],
     ["tags and a task (the task chooses the lanes)", { tags: ["odd"], taskIdentifiers: ["alpha", "gamma"] }],
+    ["test runs", { isTest: true }],
+    ["runs that are not tests", { isTest: false }],
+    ["test runs with statuses and a tag", { isTest: true, statuses: ["FAILED", "WAITING", "COMPLETED", "QUEUED", "CANCELED"], tags: ["odd", "five"] }],
+    ["a version whose claims have ended", { versions: ["v1"] }],
+    ["a version still claiming, and one without runs", { versions: ["v2", "absent"] }],
+    ["a version an older build ran (read as before), and another", { versions: ["legacy", "v1"] }],
+    ["a version that nothing has, and one no worker ever had", { versions: ["absent", "no-such-version"] }],
+    ["a version with a status, and with a tag", { versions: ["v1"], statuses: ["FAILED", "COMPLETED", "WAITING"], tags: ["five", "odd"] }],
+    ["a version with a task", { versions: ["v1", "v2"], taskIdentifiers: ["beta"] }],
   ];
   for (const [name, filters] of cases) {
     it(`pages through ${name} over two environments, forwards and backwards`, async () => {
@@ -121,6 +146,25 @@ describe("run list lanes", () => {
   it("refuses a status that is not one, before anything reaches SQL (statuses are written into the statement)", async () => {
     const hostile = ["FAILED' OR '1'='1" as RunStatus];
     await expect(listRuns(te.engine.db, [envs[0]!.id], { statuses: hostile }, { keyset: null, direction: "desc", limit: 5 })).rejects.toThrow(/is not a run status/);
+  });
+
+  it("the test and version fixtures hold what the cases need", () => {
+    expect(all.filter((r) => r.is_test).length).toBeGreaterThan(5);
+    for (const version of ["v1", "v2", "legacy"]) expect(all.filter((r) => r.worker_version === version).length).toBeGreaterThan(2);
+  });
+
+  it("a version's walk starts at its seen_until (plus the clocks' margin): runs created after it are not read", async () => {
+    const late = all.find((r) => r.worker_version === "v2" && r.environment_id === envs[0]!.id)!;
+    const bound = new Date(late.created_at.getTime() - 1);
+    try {
+      // Pretend v2's claims ended before `late` was created, margin included.
+      await te.db.pool.query(`UPDATE worker_versions SET seen_until = $2::timestamptz - interval '5 minutes' WHERE environment_id = $1 AND version = 'v2'`, [envs[0]!.id, bound]);
+      const page = await listRuns(te.engine.db, [envs[0]!.id], { versions: ["v2"] }, { keyset: null, direction: "desc", limit: 100 });
+      expect(page.map((r) => r.id)).toEqual(expected([envs[0]!.id], { versions: ["v2"], createdTo: bound }));
+      expect(page.length).toBeGreaterThan(0);
+    } finally {
+      await te.db.pool.query(`UPDATE worker_versions SET seen_until = $2 WHERE environment_id = $1 AND version = 'v2'`, [envs[0]!.id, new Date(T0.getTime() + 3_600_000)]);
+    }
   });
 
   it("run_tags holds one row per tag of each run, at the run's created_at", async () => {

@@ -1,4 +1,4 @@
-import { BUILT_IN_DUE_WORK, lapsedLeases, runRetention, type RunRetentionOptions, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, runRetention, type RunRetentionOptions, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
 import type { Tracer } from "@opentelemetry/api";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
@@ -119,6 +119,9 @@ export function createWorker(options: WorkerOptions): Worker {
     slotsInUse: () => slots.inUse,
     checkExecutions: () => leases.check(),
     async start() {
+      // Before the tasks (whose registration enters an unknown version as unbounded) and any claim:
+      // the run list's version filter reads where this version's claims are.
+      await enterWorkerVersion(engine.db, worker.environment.id, worker.version, engine.clock.now());
       await registerTasks(engine.db, worker.environment.id, resources.tasks, worker.version, engine.clock.now());
       await subscribeQueues(resources, slots);
       await resources.hooks.onRegistered?.(resources.tasks);

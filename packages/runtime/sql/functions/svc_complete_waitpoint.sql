@@ -148,6 +148,14 @@ BEGIN
     UPDATE runs SET ledger_version = ledger_version + 1 WHERE id = ANY (resolved_runs) AND id <> ALL (resumed);
   END IF;
 
+  -- Offered runs now carry their worker's version: keep that version's worker_versions.seen_until
+  -- past this claim, as a worker's own claims do (engine/workers/worker-versions.ts).
+  IF offer_runs IS NOT NULL THEN
+    UPDATE worker_versions v SET seen_until = p_now + interval '1 minute'
+    FROM (SELECT DISTINCT o.environment_id, o.worker_version FROM unnest(offer_runs) o) s
+    WHERE v.environment_id = s.environment_id AND v.version = s.worker_version AND v.seen_until < p_now + interval '30 seconds';
+  END IF;
+
   -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
   IF limited_count > 0 THEN
     PERFORM pg_notify(p_timers_channel, 'resume');

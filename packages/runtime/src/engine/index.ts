@@ -109,6 +109,7 @@ export {
 // Queues and workers as operators see them: each queue's runs by state, the live workers of the registry
 export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
+export { enterWorkerVersion, VERSION_CLOCK_MARGIN } from "./workers/worker-versions.ts";
 
 // Schedules
 export { listTimezones, upcomingTicks } from "./schedules/cron.ts";

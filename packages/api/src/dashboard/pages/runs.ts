@@ -10,7 +10,7 @@ import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
 
 /** The run list's filters as the page's query string carries them (one name per field of the form). */
-const FILTERS = ["status", "task", "tag", "queue", "batch", "schedule", "session", "from", "to"] as const;
+const FILTERS = ["status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 function first(value: unknown): string | undefined {
@@ -34,6 +34,8 @@ export function toRunListQuery(filters: Filters, cursor: { after?: string; befor
     "filter[batch]": filters.batch,
     "filter[schedule]": filters.schedule,
     "filter[session]": filters.session,
+    "filter[version]": filters.version,
+    "filter[isTest]": filters.test,
     "filter[createdAt][from]": instant(filters.from),
     "filter[createdAt][to]": instant(filters.to),
     "page[after]": cursor.after,
@@ -50,7 +52,8 @@ function filterForm(scope: DashboardScope, filters: Filters): Html {
   return html`<form class="filters" method="get" action="${scopeHref(scope, "runs")}">
 ${scope.branch ? html`<input type="hidden" name="branch" value="${scope.branch}">` : null}
 <label>Status<select name="status"><option value="">any</option>${RUN_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></label>
-${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue", "Queue", "queue")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}
+${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue", "Queue", "queue")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}${input("version", "Version", "worker version")}
+<label>Test runs<select name="test"><option value="">any</option>${(["true", "false"] as const).map((v) => html`<option value="${v}"${filters.test === v ? html` selected` : null}>${v === "true" ? "only" : "none"}</option>`)}</select></label>
 <label>Created from (UTC)<input type="datetime-local" name="from" value="${filters.from ?? ""}"></label>
 <label>to (UTC)<input type="datetime-local" name="to" value="${filters.to ?? ""}"></label>
 <button type="submit">Apply</button> <a href="${scopeHref(scope, "runs")}">Clear</a>

@@ -1,4 +1,5 @@
 import { ValidationError } from "../../errors.ts";
+import { VERSION_CLOCK_MARGIN } from "../workers/worker-versions.ts";
 import type { RunListFilters, RunListPage } from "./list.ts";
 import { isFinal, isRunStatus } from "./statuses.ts";
 
@@ -32,7 +33,10 @@ const ANY_ROW: Alternative = { from: [], where: [] };
  * - a queue: two lanes, as runs_queue_list holds only the runs on a queue other than their task's
  *   default `task/<id>`: those, and the runs of task <id> on `task/<id>` (runs_task_list);
  * - a tag, when no task or queue is asked for: run_tags (environment_id, tag, created_at, run_id),
- *   joined to runs; statuses are then a condition, and a run with two of the tags is listed once.
+ *   joined to runs; statuses are then a condition, and a run with two of the tags is listed once;
+ * - isTest=true, with none of those: runs_test_list, which holds only test runs (migration 0033);
+ * - a version starts each lane's walk at the newest time a run of it can have been created
+ *   (environmentsFrom): a version whose runs are days old is read where they are.
  * With a status and a task or queue, the planner picks whichever index it expects to reach a page
  * sooner. Any other filter (and the queue, when tasks are filtered too) is tested on the rows a
  * lane reads. With `= ANY` instead of a lane per value the index's order would be lost and every
@@ -49,7 +53,8 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
   };
   // Statuses are written into the statement (statusAlternatives): only real ones get there.
   for (const status of filters.statuses ?? []) if (!isRunStatus(status)) throw new ValidationError(`filter[status]: "${status}" is not a run status`);
-  const envs = `unnest(${param(environmentIds)}::text[]) AS env(id)`;
+  const versionBound = filters.versions ? `runs.created_at <= env.version_bound` : null;
+  const envs = environmentsFrom(environmentIds, filters.versions, param);
   // Tags choose the lanes when neither tasks nor queues do: one per tag, read from run_tags.
   const tags = filters.tags && !filters.taskIdentifiers && !filters.queues && environmentIds.length * filters.tags.length <= MAX_RUN_LIST_LANES ? filters.tags : null;
   const statuses = tags ? [statusCondition(filters, param)] : statusAlternatives(filters, param);
@@ -61,7 +66,7 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
   const limit = param(page.limit);
   const runsLane = (status: Alternative, key: Alternative) =>
     `SELECT r.* FROM ${[envs, ...status.from, ...key.from].join(", ")},
-       LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...status.where, ...key.where, ...rest, ...(keyset ? [keyset] : [])].join(" AND ")}
+       LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...status.where, ...key.where, ...rest, ...(versionBound ? [versionBound] : []), ...(keyset ? [keyset] : [])].join(" AND ")}
                 ORDER BY runs.created_at ${dir}, runs.id ${dir} LIMIT ${limit}) r`;
   let lanes: string[];
   if (tags) {
@@ -71,6 +76,7 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
     const window = [
       ...(filters.createdFrom ? [`created_at >= ${param(filters.createdFrom)}`] : []),
       ...(filters.createdTo ? [`created_at <= ${param(filters.createdTo)}`] : []),
+      ...(versionBound ? ["created_at <= env.version_bound"] : []),
       ...(keyset ? [keyset] : []),
     ];
     const wanted = `unnest(${param(tags)}::text[]) AS wanted(tag)`;
@@ -90,6 +96,19 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
      FROM (${lanes.join("\n     UNION ALL ")}) r
      ORDER BY r.created_at ${dir}, r.id ${dir} LIMIT ${limit}`;
   return { text, values };
+}
+
+/**
+ * The environments, one row each (`env.id`). With a version filter, also `env.version_bound`: no
+ * run of the versions in that environment was created after it (worker_versions, migration 0033),
+ * so each lane's walk starts there; NULL when none of them has a row there (no such runs).
+ */
+function environmentsFrom(environmentIds: string[], versions: string[] | undefined, param: (value: unknown) => string): string {
+  const ids = `unnest(${param(environmentIds)}::text[])`;
+  if (!versions) return `${ids} AS env(id)`;
+  return `(SELECT e.id, (SELECT max(v.seen_until) + interval '${VERSION_CLOCK_MARGIN}' FROM worker_versions v
+                       WHERE v.environment_id = e.id AND v.version = ANY(${param(versions)}::text[])) AS version_bound
+           FROM ${ids} AS e(id)) AS env`;
 }
 
 /** The page's cursor condition, its values added to `values`; refused when not one this API made. */
@@ -159,7 +178,8 @@ function filterConditions(filters: RunListFilters, param: (value: unknown) => st
   if (filters.batchIds) where.push(`runs.batch_id = ANY(${param(filters.batchIds)}::text[])`);
   if (filters.scheduleIds) where.push(`runs.schedule_id = ANY(${param(filters.scheduleIds)}::text[])`);
   if (filters.sessionIds) where.push(`runs.id IN (SELECT run_id FROM session_runs WHERE session_id = ANY(${param(filters.sessionIds)}::text[]))`);
-  if (filters.isTest !== undefined) where.push(`runs.is_test = ${param(filters.isTest)}`);
+  // Written as is: runs_test_list (migration 0033) is partial, WHERE is_test.
+  if (filters.isTest !== undefined) where.push(filters.isTest ? "runs.is_test" : "NOT runs.is_test");
   if (filters.createdFrom) where.push(`runs.created_at >= ${param(filters.createdFrom)}`);
   if (filters.createdTo) where.push(`runs.created_at <= ${param(filters.createdTo)}`);
   return where;

@@ -1,5 +1,6 @@
 import { LEDGER_OF_CLAIMED, RETURN_CLAIMED } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
+import { versionSeenTouch } from "../../workers/worker-versions.ts";
 
 /** A resume job claims a WAITING run with no wait left open (same attempt)… */
 export const CLAIM_RESUME = transition(["WAITING"], "EXECUTING");
@@ -17,7 +18,7 @@ export const CLAIM_RESUME_SQL = `WITH prev AS (SELECT r.id, r.status, r.updated_
        -- job (redelivered after the run resumed another way and suspended again) does nothing.
        WHERE r.id = prev.id AND ((${statusGuard("prev.status", CLAIM_RESUME)} AND NOT EXISTS (SELECT 1 FROM run_ledger l WHERE l.run_id = r.id AND NOT l.resolved))
          OR (${statusGuard("prev.status", CLAIM_RESUME_TAKEOVER)} AND r.job_id = $5))
-       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status),
+       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status)${versionSeenTouch("$4", "$6")},
      crashed AS (
        INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)
        SELECT c.id, c.attempt_number - 1, 'CRASHED', coalesce(p.updated_at, $6), $6,

@@ -1,5 +1,6 @@
 import { LEDGER_OF_CLAIMED_START, RETURN_CLAIMED } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
+import { versionSeenTouch } from "../../workers/worker-versions.ts";
 
 /** A start job claims a QUEUED run (a new attempt)… */
 export const CLAIM_START = transition(["QUEUED"], "EXECUTING");
@@ -24,7 +25,7 @@ export const CLAIM_STARTS_SQL = `WITH input AS (SELECT * FROM json_to_recordset(
          -- pg-boss redelivered): the timer loop enqueues it when the backoff has passed.
          AND ((${statusGuard("prev.status", CLAIM_START)} AND (r.expire_at IS NULL OR r.expire_at > $4) AND (r.available_at IS NULL OR r.available_at <= $4))
            OR (${statusGuard("prev.status", CLAIM_START_TAKEOVER)} AND r.job_id = i.job_id))
-       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status, prev.expire_at AS previous_expire_at, prev.started_at AS previous_started_at),
+       RETURNING ${RETURN_CLAIMED}, prev.status AS previous_status, prev.expire_at AS previous_expire_at, prev.started_at AS previous_started_at)${versionSeenTouch("$3", "$4")},
      crashed AS (
        -- Attempt rows are written when an attempt ends; one whose worker died never ended: record it now.
        INSERT INTO run_attempts (run_id, number, status, started_at, finished_at, error)

@@ -1,5 +1,6 @@
 import { LEDGER_OF_CLAIMED, RETURN_CLAIMED } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
+import { versionSeenTouch } from "../../workers/worker-versions.ts";
 
 /** The resume fast path claims a WAITING run whose resume is due, with a lease. */
 export const FAST_RESUME = transition(["WAITING"], "EXECUTING");
@@ -11,7 +12,7 @@ const SET = `status = '${FAST_RESUME.to}', worker_id = $3, worker_version = $4, 
 export const CLAIM_FAST_RESUME_SQL = `WITH claimed AS (
              UPDATE runs r SET ${SET}, claim_token = ($2::text[])[1]
              WHERE r.id = ($1::text[])[1] AND ${statusGuard("r.status", FAST_RESUME)} AND r.resume_due_at IS NOT NULL AND r.task_identifier = ANY($7::text[])
-             RETURNING ${RETURN_CLAIMED})
+             RETURNING ${RETURN_CLAIMED})${versionSeenTouch("$4", "$5")}
            SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`;
 
 /** The prepared statement svc_claim_fast_resumes (worker, claimFastResumes with several runs). */
@@ -24,5 +25,5 @@ export const CLAIM_FAST_RESUMES_SQL = `WITH input AS (SELECT * FROM unnest($1::t
              UPDATE runs r SET ${SET}, claim_token = i.claim_token
              FROM free JOIN input i ON i.run_id = free.id
              WHERE r.id = free.id
-             RETURNING ${RETURN_CLAIMED})
+             RETURNING ${RETURN_CLAIMED})${versionSeenTouch("$4", "$5")}
            SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`;
