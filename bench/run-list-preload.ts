@@ -148,7 +148,9 @@ export async function preloadRuns(db: Queryable, p: RunListPreload): Promise<voi
   );
   // Each version's claims ended a minute after its newest run (migration 0033; the last version's
   // workers are still running): what the workers' claims would have left.
-  await db.query(
+  // (Only where the table exists: the benchmark also runs against builds from before it.)
+  const { rows: versionsTable } = await db.query<{ exists: boolean }>(`SELECT to_regclass('worker_versions') IS NOT NULL AS exists`);
+  if (versionsTable[0]!.exists) await db.query(
     `INSERT INTO worker_versions (environment_id, version, seen_until)
      SELECT environment_id, worker_version, max(created_at) + interval '1 minute' FROM runs
      WHERE environment_id = ANY($1::text[]) AND worker_version IS NOT NULL GROUP BY environment_id, worker_version
