@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { postJson } from "./http-client.ts";
 import type { WorkerMessage } from "./scaleout-worker.ts";
+import { cpuMsOf } from "./process-cpu.ts";
 import { spawnApiProcess } from "./setup.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./scaleout-worker.ts", import.meta.url));
@@ -135,6 +136,12 @@ export class Cluster {
   finishedAtLeast(count: number): Promise<void> {
     if (this.#finishedTotal >= count) return Promise.resolve();
     return new Promise((resolve) => (this.#finishedWaiter = { count, resolve }));
+  }
+
+  /** CPU used so far (ms, from /proc) by the worker processes and by the API processes, each summed. */
+  cpu(): { workers: number; apis: number } {
+    const sum = (children: ChildProcess[]) => children.reduce((total, c) => total + (c.pid ? cpuMsOf(c.pid) : 0), 0);
+    return { workers: sum(this.workers.map((w) => w.child)), apis: sum(this.#apiChildren) };
   }
 
   get finishedTotal(): number {

@@ -1,6 +1,7 @@
 import { createPool, migrate } from "../packages/runtime/src/db/index.ts";
 import { createToken } from "../packages/runtime/src/engine/index.ts";
 import { connectTestEngine } from "../packages/runtime/src/testing/connect-engine.ts";
+import { databaseCpu } from "./process-cpu.ts";
 import { Cluster, tallyDelta } from "./scaleout-cluster.ts";
 import { benchDatabase } from "./setup.ts";
 import { fmt, line, percentiles } from "./stats.ts";
@@ -50,10 +51,18 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     await triggerAll(options.warmup);
     await cluster.finishedAtLeast(options.warmup);
     const before = cluster.tally();
+    // CPU by process kind over the measured runs: where an added process costs.
+    const postgres = await databaseCpu(pool, new URL(db.url).pathname.slice(1));
+    const cpuBefore = cluster.cpu();
+    const own = process.cpuUsage();
     const t0 = performance.now();
     await triggerAll(options.runs);
     await cluster.finishedAtLeast(options.warmup + options.runs);
     const elapsed = performance.now() - t0;
+    const cpuAfter = cluster.cpu();
+    const mine = process.cpuUsage(own);
+    const perThousand = (ms: number) => `${Math.round((ms / options.runs) * 1000)} ms`;
+    const cpu = `CPU per 1,000 runs: workers ${perThousand(cpuAfter.workers - cpuBefore.workers)}, APIs ${perThousand(cpuAfter.apis - cpuBefore.apis)}, Postgres backends ${perThousand(postgres.stop())}, load driver ${perThousand((mine.user + mine.system) / 1000)}`;
     const measured = tallyDelta(before, cluster.tally());
     const perWorker = measured.finished;
     const { rows: statuses } = await pool.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM runs WHERE task_identifier = 'scaleout-noop' GROUP BY status ORDER BY status`);
@@ -90,6 +99,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
       resumeP50: resume.p50,
       lines: [
         `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); pg-boss fetches ${fmt(measured.fetches / options.runs)} per run (${Math.round((measured.emptyFetches / Math.max(1, measured.fetches)) * 100)} % empty); full-flag writes ${measured.flagWrites}; runs by status: ${statuses.map((r) => `${r.status} ${r.n}`).join(", ")}`,
+        `  ${cpu}`,
         line(`  one at a time, HTTP /complete → code`, resume),
       ],
     };
