@@ -42,6 +42,8 @@ export interface HistoryOptions {
 interface Figures {
   /** WAL written per run in the batched round (warm-up included), and full-page images per run. */
   wal: { bytes: number; fpi: number };
+  /** What the server did besides the round's own work while the batched round ran. */
+  background: string;
   batched: Timing;
   oneByOne: Timing;
   resume: number[];
@@ -59,6 +61,7 @@ async function measure(url: string, o: HistoryOptions, postmaster: number, reads
   const batched = await svcBatched({ url }, o.batched, 500, 2_000, postmaster);
   const walAfter = await walStats(url);
   const wal = { bytes: (walAfter.bytes - walBefore.bytes) / (o.batched + 2_000), fpi: (walAfter.fpi - walBefore.fpi) / (o.batched + 2_000) };
+  const background = describeBackground(walBefore, walAfter);
   phase("one-by-one triggers");
   const oneByOne = await svcOneByOne({ url }, o.oneByOne, 16, 500, postmaster);
   const stack = await benchStack(url, { tasks: [waiter, timeoutWaiter], api: true, concurrency: 100 });
@@ -70,7 +73,7 @@ async function measure(url: string, o: HistoryOptions, postmaster: number, reads
     const timeouts = await timeoutLateness(stack, o.timeouts);
     phase("reads");
     const cases = await readCases(stack, { ...reads, pages: o.pages });
-    return { wal, batched, oneByOne, resume, timeouts, reads: await timeReads(cases, o.samples) };
+    return { wal, background, batched, oneByOne, resume, timeouts, reads: await timeReads(cases, o.samples) };
   } finally {
     await stack.close();
   }
@@ -180,6 +183,10 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
     hot(`timeout lateness p99, ms`, (f) => percentiles(f.timeouts).p99, false),
     `| WAL per run in the batched round, bytes (full-page images) | ${empty.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | ${full.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | |`,
     "",
+    "The server during each batched round, and each round's Postgres CPU per 1,000 runs:",
+    ...empty.map((f, i) => `- empty ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}`),
+    ...full.map((f, i) => `- loaded ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}`),
+    "",
     `### CPU per 1,000 runs end to end (process CPU: the benchmark process = worker + HTTP client, the API process, every Postgres process), median round`,
     `| | batched, empty | batched, loaded | one by one, empty | one by one, loaded |`,
     `|---|---|---|---|---|`,
@@ -199,16 +206,47 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
   return lines;
 }
 
-/** The server's WAL counters (pg_stat_wal: the whole server, autovacuum included). */
-async function walStats(url: string): Promise<{ bytes: number; fpi: number }> {
+interface ServerStats {
+  bytes: number;
+  fpi: number;
+  checkpoints: number;
+  /** Autovacuum and autoanalyze runs finished so far, by table ("vacuum runs", "analyze pgboss.job"). */
+  autovacuums: Map<string, number>;
+  /** What autovacuum workers are doing now. */
+  autovacuumNow: string[];
+}
+
+/** The server's WAL counters (pg_stat_wal: the whole server, autovacuum included), checkpoints and autovacuum runs. */
+async function walStats(url: string): Promise<ServerStats> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ bytes: string; fpi: string }>(`SELECT wal_bytes AS bytes, wal_fpi AS fpi FROM pg_stat_wal`);
-    return { bytes: Number(rows[0]!.bytes), fpi: Number(rows[0]!.fpi) };
+    // Postgres 17 moved the checkpoint counters to pg_stat_checkpointer.
+    const { rows: views } = await client.query<{ checkpointer: boolean }>(`SELECT to_regclass('pg_catalog.pg_stat_checkpointer') IS NOT NULL AS checkpointer`);
+    const checkpoints = views[0]!.checkpointer ? "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)" : "(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)";
+    const { rows } = await client.query<{ bytes: string; fpi: string; checkpoints: string }>(
+      `SELECT wal_bytes AS bytes, wal_fpi AS fpi, ${checkpoints} AS checkpoints FROM pg_stat_wal`,
+    );
+    const { rows: tables } = await client.query<{ name: string; vacuums: string; analyzes: string }>(
+      `SELECT schemaname || '.' || relname AS name, autovacuum_count AS vacuums, autoanalyze_count AS analyzes FROM pg_stat_all_tables WHERE autovacuum_count + autoanalyze_count > 0`,
+    );
+    const { rows: workers } = await client.query<{ query: string }>(`SELECT query FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'`);
+    const autovacuums = new Map<string, number>();
+    for (const t of tables) {
+      autovacuums.set(`vacuum ${t.name}`, Number(t.vacuums));
+      autovacuums.set(`analyze ${t.name}`, Number(t.analyzes));
+    }
+    return { bytes: Number(rows[0]!.bytes), fpi: Number(rows[0]!.fpi), checkpoints: Number(rows[0]!.checkpoints), autovacuums, autovacuumNow: workers.map((w) => w.query) };
   } finally {
     await client.end();
   }
+}
+
+/** Checkpoints and autovacuum runs between two readings, and autovacuum workers busy at either. */
+function describeBackground(before: ServerStats, after: ServerStats): string {
+  const ran = [...after.autovacuums].filter(([k, n]) => n > (before.autovacuums.get(k) ?? 0)).map(([k]) => k);
+  const busy = [...new Set([...before.autovacuumNow, ...after.autovacuumNow])];
+  return `checkpoints ${after.checkpoints - before.checkpoints}; autovacuum finished: ${ran.join(", ") || "none"}; busy at start or end: ${busy.join(", ") || "none"}`;
 }
 
 /** CPU ms per 1,000 runs of one process group, the median over the rounds. */
