@@ -66,7 +66,7 @@ worker.events.on("runFinished", (e) => (tally.finished.push(e.runId), flushSoon(
 worker.events.on("runSuspended", (e) => (tally.suspended.push(e.runId), flushSoon()));
 worker.events.on("runResumed", (e) => ((tally.resumedVia[e.via] = (tally.resumedVia[e.via] ?? 0) + 1), flushSoon()));
 worker.events.on("offerGivenBack", () => (tally.givenBack++, flushSoon()));
-worker.events.on("fullnessRecorded", () => (tally.flagWrites++, flushSoon()));
+worker.events.on("fullnessRecorded", (e) => e.changed && (tally.flagWrites++, flushSoon()));
 
 // The benchmark counts pg-boss fetches (and those that found nothing): what each worker process
 // added costs the database.

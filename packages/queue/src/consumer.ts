@@ -1,4 +1,5 @@
 import type { Job, PgBoss } from "pg-boss";
+import { fetchingByIds } from "./fetch-statement.ts";
 
 export interface ConsumedJob {
   id: string;
@@ -91,6 +92,12 @@ export class JobConsumer {
   #heartbeat: NodeJS.Timeout | null = null;
   #flushScheduled = false;
   #drained: (() => void) | null = null;
+  #fetchDbMemo: QueueDb | null = null;
+
+  /** pg-boss's connection, its fetch statements rewritten (fetchByIds); made on first use (pg-boss started). */
+  #fetchDb(): QueueDb {
+    return (this.#fetchDbMemo ??= fetchingByIds(this.#boss.getDb()));
+  }
 
   constructor(boss: PgBoss, options: ConsumerOptions) {
     this.#boss = boss;
@@ -239,7 +246,7 @@ export class JobConsumer {
         jobs = (
           limit && serialize
             ? await serialize(name, (db) => this.#boss.fetch(name, { batchSize, groupConcurrency: limit, db }))
-            : await this.#boss.fetch(name, { batchSize, ...(limit ? { groupConcurrency: limit } : {}) })
+            : await this.#boss.fetch(name, { batchSize, ...(limit ? { groupConcurrency: limit } : { db: this.#fetchDb() }) })
         ) as Job<ConsumedJob["data"]>[];
       } catch (error) {
         this.#pending.add(name);

@@ -31,7 +31,8 @@ export interface WorkerEventMap {
    */
   offerGivenBack: { runId: string; reason: "full" | "draining" };
   /** The registry now says whether this worker is full (written when its last free slot was taken, or one is free again). */
-  fullnessRecorded: { full: boolean };
+  /** The registry row says `full` now; `changed`: this write changed it (false: it already said so, or the row is missing). */
+  fullnessRecorded: { full: boolean; changed: boolean };
   /** Claimed but given back: this worker lacks the run's task (see hand-back.ts). */
   runHandedBack: { runId: string; kind: "start" | "resume" };
   /** The retention loop swept an environment (any environment of the database, not only this worker's). */

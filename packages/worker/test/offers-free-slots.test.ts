@@ -67,7 +67,7 @@ describe("the full flag", () => {
     const first = await occupySlot([w]);
     const full = w.worker.events.next("fullnessRecorded");
     const second = await occupySlot([w]);
-    expect(await full).toEqual({ full: true });
+    expect(await full).toEqual({ full: true, changed: true });
     // One slot taken was no news: the only write is the transition to full, stamped by the worker's clock.
     expect(recorded).toEqual([true]);
     expect(await fullSince(w)).toEqual(clock.now());
@@ -76,7 +76,7 @@ describe("the full flag", () => {
 
     const free = w.worker.events.next("fullnessRecorded");
     first.release();
-    expect(await free).toEqual({ full: false });
+    expect(await free).toEqual({ full: false, changed: true });
     expect(await fullSince(w)).toBeNull();
     const finished = w.worker.events.next("runFinished", (e) => e.runId === second.runId);
     second.release();

@@ -79,12 +79,12 @@ export class FullFlag {
     const { claimPool, worker, report } = this.#resources;
     const write = full ? markWorkerFull(claimPool, worker.id, this.#fullSince!) : markWorkerFree(claimPool, worker.id);
     write.then(
-      () => {
+      (changed) => {
         // Changed or not (the row already said so, or is missing until the next registration),
         // the row now agrees.
         this.#written = full;
         this.#writing = false;
-        this.#resources.events.emit("fullnessRecorded", { full });
+        this.#resources.events.emit("fullnessRecorded", { full, changed });
         this.publish();
       },
       (error: unknown) => {
