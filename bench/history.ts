@@ -57,11 +57,11 @@ const GOAL_READ_MS = 20;
 async function measure(url: string, o: HistoryOptions, postmaster: number, reads: { loadedAt: Date; preloaded: number }): Promise<Figures> {
   const phase = (name: string) => console.error(`history ${new Date().toISOString()}: ${reads.preloaded ? "loaded" : "empty"} database, ${name}`);
   phase("batched triggers");
-  const walBefore = await walStats(url);
+  const before = await serverStats(url);
   const batched = await svcBatched({ url }, o.batched, 500, 2_000, postmaster);
-  const walAfter = await walStats(url);
-  const wal = { bytes: (walAfter.bytes - walBefore.bytes) / (o.batched + 2_000), fpi: (walAfter.fpi - walBefore.fpi) / (o.batched + 2_000) };
-  const background = describeBackground(walBefore, walAfter);
+  const after = await serverStats(url);
+  const wal = { bytes: (after.bytes - before.bytes) / (o.batched + 2_000), fpi: (after.fpi - before.fpi) / (o.batched + 2_000) };
+  const background = describeBackground(before, after);
   phase("one-by-one triggers");
   const oneByOne = await svcOneByOne({ url }, o.oneByOne, 16, 500, postmaster);
   const stack = await benchStack(url, { tasks: [waiter, timeoutWaiter], api: true, concurrency: 100 });
@@ -217,7 +217,7 @@ interface ServerStats {
 }
 
 /** The server's WAL counters (pg_stat_wal: the whole server, autovacuum included), checkpoints and autovacuum runs. */
-async function walStats(url: string): Promise<ServerStats> {
+async function serverStats(url: string): Promise<ServerStats> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -1,5 +1,5 @@
 import type { Job, PgBoss } from "pg-boss";
-import { fetchingByIds } from "./fetch-statement.ts";
+import { fetchingByTupleIds } from "./fetch-statement.ts";
 
 export interface ConsumedJob {
   id: string;
@@ -94,9 +94,9 @@ export class JobConsumer {
   #drained: (() => void) | null = null;
   #fetchDbMemo: QueueDb | null = null;
 
-  /** pg-boss's connection, its fetch statements rewritten (fetchByIds); made on first use (pg-boss started). */
+  /** pg-boss's connection, its fetch statements rewritten (fetchByTupleIds); made on first use (pg-boss started). */
   #fetchDb(): QueueDb {
-    return (this.#fetchDbMemo ??= fetchingByIds(this.#boss.getDb()));
+    return (this.#fetchDbMemo ??= fetchingByTupleIds(this.#boss.getDb()));
   }
 
   constructor(boss: PgBoss, options: ConsumerOptions) {

@@ -16,7 +16,7 @@ import type { QueueDb } from "./consumer.ts";
  * under those statistics (the planner keeps the id out of the index condition). The rows are locked
  * by the statement's own FOR UPDATE, so their tuple ids cannot change before the UPDATE reads them.
  */
-export function fetchByIds(text: string): string | null {
+export function fetchByTupleIds(text: string): string | null {
   const selecting = /(\bnext AS \(\s*SELECT j\.id)(\s+FROM )/;
   const updating = /\bFROM next\s+WHERE name = '(?:[^']|'')*' AND j\.id = next\.id\b/;
   if (!selecting.test(text) || !updating.test(text)) return null;
@@ -27,9 +27,9 @@ export function fetchByIds(text: string): string | null {
     .replace(updating, () => `WHERE j.ctid = ANY (ARRAY(SELECT ctid FROM next))`);
 }
 
-/** `db` (pg-boss's own connection when none is given) with fetch statements rewritten by fetchByIds. */
-export function fetchingByIds(db: QueueDb): QueueDb {
+/** `db` (pg-boss's own connection when none is given) with fetch statements rewritten by fetchByTupleIds. */
+export function fetchingByTupleIds(db: QueueDb): QueueDb {
   return {
-    executeSql: (text, values) => db.executeSql(fetchByIds(text) ?? text, values),
+    executeSql: (text, values) => db.executeSql(fetchByTupleIds(text) ?? text, values),
   };
 }

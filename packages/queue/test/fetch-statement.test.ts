@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
 import { JobConsumer, startQueueName, type ConsumedJob } from "../src/index.ts";
-import { fetchByIds } from "../src/fetch-statement.ts";
+import { fetchByTupleIds } from "../src/fetch-statement.ts";
 import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 let te: TestEngine<PgBossTestDispatcher>;
@@ -47,18 +47,18 @@ async function plan(text: string): Promise<string> {
 
 describe("pg-boss's fetch, rewritten to reach the fetched rows by tuple id", () => {
   it("recognises the statement of the pinned pg-boss (a version that changes it fails here, not silently)", () => {
-    const rewritten = fetchByIds(pgBossText);
+    const rewritten = fetchByTupleIds(pgBossText);
     expect(rewritten).not.toBeNull();
     expect(rewritten).toContain("j.ctid = ANY (ARRAY(SELECT ctid FROM next))");
     expect(rewritten).toMatch(/SELECT j\.id, j\.ctid\s+FROM/);
     expect(rewritten).not.toMatch(/FROM next\s+WHERE/);
-    expect(fetchByIds("SELECT 1")).toBeNull();
+    expect(fetchByTupleIds("SELECT 1")).toBeNull();
   });
 
   it("after an ANALYZE of the empty table, reads the fetched rows alone instead of the whole queue", async () => {
     await backlog(3_000);
     const original = await plan(pgBossText);
-    const rewritten = await plan(fetchByIds(pgBossText)!);
+    const rewritten = await plan(fetchByTupleIds(pgBossText)!);
     // pg-boss's text, on these statistics: the UPDATE reads every row of the queue (in whichever
     // join the planner picks) to find the 200 it fetched.
     expect(original).toMatch(/Rows Removed by (Join )?Filter: \d{4,}/);

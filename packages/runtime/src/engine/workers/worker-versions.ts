@@ -6,7 +6,9 @@ import type { Queryable } from "../../db/queryable.ts";
  *
  * A claim statement makes sure of it with versionSeenTouch: when `seen_until` is less than half a
  * minute ahead of the claim's time, it moves to a minute ahead. So the row is written at most about
- * twice a minute per version, and a claim never waits for it otherwise.
+ * twice a minute per version, and a claim never waits for it otherwise. The completion that offers
+ * runs to a worker (sql/functions/svc_complete_waitpoint.sql) makes the same update for the
+ * versions it gives them: change both together.
  */
 
 /** How far the list reads past `seen_until`: runs get created_at from the API's clock, claims use the worker's. */
