@@ -1,4 +1,4 @@
-import { fireAllDue, realPaceTimer, runRetention, type EnvironmentSweep, type PaceTimer } from "../packages/runtime/src/engine/index.ts";
+import { fireAllDue, realPaceTimer, runRetention, type PaceTimer } from "../packages/runtime/src/engine/index.ts";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { postJson } from "./http-client.ts";
 import { resumesOverHttp, suspendedRuns, waiter } from "./resume-latency.ts";
@@ -69,7 +69,7 @@ function timedPace(): PaceTimer & { batchMs: number; restMs: number; batches: nu
  * runs, against the same load for `seconds` just before it without a sweep. The goal: trigger and
  * resume p99 within 20 % of the load without the sweep.
  */
-export async function retentionUnderLoad(url: string, options: { days: number; seconds: number; batchSize: number; restRatio: number }): Promise<string[]> {
+export async function retentionUnderLoad(url: string, options: { days: number; seconds: number; sweepSeconds: number; batchSize: number; restRatio: number }): Promise<string[]> {
   const stack = await benchStack(url, { tasks: [waiter, loadNoop], api: true, concurrency: 100 });
   try {
     // Warm-up: the API's and the worker's paths compiled, pools opened.
@@ -80,23 +80,27 @@ export async function retentionUnderLoad(url: string, options: { days: number; s
     const quiet = await load(stack, quietTokens, () => now() < until);
     const duringTokens = await suspendedRuns(stack, options.seconds * 600);
 
-    const sweeps: EnvironmentSweep[] = [];
     const pace = timedPace();
-    const work = runRetention({ defaultDays: options.days, intervalMs: 600_000, batchSize: options.batchSize, restRatio: options.restRatio, paceTimer: pace, onSwept: (s) => sweeps.push(s) });
-    // Due now, whichever sweep came before (each pace deletes one more day).
+    const work = runRetention({ defaultDays: options.days, intervalMs: 600_000, batchSize: options.batchSize, restRatio: options.restRatio, paceTimer: pace });
+    // Due now, whichever sweep came before (each pace deletes one more day, and what an earlier
+    // pace stopped short of).
     await stack.pool.query(`UPDATE retention_sweeps SET due_at = '-infinity'`);
     let sweeping = true;
+    const stop = new AbortController();
+    const limit = options.sweepSeconds > 0 ? setTimeout(() => stop.abort(), options.sweepSeconds * 1000) : undefined;
     const t0 = now();
-    const sweep = fireAllDue(stack.engine, new Date(), [work]).finally(() => (sweeping = false));
+    const sweep = fireAllDue(stack.engine, new Date(), [work], { signal: stop.signal }).finally(() => {
+      sweeping = false;
+      clearTimeout(limit);
+    });
     const during = await load(stack, duringTokens, () => sweeping);
-    await sweep;
+    const deleted = (await sweep)["run-retention"] ?? 0;
     const sweepMs = now() - t0;
-    const deleted = sweeps.reduce((sum, s) => sum + s.deleted.runs, 0);
     const p99 = (a: number[]) => percentiles(a).p99;
     const ratio = (a: number[], b: number[]) => (p99(b) / p99(a)).toFixed(2);
     return [
       `### Retention deleting runs older than ${options.days} days (${options.batchSize} runs per statement, a rest of ${options.restRatio}× each batch's time) under a trigger + resume load`,
-      `deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s (${rate(deleted, sweepMs)}, ${((deleted / sweepMs) * 86.4).toFixed(1)} M runs/day); the load alone measured for ${options.seconds} s just before`,
+      `deleted ${deleted.toLocaleString("en-US")} runs in ${(sweepMs / 1000).toFixed(1)} s${stop.signal.aborted ? ` (stopped after ${options.sweepSeconds} s)` : ""} (${rate(deleted, sweepMs)}, ${((deleted / sweepMs) * 86.4).toFixed(1)} M runs/day); the load alone measured for ${options.seconds} s just before`,
       `  ${pace.batches} batches of ${(pace.batchMs / Math.max(1, pace.batches)).toFixed(1)} ms on average, rests ${(pace.restMs / 1000).toFixed(1)} s in all (the sweep busy ${((100 * pace.batchMs) / sweepMs).toFixed(0)} % of its time)`,
       line("  trigger over HTTP, without the sweep", percentiles(quiet.triggers)),
       line("  trigger over HTTP, during the sweep", percentiles(during.triggers)),

@@ -35,6 +35,8 @@ export interface HistoryOptions {
    * just before it.
    */
   retentionPaces: { batchSize: number; restRatio: number }[];
+  /** Stop each pace's sweep after this many seconds (0: let it delete its whole day). */
+  sweepSeconds: number;
   /** Only the preload and retention under load: no rounds on the empty and loaded databases. */
   retentionOnly: boolean;
 }
@@ -141,7 +143,7 @@ export async function historyScenario(o: HistoryOptions): Promise<string[]> {
     for (const [i, pace] of o.retentionPaces.entries()) {
       await settle(server.url);
       console.error(`history ${new Date().toISOString()}: retention under load, ${pace.batchSize} per statement, rest ${pace.restRatio}×`);
-      const lines = await retentionUnderLoad(full.url, { days: o.retentionDays - i, seconds: o.loadSeconds, ...pace });
+      const lines = await retentionUnderLoad(full.url, { days: o.retentionDays - i, seconds: o.loadSeconds, sweepSeconds: o.sweepSeconds, ...pace });
       console.error(lines.join("\n"));
       out.push("", ...lines);
     }

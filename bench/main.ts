@@ -87,6 +87,7 @@ try {
       pages: num("BENCH_HISTORY_PAGES", 50),
       retentionDays: num("BENCH_HISTORY_RETENTION_DAYS", 29),
       loadSeconds: num("BENCH_HISTORY_LOAD_SECONDS", 30),
+      sweepSeconds: num("BENCH_HISTORY_SWEEP_SECONDS", 0),
       retentionPaces: retentionPaces(process.env.BENCH_HISTORY_RETENTION_PACES),
       retentionOnly: process.env.BENCH_HISTORY_ONLY === "retention",
     }),
