@@ -42,6 +42,15 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
   const { engine, env, project, close, pool } = await stackDatabase(db.url);
   const cluster = await Cluster.start({ url: db.url, apis: options.apis, workers, concurrency: options.concurrency, holdMs: 0, secretKey: project.environments.dev.secretKey });
   try {
+    // What the processes cost doing nothing (polls, heartbeats, lease renewals, timer loops): a
+    // worker count's fixed price, apart from what each run costs.
+    const idleMs = 5_000;
+    const idleDb = await databaseCpu(pool, new URL(db.url).pathname.slice(1));
+    const idleBefore = cluster.cpu();
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    const idleAfter = cluster.cpu();
+    const perSecond = (ms: number) => `${((ms / idleMs) * 1000).toFixed(1)} ms/s`;
+    const idle = `idle, CPU per second: workers ${perSecond(idleAfter.workers - idleBefore.workers)}, APIs ${perSecond(idleAfter.apis - idleBefore.apis)}, Postgres backends ${perSecond(idleDb.stop())}`;
     // Trigger → COMPLETED: `inFlight` HTTP triggers at a time over the APIs, every run counted
     // once a worker reported it finished.
     const triggerAll = async (n: number) => {
@@ -100,6 +109,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
       lines: [
         `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); pg-boss fetches ${fmt(measured.fetches / options.runs)} per run (${Math.round((measured.emptyFetches / Math.max(1, measured.fetches)) * 100)} % empty); full-flag writes ${measured.flagWrites}; runs by status: ${statuses.map((r) => `${r.status} ${r.n}`).join(", ")}`,
         `  ${cpu}`,
+        `  ${idle}`,
         line(`  one at a time, HTTP /complete → code`, resume),
       ],
     };

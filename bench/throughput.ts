@@ -10,6 +10,7 @@ import { now, rate } from "./stats.ts";
 const noop = task({ id: "noop", run: async () => 1 });
 
 async function finishedCount(stack: Awaited<ReturnType<typeof benchStack>>, target: number): Promise<void> {
+  if (target <= 0) return; // nothing to wait for (BENCH_HISTORY_BATCHED=0, say): no event would end the wait
   let done = 0;
   await new Promise<void>((resolve) => {
     const off = stack.worker!.events.on("runFinished", () => {
