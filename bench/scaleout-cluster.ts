@@ -30,6 +30,8 @@ interface WorkerProcess {
   /** pg-boss fetches, and those that found no job. */
   fetches: number;
   emptyFetches: number;
+  /** Statements sent to Postgres, on every connection of the process (pg-boss's included). */
+  statements: number;
   slotSamples: number[];
 }
 
@@ -41,6 +43,7 @@ export interface ClusterTally {
   flagWrites: number;
   fetches: number;
   emptyFetches: number;
+  statements: number;
 }
 
 /**
@@ -85,7 +88,7 @@ export class Cluster {
           child.on("message", (m: WorkerMessage) => m.type === "ready" && resolve(m.workerId));
         });
         child.removeAllListeners("exit");
-        return { child, id, finished: 0, resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, slotSamples: [] } satisfies WorkerProcess;
+        return { child, id, finished: 0, resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, statements: 0, slotSamples: [] } satisfies WorkerProcess;
       }),
     );
     return new Cluster(apis, workers, options.secretKey);
@@ -98,6 +101,7 @@ export class Cluster {
       w.flagWrites += m.flagWrites;
       w.fetches += m.fetches;
       w.emptyFetches += m.emptyFetches;
+      w.statements += m.statements;
       for (const [via, n] of Object.entries(m.resumedVia)) w.resumedVia[via] = (w.resumedVia[via] ?? 0) + n;
       for (const id of m.suspended) this.#arrive("suspended", id);
       for (const id of m.finished) this.#arrive("finished", id);
@@ -176,6 +180,7 @@ export class Cluster {
       flagWrites: sum((w) => w.flagWrites),
       fetches: sum((w) => w.fetches),
       emptyFetches: sum((w) => w.emptyFetches),
+      statements: sum((w) => w.statements),
     };
   }
 
@@ -225,5 +230,6 @@ export function tallyDelta(before: ClusterTally, after: ClusterTally): ClusterTa
     flagWrites: after.flagWrites - before.flagWrites,
     fetches: after.fetches - before.fetches,
     emptyFetches: after.emptyFetches - before.emptyFetches,
+    statements: after.statements - before.statements,
   };
 }

@@ -2,6 +2,7 @@
 // worker as `svc worker` runs it (its own pools, pg-boss instance and LISTEN connection), with the
 // scenario's tasks, telling the benchmark process what it did over the IPC channel. Times are
 // process.hrtime (CLOCK_MONOTONIC): the same clock in every process of the machine.
+import pg from "pg";
 import { createPool } from "../packages/runtime/src/db/index.ts";
 import { connectTestEngine } from "../packages/runtime/src/testing/connect-engine.ts";
 import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
@@ -13,7 +14,7 @@ import { createWorker } from "../packages/worker/src/worker.ts";
 export type WorkerMessage =
   | { type: "ready"; workerId: string }
   /** Events since the last tally, sent at most once per event-loop turn. */
-  | { type: "tally"; finished: string[]; suspended: string[]; resumedVia: Record<string, number>; givenBack: number; flagWrites: number; fetches: number; emptyFetches: number }
+  | { type: "tally"; finished: string[]; suspended: string[]; resumedVia: Record<string, number>; givenBack: number; flagWrites: number; fetches: number; emptyFetches: number; statements: number }
   /** The code after a wait ran (`at`: hrtime in ns, as a string). */
   | { type: "resumed"; tokenId: string; at: string }
   | { type: "slots"; inUse: number };
@@ -51,15 +52,24 @@ const worker = createWorker({
   onError: (error, where) => console.error(`worker error (${where}):`, error),
 });
 
-let tally = { finished: [] as string[], suspended: [] as string[], resumedVia: {} as Record<string, number>, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0 };
+let tally = { finished: [] as string[], suspended: [] as string[], resumedVia: {} as Record<string, number>, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, statements: 0 };
 let scheduled = false;
+
+// Every statement this process sends (all its pools, pg-boss's and the LISTEN connection: one pg
+// module serves them all): what a worker process costs Postgres in round trips per run.
+const sendQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  tally.statements++;
+  flushSoon();
+  return (sendQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof pg.Client.prototype.query;
 const flushSoon = () => {
   if (scheduled) return;
   scheduled = true;
   setImmediate(() => {
     scheduled = false;
     send({ type: "tally", ...tally });
-    tally = { finished: [], suspended: [], resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0 };
+    tally = { finished: [], suspended: [], resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, statements: 0 };
   });
 };
 worker.events.on("runFinished", (e) => (tally.finished.push(e.runId), flushSoon()));
