@@ -11,6 +11,12 @@ export interface ConsumedJob {
 /** How long freed slots wait for company before a refill fetch (when few are free). */
 const REFILL_DELAY_MS = 10;
 
+/** ConsumerOptions.deleteDelayMs's default. */
+const DELETE_DELAY_MS = 20;
+
+/** Handled jobs that are deleted at once rather than wait deleteDelayMs. */
+const DELETE_BATCH_MAX = 500;
+
 export interface QueueSubscription {
   /** pg-boss queue name. */
   name: string;
@@ -27,6 +33,15 @@ export interface ConsumerOptions {
   pollIntervalMs: number;
   /** How often in-flight jobs are touched (pg-boss heartbeat). */
   heartbeatIntervalMs: number;
+  /**
+   * How long handled jobs of a queue without a concurrency limit wait for company before they are
+   * deleted: one DELETE for the jobs of several fetches rather than one per fetch (a statement per
+   * run fewer with several workers, whose fetches are small). Nothing waits on it: the run's own
+   * rows already say it ended, and a job deleted late is only delivered again if the worker dies
+   * first, whose claim then finds the run ended. A limited queue's jobs are deleted at once: that
+   * frees their group for its next job. @default 20
+   */
+  deleteDelayMs?: number;
   /** Slots taken by work that did not come through pg-boss (the resume fast path). */
   externalInFlight?: () => number;
   /** Called after a job took a slot and after one gave its slot back (freeSlots() changed). */
@@ -91,6 +106,9 @@ export class JobConsumer {
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #flushScheduled = false;
+  #flushTimer: NodeJS.Timeout | null = null;
+  /** Handled jobs in `#completions`. */
+  #completed = 0;
   #drained: (() => void) | null = null;
   #fetchDbMemo: QueueDb | null = null;
 
@@ -177,6 +195,7 @@ export class JobConsumer {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     if (this.#poll) clearInterval(this.#poll);
     if (this.#refillTimer) clearTimeout(this.#refillTimer);
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
   }
 
   /** Stops claiming; resolves once in-flight jobs have finished and been completed. */
@@ -198,6 +217,7 @@ export class JobConsumer {
     this.#stopping = true;
     this.#abandoned = true;
     this.#completions.clear();
+    this.#completed = 0;
     this.#wake?.();
     this.#stopTimers();
   }
@@ -284,7 +304,8 @@ export class JobConsumer {
         let list = this.#completions.get(job.queue);
         if (!list) this.#completions.set(job.queue, (list = []));
         list.push(job);
-        this.#scheduleFlush();
+        this.#completed++;
+        this.#scheduleFlush(Boolean(this.#queues.get(job.queue)?.concurrencyLimit) || this.#completed >= DELETE_BATCH_MAX || this.#stopping);
         release();
       },
       (error: unknown) => {
@@ -299,8 +320,20 @@ export class JobConsumer {
     );
   }
 
-  #scheduleFlush(): void {
+  /** Deletes handled jobs: in this event-loop turn's setImmediate when `now`, else after deleteDelayMs. */
+  #scheduleFlush(now: boolean): void {
     if (this.#flushScheduled) return;
+    if (!now) {
+      if (this.#flushTimer) return;
+      this.#flushTimer = setTimeout(() => {
+        this.#flushTimer = null;
+        this.#scheduleFlush(true);
+      }, this.#options.deleteDelayMs ?? DELETE_DELAY_MS);
+      this.#flushTimer.unref();
+      return;
+    }
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
     this.#flushScheduled = true;
     setImmediate(() => {
       this.#flushScheduled = false;
@@ -323,6 +356,7 @@ export class JobConsumer {
   async #flushNow(): Promise<void> {
     const batches = [...this.#completions];
     this.#completions.clear();
+    this.#completed = 0;
     for (const [queue, jobs] of batches) {
       try {
         // A handled job is deleted, not marked completed: the run's own rows are its history, and

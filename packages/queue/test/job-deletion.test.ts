@@ -1,0 +1,101 @@
+// Handled jobs are deleted together: those of a queue without a concurrency limit wait
+// deleteDelayMs for company (one DELETE for several fetches), those of a limited queue go at once
+// (their deletion frees the group's next job), and a drain deletes whatever still waits.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
+import { JobConsumer, startQueueName, type ConsumedJob, type ConsumerOptions } from "../src/index.ts";
+import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
+
+let te: TestEngine<PgBossTestDispatcher>;
+/** Jobs per pg-boss deleteJob call, in call order. */
+const deletes: number[] = [];
+
+beforeAll(async () => {
+  te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 4 }) });
+  const deleteJob = te.queue.boss.deleteJob.bind(te.queue.boss);
+  te.queue.boss.deleteJob = ((name: string, ids: unknown) => {
+    deletes.push(Array.isArray(ids) ? ids.length : 1);
+    return deleteJob(name, ids as string[]);
+  }) as typeof te.queue.boss.deleteJob;
+});
+afterAll(async () => te?.close());
+
+const jobsIn = async (queue: string) =>
+  (await te.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job_common WHERE name = $1`, [queue])).rows[0]!.n;
+
+/** A consumer whose handler holds each job until the test lets it go. */
+function holdingConsumer(options: Partial<ConsumerOptions>) {
+  const held: { job: ConsumedJob; done: () => void }[] = [];
+  const consumer = new JobConsumer(te.queue.boss, {
+    concurrency: 10,
+    pollIntervalMs: 60_000,
+    heartbeatIntervalMs: 60_000,
+    handle: (job, release) => new Promise<void>((resolve) => held.push({ job, done: () => (release(), resolve()) })),
+    onError: (error) => {
+      throw error;
+    },
+    ...options,
+  });
+  return { consumer, held };
+}
+
+/** One job per fetch: inserted, announced, and taken before the next. */
+async function oneFetchEach(consumer: JobConsumer, held: unknown[], queue: string, n: number) {
+  for (let i = 0; i < n; i++) {
+    await te.db.pool.query(`INSERT INTO pgboss.job_common (id, name, data) VALUES (gen_random_uuid(), $1, '{"runId":"r"}')`, [queue]);
+    consumer.notify(queue);
+    await expect.poll(() => held.length).toBe(i + 1);
+  }
+}
+
+describe("deleting handled jobs", () => {
+  it("waits deleteDelayMs for company in a queue without a limit: jobs of three fetches, one DELETE at the drain", async () => {
+    const queue = startQueueName(te.env.id, "task/unlimited");
+    await te.queue.dispatcher.ensureQueue(queue);
+    const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
+    consumer.subscribe({ name: queue });
+    consumer.start();
+    deletes.length = 0;
+    await oneFetchEach(consumer, held, queue, 3);
+    // Handled in three separate turns, each with a round trip between: still none deleted.
+    for (const h of held) {
+      h.done();
+      await te.db.pool.query("SELECT 1");
+    }
+    expect(deletes).toEqual([]);
+    expect(await jobsIn(queue)).toBe(3);
+    await consumer.drain();
+    expect(deletes).toEqual([3]);
+    expect(await jobsIn(queue)).toBe(0);
+  });
+
+  it("deletes after the default delay without a drain", async () => {
+    const queue = startQueueName(te.env.id, "task/default-delay");
+    await te.queue.dispatcher.ensureQueue(queue);
+    const { consumer, held } = holdingConsumer({});
+    consumer.subscribe({ name: queue });
+    consumer.start();
+    try {
+      await oneFetchEach(consumer, held, queue, 2);
+      for (const h of held) h.done();
+      await expect.poll(() => jobsIn(queue)).toBe(0);
+    } finally {
+      await consumer.drain();
+    }
+  });
+
+  it("deletes a limited queue's jobs at once, whatever the delay: their group's next job waits on it", async () => {
+    const queue = startQueueName(te.env.id, "task/limited");
+    await te.queue.dispatcher.ensureQueue(queue);
+    const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
+    consumer.subscribe({ name: queue, concurrencyLimit: 5 });
+    consumer.start();
+    try {
+      await oneFetchEach(consumer, held, queue, 1);
+      held[0]!.done();
+      await expect.poll(() => jobsIn(queue)).toBe(0);
+    } finally {
+      await consumer.drain();
+    }
+  });
+});
