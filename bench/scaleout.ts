@@ -100,7 +100,11 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     };
     for (const t of await waitingRuns(Math.ceil(options.waits / 5))) await resumeOne(t);
     const latencies: number[] = [];
+    const beforeWaits = cluster.tally();
     for (const t of await waitingRuns(options.waits)) latencies.push(await resumeOne(t));
+    // Each wait: a token created with a timeout (its NOTIFY heard by every worker's timer loop), a
+    // run triggered that waits on it, the completion, the resume.
+    const waitStatements = tallyDelta(beforeWaits, cluster.tally()).statements / options.waits;
     const resume = percentiles(latencies);
     const share = perWorker.map((n) => `${Math.round((n / options.runs) * 100)} %`).join(" / ");
     return {
@@ -111,6 +115,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
         `  ${cpu}`,
         `  ${idle}`,
         line(`  one at a time, HTTP /complete → code`, resume),
+        `  statements from the workers per wait (token with a timeout, run, wait, completion, resume): ${fmt(waitStatements)}`,
       ],
     };
   } finally {
