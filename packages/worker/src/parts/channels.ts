@@ -40,7 +40,7 @@ export class Channels implements ListenerLock {
           return;
         }
         if (channel === BOSS_NOTIFY_CHANNEL) return slots.notify(payload);
-        if (channel === CHANNELS.timers) return timers.wake();
+        if (channel === CHANNELS.timers) return timers.wake(dueAt(payload));
         if (channel === CHANNELS.runCanceled) return executions.active.abortRun(payload, new Error("run canceled"));
         if (channel === ownOffers) return offers.take(payload);
         if (channel === CHANNELS.resume) return fastPath.resume(payload);
@@ -67,4 +67,11 @@ export class Channels implements ListenerLock {
   stop(): Promise<void> {
     return this.#listener.stop();
   }
+}
+
+/** The time a timers NOTIFY says its item is due (an ISO timestamp), or none: due now ('', 'resume'). */
+function dueAt(payload: string): Date | undefined {
+  if (!/^\d{4}-\d\d-\d\dT/.test(payload)) return undefined;
+  const at = new Date(payload);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }

@@ -5,6 +5,11 @@ import { fireAllDue, NO_RUN_TALLY, type DueWork, type EngineDeps, type RunTally 
  * when it is due: sleeps until the earliest due time (at most `maxSleepMs`), and wakes early on a
  * `svc_timers` NOTIFY when something new was scheduled. Every worker runs one; SKIP LOCKED makes
  * each item fire once.
+ *
+ * A NOTIFY that names when its item is due (a token's timeout, a schedule's next run) wakes the
+ * loop only if that is before its next wake-up, and then at that time: every worker hears every
+ * token created with a timeout, and a pass is a statement per kind of work, so waking each loop
+ * for a timeout due in an hour would cost workers × statements per token.
  */
 export class TimerLoop {
   readonly #deps: EngineDeps;
@@ -15,7 +20,10 @@ export class TimerLoop {
   #stopped = true;
   /** Aborted by stop(): long work (the retention sweep) stops between its transactions. */
   #abort = new AbortController();
-  #wake: (() => void) | null = null;
+  /** While the loop sleeps: when it wakes (epoch ms by the engine's clock), and how to make that sooner. */
+  #sleep: { until: number; wakeAt(atMs: number): void } | null = null;
+  /** The earliest wake-up asked for while a pass ran (epoch ms; -Infinity: at once); null: none. */
+  #askedDuringPass: number | null = null;
   #loop: Promise<void> | null = null;
 
   /** `tally` hears of the runs the work created (scheduled runs) and ended (EXPIRED, CRASHED). */
@@ -42,20 +50,37 @@ export class TimerLoop {
     this.#loop = this.#run();
   }
 
-  wake(): void {
-    this.#wake?.();
+  /** When the sleeping loop wakes next, by the engine's clock; null while a pass runs (or stopped). */
+  get nextWakeAt(): Date | null {
+    return this.#sleep ? new Date(this.#sleep.until) : null;
+  }
+
+  /**
+   * Something new is due at `at`, or now (no time). A time after the loop's next wake-up changes
+   * nothing: that pass finds the item, and the loop's next sleep ends when it is due. Asked while
+   * a pass runs, the loop sleeps no longer than `at` after it (the pass may have looked too soon).
+   */
+  wake(at?: Date): void {
+    const atMs = at ? at.getTime() : -Infinity;
+    const when = Number.isNaN(atMs) ? -Infinity : atMs;
+    if (this.#sleep) {
+      if (when < this.#sleep.until) this.#sleep.wakeAt(when);
+      return;
+    }
+    this.#askedDuringPass = Math.min(this.#askedDuringPass ?? Infinity, when);
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#abort.abort();
-    this.#wake?.();
+    this.#sleep?.wakeAt(-Infinity);
     await this.#loop;
   }
 
   async #run(): Promise<void> {
     while (!this.#stopped) {
       let sleepMs = this.#maxSleepMs;
+      this.#askedDuringPass = null;
       try {
         await this.tick();
         // After a failed pass (some work failed; the rest fired) the loop waits its longest sleep:
@@ -66,16 +91,32 @@ export class TimerLoop {
       } catch (error) {
         this.#onError(error);
       }
+      if (this.#askedDuringPass !== null) sleepMs = Math.min(sleepMs, Math.max(0, this.#askedDuringPass - this.#deps.clock.now().getTime()));
       if (this.#stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, sleepMs);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.#wake = done;
-      });
-      this.#wake = null;
+      await this.#sleepFor(sleepMs);
     }
+  }
+
+  /** Sleeps `ms`, or until a wake-up asks for an earlier time. */
+  #sleepFor(ms: number): Promise<void> {
+    const clock = this.#deps.clock;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#sleep = null;
+        resolve();
+      };
+      let timer = setTimeout(done, ms);
+      this.#sleep = {
+        until: clock.now().getTime() + ms,
+        wakeAt(atMs: number) {
+          const inMs = atMs - clock.now().getTime();
+          if (inMs <= 0) return done();
+          clearTimeout(timer);
+          timer = setTimeout(done, inMs);
+          this.until = atMs;
+        },
+      };
+    });
   }
 }
