@@ -46,7 +46,7 @@ const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256" })).toString("bas
  * serialization (RFC 7515 §7.1) of the claims, HMAC-SHA256 over `header.payload` with the key's
  * UTF-8 bytes, signed synchronously with node:crypto. The same bytes jose's SignJWT produces for
  * these claims (a test compares them), where jose signs through WebCrypto: an async job on the
- * libuv thread pool per token, which cost the API a fifth of its CPU on triggers one by one
+ * libuv thread pool per token, which took 14 % of an API process's CPU under BENCH=scaleout
  * (bench/README.md). Tokens are verified with jose (auth/verifiers.ts).
  */
 export function signEnvironmentToken(key: string, at: Date, env: Pick<Environment, "id">, scopes: string[], expiresInSeconds: number): string {
