@@ -66,6 +66,7 @@ beforeAll(async () => {
   baseURL = `http://127.0.0.1:${(api.app.server.address() as { port: number }).port}`;
   api.engine.apiUrl = baseURL;
   tw = await startTestWorker(api, [chat, peeker, trimmer, onceThenWait]);
+  tw.worker.events.on("runSuspended", (e) => suspendedRuns.add(e.runId));
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey });
 });
 afterAll(async () => {
@@ -97,10 +98,16 @@ async function outRecords(sessionId: string) {
   return rows;
 }
 
+/** Runs the worker suspended so far: a session's run may suspend before the start's answer arrives. */
+const suspendedRuns = new Set<string>();
+async function firstSuspension(runId: string): Promise<void> {
+  if (!suspendedRuns.has(runId)) await tw.worker.events.next("runSuspended", (e) => e.runId === runId);
+}
+
 describe("a chat on a session", () => {
   it("answers each message on .out, checkpointed between messages, and writes no record twice across resumes", async () => {
     const session = await start("chat-agent", "chat-e2e");
-    await tw.worker.events.next("runSuspended", (e) => e.runId === session.runId);
+    await firstSuspension(session.runId);
     const res = await fetch(`${baseURL}/realtime/v1/sessions/chat-e2e/out`, { headers: { ...bearer(session.publicAccessToken), "timeout-seconds": "60" } });
     expect(res.status).toBe(200);
     const stream = sseRecords(res);
@@ -166,7 +173,7 @@ describe("a chat on a session", () => {
 
   it("trimTo drops .out records below a sequence number, once, also across a replay", async () => {
     const session = await start("trimmer", "trim-e2e");
-    await tw.worker.events.next("runSuspended", (e) => e.runId === session.runId);
+    await firstSuspension(session.runId);
     const finished = tw.worker.events.next("runFinished", (e) => e.runId === session.runId);
     await send("trim-e2e", session.publicAccessToken, "go");
     expect((await finished).status).toBe("COMPLETED");
@@ -177,7 +184,7 @@ describe("a chat on a session", () => {
 
   it("with svc's own client: the backend starts the session, the browser side (public token) sends and reads", async () => {
     const started = await sessions.start({ type: "chat.agent", externalId: "own-client", taskIdentifier: "chat-agent", triggerConfig: { basePayload: {} } });
-    await tw.worker.events.next("runSuspended", (e) => e.runId === started.runId);
+    await firstSuspension(started.runId);
     const replies: string[] = [];
     await auth.withAuth({ secretKey: undefined, accessToken: started.publicAccessToken }, async () => {
       const session = sessions.open<{ text: string }, { text: string }>("own-client");
