@@ -45,12 +45,11 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     // What the processes cost doing nothing (polls, heartbeats, lease renewals, timer loops): a
     // worker count's fixed price, apart from what each run costs.
     const idleMs = 5_000;
-    const idleDb = await databaseCpu(pool, new URL(db.url).pathname.slice(1));
-    const idleBefore = cluster.cpu();
+    const idleSpan = await cpuSpan(cluster, pool, db.url);
     await new Promise((resolve) => setTimeout(resolve, idleMs));
-    const idleAfter = cluster.cpu();
+    const idleCpu = idleSpan.stop();
     const perSecond = (ms: number) => `${((ms / idleMs) * 1000).toFixed(1)} ms/s`;
-    const idle = `idle, CPU per second: workers ${perSecond(idleAfter.workers - idleBefore.workers)}, APIs ${perSecond(idleAfter.apis - idleBefore.apis)}, Postgres backends ${perSecond(idleDb.stop())}`;
+    const idle = `idle, CPU per second: workers ${perSecond(idleCpu.workers)}, APIs ${perSecond(idleCpu.apis)}, Postgres backends ${perSecond(idleCpu.postgres)}`;
     // Trigger → COMPLETED: `inFlight` HTTP triggers at a time over the APIs, every run counted
     // once a worker reported it finished.
     const triggerAll = async (n: number) => {
@@ -61,17 +60,14 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     await cluster.finishedAtLeast(options.warmup);
     const before = cluster.tally();
     // CPU by process kind over the measured runs: where an added process costs.
-    const postgres = await databaseCpu(pool, new URL(db.url).pathname.slice(1));
-    const cpuBefore = cluster.cpu();
-    const own = process.cpuUsage();
+    const span = await cpuSpan(cluster, pool, db.url);
     const t0 = performance.now();
     await triggerAll(options.runs);
     await cluster.finishedAtLeast(options.warmup + options.runs);
     const elapsed = performance.now() - t0;
-    const cpuAfter = cluster.cpu();
-    const mine = process.cpuUsage(own);
+    const spent = span.stop();
     const perThousand = (ms: number) => `${Math.round((ms / options.runs) * 1000)} ms`;
-    const cpu = `CPU per 1,000 runs: workers ${perThousand(cpuAfter.workers - cpuBefore.workers)}, APIs ${perThousand(cpuAfter.apis - cpuBefore.apis)}, Postgres backends ${perThousand(postgres.stop())}, load driver ${perThousand((mine.user + mine.system) / 1000)}`;
+    const cpu = `CPU per 1,000 runs: workers ${perThousand(spent.workers)}, APIs ${perThousand(spent.apis)}, Postgres backends ${perThousand(spent.postgres)}, load driver ${perThousand(spent.driver)}`;
     const measured = tallyDelta(before, cluster.tally());
     const perWorker = measured.finished;
     const { rows: statuses } = await pool.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM runs WHERE task_identifier = 'scaleout-noop' GROUP BY status ORDER BY status`);
@@ -194,6 +190,20 @@ async function measureGiveBacks(side: "random" | "slot-aware", o: GiveBackOption
 }
 
 /** The database of one part: migrated, the default project, engine deps for tokens (no queue). */
+/** CPU (ms) from now to stop(), by process kind: the workers, the APIs, the database's Postgres backends, this process (the load driver). */
+async function cpuSpan(cluster: Cluster, pool: Parameters<typeof databaseCpu>[0], url: string) {
+  const postgres = await databaseCpu(pool, new URL(url).pathname.slice(1));
+  const before = cluster.cpu();
+  const own = process.cpuUsage();
+  return {
+    stop() {
+      const after = cluster.cpu();
+      const mine = process.cpuUsage(own);
+      return { workers: after.workers - before.workers, apis: after.apis - before.apis, postgres: postgres.stop(), driver: (mine.user + mine.system) / 1000 };
+    },
+  };
+}
+
 async function stackDatabase(url: string) {
   const pool = createPool(url, { max: 4, applicationName: "svc-bench", onError: (error) => console.error("bench pool:", error.message) });
   await migrate(pool);

@@ -14,7 +14,7 @@ const REFILL_DELAY_MS = 10;
 /** ConsumerOptions.deleteDelayMs's default. */
 const DELETE_DELAY_MS = 20;
 
-/** Handled jobs that are deleted at once rather than wait deleteDelayMs. */
+/** Handled jobs of one queue that are deleted at once rather than wait deleteDelayMs (one DELETE per queue). */
 const DELETE_BATCH_MAX = 500;
 
 export interface QueueSubscription {
@@ -107,8 +107,6 @@ export class JobConsumer {
   #heartbeat: NodeJS.Timeout | null = null;
   #flushScheduled = false;
   #flushTimer: NodeJS.Timeout | null = null;
-  /** Handled jobs in `#completions`. */
-  #completed = 0;
   #drained: (() => void) | null = null;
   #fetchDbMemo: QueueDb | null = null;
 
@@ -217,7 +215,6 @@ export class JobConsumer {
     this.#stopping = true;
     this.#abandoned = true;
     this.#completions.clear();
-    this.#completed = 0;
     this.#wake?.();
     this.#stopTimers();
   }
@@ -304,8 +301,7 @@ export class JobConsumer {
         let list = this.#completions.get(job.queue);
         if (!list) this.#completions.set(job.queue, (list = []));
         list.push(job);
-        this.#completed++;
-        this.#scheduleFlush(Boolean(this.#queues.get(job.queue)?.concurrencyLimit) || this.#completed >= DELETE_BATCH_MAX || this.#stopping);
+        this.#scheduleFlush(Boolean(this.#queues.get(job.queue)?.concurrencyLimit) || list.length >= DELETE_BATCH_MAX || this.#stopping);
         release();
       },
       (error: unknown) => {
@@ -356,7 +352,6 @@ export class JobConsumer {
   async #flushNow(): Promise<void> {
     const batches = [...this.#completions];
     this.#completions.clear();
-    this.#completed = 0;
     for (const [queue, jobs] of batches) {
       try {
         // A handled job is deleted, not marked completed: the run's own rows are its history, and

@@ -69,9 +69,7 @@ export class Channels implements ListenerLock {
   }
 }
 
-/** The time a timers NOTIFY says its item is due (an ISO timestamp), or none: due now ('', 'resume'). */
+/** The time a timers NOTIFY says its item is due (an ISO timestamp), or none: due now ('', 'resume'; TimerLoop.wake reads an unreadable time as now too). */
 function dueAt(payload: string): Date | undefined {
-  if (!/^\d{4}-\d\d-\d\dT/.test(payload)) return undefined;
-  const at = new Date(payload);
-  return Number.isNaN(at.getTime()) ? undefined : at;
+  return /^\d{4}-\d\d-\d\dT/.test(payload) ? new Date(payload) : undefined;
 }
