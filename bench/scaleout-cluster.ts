@@ -63,6 +63,7 @@ export class Cluster {
   readonly #waiters = { finished: new Map<string, () => void>(), suspended: new Map<string, () => void>() };
   readonly #resumed = new Map<string, (at: bigint) => void>();
   #finishedTotal = 0;
+  readonly #kindsWaiters = new Map<WorkerProcess, (counts: Record<string, number>) => void>();
   #finishedWaiter: { count: number; resolve: () => void } | null = null;
 
   private constructor(apis: { url: string; child: ChildProcess }[], workers: WorkerProcess[], secretKey: string) {
@@ -112,6 +113,9 @@ export class Cluster {
       this.#resumed.delete(m.tokenId);
     } else if (m.type === "slots") {
       w.slotSamples.push(m.inUse);
+    } else if (m.type === "kinds") {
+      this.#kindsWaiters.get(w)?.(m.counts);
+      this.#kindsWaiters.delete(w);
     }
   }
 
@@ -123,6 +127,22 @@ export class Cluster {
     } else {
       this.#arrived[kind].add(runId);
     }
+  }
+
+  /** The statements all workers have sent so far, by kind (their sum over the workers). */
+  async statementKinds(): Promise<Record<string, number>> {
+    const all = await Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise<Record<string, number>>((resolve) => {
+            this.#kindsWaiters.set(w, resolve);
+            w.child.send({ type: "kinds" });
+          }),
+      ),
+    );
+    const sum: Record<string, number> = {};
+    for (const counts of all) for (const [kind, n] of Object.entries(counts)) sum[kind] = (sum[kind] ?? 0) + n;
+    return sum;
   }
 
   /** Resolves once a worker has reported the run suspended (or finished). */

@@ -17,7 +17,9 @@ export type WorkerMessage =
   | { type: "tally"; finished: string[]; suspended: string[]; resumedVia: Record<string, number>; givenBack: number; flagWrites: number; fetches: number; emptyFetches: number; statements: number }
   /** The code after a wait ran (`at`: hrtime in ns, as a string). */
   | { type: "resumed"; tokenId: string; at: string }
-  | { type: "slots"; inUse: number };
+  | { type: "slots"; inUse: number }
+  /** Every statement sent so far, counted by kind (statementKind), in answer to a "kinds" message. */
+  | { type: "kinds"; counts: Record<string, number> };
 
 const send = (message: WorkerMessage) => process.send!(message);
 const holdMs = Number(process.env.SCALEOUT_HOLD_MS ?? 0);
@@ -56,13 +58,23 @@ let tally = { finished: [] as string[], suspended: [] as string[], resumedVia: {
 let scheduled = false;
 
 // Every statement this process sends (all its pools, pg-boss's and the LISTEN connection: one pg
-// module serves them all): what a worker process costs Postgres in round trips per run.
+// module serves them all): what a worker process costs Postgres in round trips per run, and of
+// which kind.
+const kinds: Record<string, number> = {};
 const sendQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   tally.statements++;
+  const kind = statementKind(args[0] as string | { name?: string; text: string });
+  kinds[kind] = (kinds[kind] ?? 0) + 1;
   flushSoon();
   return (sendQuery as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof pg.Client.prototype.query;
+/** A prepared statement's name, else the text's start with its literals elided (pg-boss names its queue in the text). */
+function statementKind(query: string | { name?: string; text: string }): string {
+  if (typeof query !== "string" && query.name) return query.name;
+  const text = typeof query === "string" ? query : query.text;
+  return text.replace(/'[^']*'/g, "'…'").replace(/\s+/g, " ").trim().slice(0, 70);
+}
 const flushSoon = () => {
   if (scheduled) return;
   scheduled = true;
@@ -90,8 +102,10 @@ queue.boss.fetch = (async (...args: Parameters<typeof fetchJobs>) => {
 }) as typeof queue.boss.fetch;
 
 let sampler: NodeJS.Timeout | null = null;
-process.on("message", (message: { type: "sample"; everyMs: number } | { type: "stop" }) => {
-  if (message.type === "sample") {
+process.on("message", (message: { type: "sample"; everyMs: number } | { type: "stop" } | { type: "kinds" }) => {
+  if (message.type === "kinds") {
+    send({ type: "kinds", counts: { ...kinds } });
+  } else if (message.type === "sample") {
     if (sampler) clearInterval(sampler);
     sampler = message.everyMs > 0 ? setInterval(() => send({ type: "slots", inUse: worker.slotsInUse() }), message.everyMs) : null;
   } else if (message.type === "stop") {

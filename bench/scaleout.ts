@@ -59,6 +59,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     await triggerAll(options.warmup);
     await cluster.finishedAtLeast(options.warmup);
     const before = cluster.tally();
+    const kindsBefore = await cluster.statementKinds();
     // CPU by process kind over the measured runs: where an added process costs.
     const span = await cpuSpan(cluster, pool, db.url);
     const t0 = performance.now();
@@ -69,6 +70,10 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
     const perThousand = (ms: number) => `${Math.round((ms / options.runs) * 1000)} ms`;
     const cpu = `CPU per 1,000 runs: workers ${perThousand(spent.workers)}, APIs ${perThousand(spent.apis)}, Postgres backends ${perThousand(spent.postgres)}, load driver ${perThousand(spent.driver)}`;
     const measured = tallyDelta(before, cluster.tally());
+    const kinds = Object.entries(await cluster.statementKinds())
+      .map(([kind, n]) => [kind, (n - (kindsBefore[kind] ?? 0)) / options.runs] as const)
+      .filter(([, perRun]) => perRun >= 0.005)
+      .sort((a, b) => b[1] - a[1]);
     const perWorker = measured.finished;
     const { rows: statuses } = await pool.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM runs WHERE task_identifier = 'scaleout-noop' GROUP BY status ORDER BY status`);
     const runsPerSecond = (options.runs / elapsed) * 1000;
@@ -109,6 +114,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
       lines: [
         `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); statements from the workers ${fmt(measured.statements / options.runs)} per run; pg-boss fetches ${fmt(measured.fetches / options.runs)} per run (${Math.round((measured.emptyFetches / Math.max(1, measured.fetches)) * 100)} % empty); full-flag writes ${measured.flagWrites}; runs by status: ${statuses.map((r) => `${r.status} ${r.n}`).join(", ")}`,
         `  ${cpu}`,
+        `  the workers' statements per run by kind (≥ 0.005): ${kinds.map(([kind, perRun]) => `${perRun.toFixed(3)} ${kind}`).join("; ")}`,
         `  ${idle}`,
         line(`  one at a time, HTTP /complete → code`, resume),
         `  statements from the workers per wait (token with a timeout, run, wait, completion, resume): ${fmt(waitStatements)}`,
