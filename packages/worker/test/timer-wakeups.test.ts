@@ -16,19 +16,25 @@ beforeAll(async () => {
 });
 afterAll(async () => te?.close());
 
-/** Work that counts its passes, each one held until the test lets it go when `hold` is set. */
+/**
+ * Work that counts the loop's passes (each asks every kind when it is next due), each one held
+ * until the test lets it go when `hold` is set.
+ */
 function countedWork() {
-  const state = { passes: 0, hold: null as Promise<void> | null, passStarted: null as (() => void) | null };
+  const state = { passes: 0, fired: 0, hold: null as Promise<void> | null, passStarted: null as (() => void) | null };
   const work: DueWork = {
     name: "counted",
     async fire() {
-      state.passes++;
-      state.passStarted?.();
-      if (state.hold) await state.hold;
+      state.fired++;
       return 0;
     },
     // Nothing of its own is ever due: the loop sleeps its longest unless woken.
-    nextDue: async (db) => (await db.query<{ due: Date | null }>(`SELECT NULL::timestamptz AS due`)).rows[0]!.due,
+    async nextDue(db) {
+      state.passes++;
+      state.passStarted?.();
+      if (state.hold) await state.hold;
+      return (await db.query<{ due: Date | null }>(`SELECT NULL::timestamptz AS due`)).rows[0]!.due;
+    },
   };
   return { work, state };
 }

@@ -92,6 +92,7 @@ export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema
 
 // Timers: time-driven transitions, due resumes, lapsed leases
 export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./timers/fire-due.ts";
+export { dueAt, nextDueTimes } from "./timers/due-times.ts";
 export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 

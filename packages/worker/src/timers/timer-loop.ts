@@ -1,4 +1,7 @@
-import { fireAllDue, NO_RUN_TALLY, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
+import { fireAllDue, nextDueTimes, NO_RUN_TALLY, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
+
+/** How soon a pass that found work due but fired none of it looks again. */
+const NOTHING_FIRED_RETRY_MS = 50;
 
 /**
  * Fires time-driven work (delays, retries, TTLs, token timeouts, sleeps, schedules, lapsed leases)
@@ -77,18 +80,32 @@ export class TimerLoop {
     await this.#loop;
   }
 
+  /**
+   * A pass first asks when each kind of work is next due, in one statement (nextDueTimes), and
+   * fires only the kinds whose time has come, then asks again: a pass that finds nothing due is
+   * that one statement, where firing every kind was a transaction each (~25 statements a second on
+   * every idle worker). Then it sleeps until the earliest due time, at most maxSleepMs.
+   */
   async #run(): Promise<void> {
     while (!this.#stopped) {
       let sleepMs = this.#maxSleepMs;
       this.#askedDuringPass = null;
       try {
-        await this.tick();
+        const dues = await nextDueTimes(this.#deps.db, this.#work);
+        const now = this.#deps.clock.now();
+        const due = this.#work.filter((_, i) => dues[i] && dues[i].getTime() <= now.getTime());
+        if (due.length > 0) {
+          const counts = await fireAllDue(this.#deps, now, due, { tally: this.#tally, signal: this.#abort.signal });
+          if (Object.values(counts).some((n) => n > 0)) continue;
+          // Due, yet nothing fired: another process holds those rows (SKIP LOCKED) and is firing
+          // them. Looking again at once would spin until it commits.
+          sleepMs = Math.min(sleepMs, NOTHING_FIRED_RETRY_MS);
+        } else {
+          for (const at of dues) if (at) sleepMs = Math.min(sleepMs, Math.max(0, at.getTime() - now.getTime()));
+        }
+      } catch (error) {
         // After a failed pass (some work failed; the rest fired) the loop waits its longest sleep:
         // work that keeps failing while overdue must not turn it into a busy loop.
-        const dues = await Promise.all(this.#work.map((w) => w.nextDue(this.#deps.db)));
-        const now = this.#deps.clock.now().getTime();
-        for (const due of dues) if (due) sleepMs = Math.min(sleepMs, Math.max(0, due.getTime() - now));
-      } catch (error) {
         this.#onError(error);
       }
       if (this.#askedDuringPass !== null) sleepMs = Math.min(sleepMs, Math.max(0, this.#askedDuringPass - this.#deps.clock.now().getTime()));

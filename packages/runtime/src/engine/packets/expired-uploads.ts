@@ -1,3 +1,4 @@
+import { dueAt } from "../timers/due-times.ts";
 import type { DueWork } from "../timers/fire-due.ts";
 
 /**
@@ -16,8 +17,5 @@ export const expiredUploads: DueWork = {
     );
     return rowCount ?? 0;
   },
-  async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(upload_expires_at) AS at FROM packets WHERE data IS NULL`);
-    return rows[0]?.at ?? null;
-  },
+  ...dueAt(`SELECT min(upload_expires_at) AS at FROM packets WHERE data IS NULL`),
 };

@@ -3,8 +3,9 @@ import type { EngineDeps } from "../deps.ts";
 import { triggerRunInTransaction } from "../runs/trigger.ts";
 import { getEnvironment } from "../tenancy/environments.ts";
 import type { DueWork } from "../timers/fire-due.ts";
+import { dueAt } from "../timers/due-times.ts";
 import { nextTick, planFire, upcomingTicks, UPCOMING_TICKS } from "./cron.ts";
-import { advanceSchedule, claimDueSchedule, earliestNextRun, recordTick, setTickRun, type ScheduleRow } from "./store.ts";
+import { advanceSchedule, claimDueSchedule, EARLIEST_NEXT_RUN_SQL, recordTick, setTickRun, type ScheduleRow } from "./store.ts";
 
 /** What a scheduled run receives as its payload (Trigger.dev's ScheduledTaskPayload; dates as ISO strings). */
 export interface ScheduledRunPayload {
@@ -127,7 +128,7 @@ export const dueSchedules: DueWork = {
     if (failures.length > 1) throw new AggregateError(failures, `${failures.length} schedule ticks failed to trigger`);
     return handled;
   },
-  nextDue: (db) => earliestNextRun(db),
+  ...dueAt(EARLIEST_NEXT_RUN_SQL),
 };
 
 function toDates(p: ScheduledRunPayload) {

@@ -185,10 +185,8 @@ export async function advanceSchedule(
   return { changed: (rowCount ?? 0) > 0 };
 }
 
-export async function earliestNextRun(db: Queryable): Promise<Date | null> {
-  const { rows } = await db.query<{ at: Date | null }>(`SELECT min(next_run_at) AS at FROM schedules WHERE active`);
-  return rows[0]?.at ?? null;
-}
+/** The earliest next run of an active schedule (a DueWork's nextDueSql). */
+export const EARLIEST_NEXT_RUN_SQL = `SELECT min(next_run_at) AS at FROM schedules WHERE active`;
 
 /** The task as a worker of the environment registered it, or null. */
 export async function findRegisteredTask(db: Queryable, environmentId: string, taskIdentifier: string): Promise<{ kind: string } | null> {

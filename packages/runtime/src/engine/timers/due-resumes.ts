@@ -1,4 +1,5 @@
 import { withTransaction } from "../../db/queryable.ts";
+import { dueAt } from "./due-times.ts";
 import type { DueWork } from "./fire-due.ts";
 
 /**
@@ -45,8 +46,5 @@ export const dueResumes: DueWork = {
       return rows.length;
     });
   },
-  async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(resume_due_at) AS at FROM runs WHERE resume_due_at IS NOT NULL`);
-    return rows[0]?.at ?? null;
-  },
+  ...dueAt(`SELECT min(resume_due_at) AS at FROM runs WHERE resume_due_at IS NOT NULL`),
 };

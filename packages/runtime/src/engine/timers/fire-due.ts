@@ -8,6 +8,7 @@ import { dueResumes } from "./due-resumes.ts";
 import { expiredUploads } from "../packets/expired-uploads.ts";
 import { fireDelayed } from "../runs/transitions/fire-delayed.ts";
 import { expireDue } from "../runs/transitions/expire.ts";
+import { dueAt } from "./due-times.ts";
 
 /**
  * Time-driven transitions, evaluated against an injected `now` (tests move a fake clock and call
@@ -23,8 +24,17 @@ export interface DueWork {
    * loop is stopping); what it left is due again for whoever runs next.
    */
   fire(deps: EngineDeps, now: Date, limit: number, tally?: RunTally, signal?: AbortSignal): Promise<number>;
-  /** The earliest time something will be due, or null. */
+  /**
+   * The earliest time something will be due, or null. It must cover everything `fire` would
+   * handle: the worker's timer loop fires a kind only once its nextDue has come.
+   */
   nextDue(db: Queryable): Promise<Date | null>;
+  /**
+   * nextDue as one query (one row, its one column the time), when it is one (`dueAt` makes both):
+   * the timer loop asks every such kind in one statement, so that a pass finding nothing due costs
+   * one statement rather than a transaction per kind.
+   */
+  nextDueSql?: string;
 }
 
 /** Enqueues start jobs for runs a timer just made runnable (in the same transaction). */
@@ -47,10 +57,7 @@ export const delayedRuns: DueWork = {
       return rows.length;
     });
   },
-  async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(delay_until) AS at FROM runs WHERE delay_until IS NOT NULL AND status = 'DELAYED'`);
-    return rows[0]?.at ?? null;
-  },
+  ...dueAt(`SELECT min(delay_until) AS at FROM runs WHERE delay_until IS NOT NULL AND status = 'DELAYED'`),
 };
 
 /** QUEUED runs waiting out a retry backoff are enqueued once it passed. */
@@ -69,10 +76,7 @@ export const retryingRuns: DueWork = {
       return rows.length;
     });
   },
-  async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(available_at) AS at FROM runs WHERE status = 'QUEUED' AND available_at IS NOT NULL`);
-    return rows[0]?.at ?? null;
-  },
+  ...dueAt(`SELECT min(available_at) AS at FROM runs WHERE status = 'QUEUED' AND available_at IS NOT NULL`),
 };
 
 /**
@@ -93,10 +97,7 @@ export const expiringRuns: DueWork = {
     if (expired > 0) tally?.finished("EXPIRED", expired);
     return handled;
   },
-  async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(expire_at) AS at FROM runs WHERE expire_at IS NOT NULL`);
-    return rows[0]?.at ?? null;
-  },
+  ...dueAt(`SELECT min(expire_at) AS at FROM runs WHERE expire_at IS NOT NULL`),
 };
 
 /** Waitpoints whose time came: DATETIME ones complete, MANUAL tokens time out. */
@@ -122,10 +123,7 @@ export const dueWaitpoints: DueWork = {
       return rows.length;
     });
   },
-  async nextDue(db) {
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(timeout_at) AS at FROM waitpoints WHERE status = 'WAITING' AND timeout_at IS NOT NULL`);
-    return rows[0]?.at ?? null;
-  },
+  ...dueAt(`SELECT min(timeout_at) AS at FROM waitpoints WHERE status = 'WAITING' AND timeout_at IS NOT NULL`),
 };
 
 // Due resumes come after due waitpoints, so a timeout's resume through a limited queue is handed

@@ -3,6 +3,7 @@ import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { maxAttemptsOf } from "../runs/retry-policy.ts";
 import { crashLapsed, findLapsed, lapseOffered, requeueLapsed } from "../runs/transitions/lapse.ts";
 import { dispatchStarts, type DueWork } from "./fire-due.ts";
+import { dueAt } from "./due-times.ts";
 
 /** What a run whose every attempt crashed ends with (the worker's own crash check writes the same). */
 export const WORKER_CRASHED_ERROR = {
@@ -62,10 +63,7 @@ export const lapsedLeases: DueWork = {
     if (crashed > 0) tally?.finished("CRASHED", crashed);
     return handled;
   },
-  async nextDue(db) {
-    // Only fast-path executions hold leases (every other path clears it): the partial index alone
-    // answers, where a filter on status made the planner scan the whole table.
-    const { rows } = await db.query<{ at: Date | null }>(`SELECT min(lease_expires_at) AS at FROM runs WHERE lease_expires_at IS NOT NULL`);
-    return rows[0]?.at ?? null;
-  },
+  // Only fast-path executions hold leases (every other path clears it): the partial index alone
+  // answers, where a filter on status made the planner scan the whole table.
+  ...dueAt(`SELECT min(lease_expires_at) AS at FROM runs WHERE lease_expires_at IS NOT NULL`),
 };
