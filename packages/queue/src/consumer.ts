@@ -1,5 +1,5 @@
 import type { Job, PgBoss } from "pg-boss";
-import { fetchingByTupleIds } from "./fetch-statement.ts";
+import { fetchByTupleIds, fetchDeleting, fetchingByTupleIds } from "./fetch-statement.ts";
 
 export interface ConsumedJob {
   id: string;
@@ -12,7 +12,7 @@ export interface ConsumedJob {
 const REFILL_DELAY_MS = 10;
 
 /** ConsumerOptions.deleteDelayMs's default. */
-const DELETE_DELAY_MS = 20;
+const DELETE_DELAY_MS = 100;
 
 /** Handled jobs of one queue that are deleted at once rather than wait deleteDelayMs (one DELETE per queue). */
 const DELETE_BATCH_MAX = 500;
@@ -34,12 +34,12 @@ export interface ConsumerOptions {
   /** How often in-flight jobs are touched (pg-boss heartbeat). */
   heartbeatIntervalMs: number;
   /**
-   * How long handled jobs of a queue without a concurrency limit wait for company before they are
-   * deleted: one DELETE for the jobs of several fetches rather than one per fetch (a statement per
-   * run fewer with several workers, whose fetches are small). Nothing waits on it: the run's own
-   * rows already say it ended, and a job deleted late is only delivered again if the worker dies
-   * first, whose claim then finds the run ended. A limited queue's jobs are deleted at once: that
-   * frees their group for its next job. @default 20
+   * How long handled jobs of a queue without a concurrency limit wait for company before a DELETE
+   * of their own. Meanwhile the next fetch of their queue deletes them (fetchDeleting), so that
+   * under load they cost no statement at all, and otherwise one DELETE takes the jobs of several
+   * fetches. Nothing waits on it: the run's own rows already say it ended, and a job deleted late
+   * is only delivered again if the worker dies first, whose claim then finds the run ended. A
+   * limited queue's jobs are deleted at once: that frees their group for its next job. @default 100
    */
   deleteDelayMs?: number;
   /** Slots taken by work that did not come through pg-boss (the resume fast path). */
@@ -263,7 +263,9 @@ export class JobConsumer {
         jobs = (
           limit && serialize
             ? await serialize(name, (db) => this.#boss.fetch(name, { batchSize, groupConcurrency: limit, db }))
-            : await this.#boss.fetch(name, { batchSize, ...(limit ? { groupConcurrency: limit } : { db: this.#fetchDb() }) })
+            : limit
+              ? await this.#boss.fetch(name, { batchSize, groupConcurrency: limit })
+              : await this.#fetchDeletingHandled(name, batchSize)
         ) as Job<ConsumedJob["data"]>[];
       } catch (error) {
         this.#pending.add(name);
@@ -276,6 +278,41 @@ export class JobConsumer {
       }
     }
     return fetched;
+  }
+
+  /**
+   * A fetch of a queue without a concurrency limit that also deletes the queue's handled jobs
+   * (fetchDeleting). Those go back to wait for their DELETE when the fetch fails or its text could
+   * not carry them. It runs in turn with heartbeat touches (#serialized), as a DELETE of its own
+   * would: a touch of jobs in flight racing the deletion of some of them could deadlock.
+   */
+  async #fetchDeletingHandled(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
+    const handled = this.#completions.get(name);
+    if (!handled) return this.#boss.fetch(name, { batchSize, db: this.#fetchDb() });
+    this.#completions.delete(name);
+    let carried = false;
+    const base = this.#boss.getDb() as QueueDb;
+    const db: QueueDb = {
+      executeSql: (text, values) => {
+        const fetchText = fetchByTupleIds(text) ?? text;
+        const deleting = carried ? null : fetchDeleting(fetchText, values, handled);
+        if (!deleting) return base.executeSql(fetchText, values);
+        carried = true;
+        return base.executeSql(deleting.text, deleting.values);
+      },
+    };
+    const giveBack = () => {
+      this.#completions.set(name, [...handled, ...(this.#completions.get(name) ?? [])]);
+      this.#scheduleFlush(this.#stopping);
+    };
+    try {
+      const jobs = await this.#serialized(() => this.#boss.fetch<ConsumedJob["data"]>(name, { batchSize, db }));
+      if (!carried) giveBack();
+      return jobs;
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
   }
 
   #launch(job: ConsumedJob): void {
@@ -339,9 +376,12 @@ export class JobConsumer {
     });
   }
 
-  #serialized(fn: () => Promise<void>): Promise<void> {
+  #serialized<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.#jobWrites.then(fn, fn);
-    this.#jobWrites = next.catch(() => {});
+    this.#jobWrites = next.then(
+      () => {},
+      () => {},
+    );
     return next;
   }
 

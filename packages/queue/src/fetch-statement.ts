@@ -33,3 +33,36 @@ export function fetchingByTupleIds(db: QueueDb): QueueDb {
     executeSql: (text, values) => db.executeSql(fetchByTupleIds(text) ?? text, values),
   };
 }
+
+/** A handled job to delete, fenced by the attempt this consumer held (pg-boss's `{ id, retryCount }`). */
+export interface HandledJob {
+  id: string;
+  retryCount: number;
+}
+
+/**
+ * pg-boss's fetch statement (as fetchByTupleIds leaves it, or as pg-boss wrote it) that also
+ * deletes `handled` jobs of the same queue, in a CTE of its own: a worker's handled jobs ride on
+ * its next fetch instead of a DELETE of their own. The deletion is deleteJob's with `{ id,
+ * retryCount }`: only jobs still active at the attempt this worker held, so a job redelivered to
+ * another worker meanwhile is left alone. It touches only active rows and the fetch only queued
+ * ones, and a data-modifying CTE runs whether or not the rest of the statement reads it. Null when
+ * the text is not a fetch this recognizes (another pg-boss version, a queue's other fetch forms):
+ * the caller deletes them its own way.
+ */
+export function fetchDeleting(text: string, values: unknown[] | undefined, handled: HandledJob[]): { text: string; values: unknown[] } | null {
+  const fetching = /\bnext AS \(\s*SELECT j\.id(?:, j\.ctid)?\s+FROM (\S+) j\s+WHERE j\.name = '((?:[^']|'')*)'/.exec(text);
+  if (!fetching || !/^\s*WITH\s/.test(text)) return null;
+  const [, table, quotedName] = fetching;
+  const params = values ?? [];
+  const ids = `$${params.length + 1}`;
+  const attempts = `$${params.length + 2}`;
+  const deleting = `handled AS (
+        DELETE FROM ${table} WHERE name = '${quotedName}' AND id = ANY (${ids}::uuid[])
+          AND state = 'active' AND (id::text || ':' || retry_count::text) = ANY (${attempts}::text[])
+      ),`;
+  return {
+    text: text.replace(/^\s*WITH\s/, (head) => `${head}${deleting}\n      `),
+    values: [...params, handled.map((j) => j.id), handled.map((j) => `${j.id}:${j.retryCount}`)],
+  };
+}

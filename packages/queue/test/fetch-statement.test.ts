@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
 import { JobConsumer, startQueueName, type ConsumedJob } from "../src/index.ts";
-import { fetchByTupleIds } from "../src/fetch-statement.ts";
+import { fetchByTupleIds, fetchDeleting } from "../src/fetch-statement.ts";
 import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 let te: TestEngine<PgBossTestDispatcher>;
@@ -53,6 +53,16 @@ describe("pg-boss's fetch, rewritten to reach the fetched rows by tuple id", () 
     expect(rewritten).toMatch(/SELECT j\.id, j\.ctid\s+FROM/);
     expect(rewritten).not.toMatch(/FROM next\s+WHERE/);
     expect(fetchByTupleIds("SELECT 1")).toBeNull();
+  });
+
+  it("carries the deletion of handled jobs in the pinned pg-boss's statement, rewritten or not", () => {
+    for (const text of [pgBossText, fetchByTupleIds(pgBossText)!]) {
+      const carried = fetchDeleting(text, [], [{ id: "00000000-0000-4000-8000-000000000001", retryCount: 2 }]);
+      expect(carried).not.toBeNull();
+      expect(carried!.text).toMatch(/^\s*WITH\s*handled AS \(\s*DELETE FROM pgboss\.job_common WHERE name = '[^']+' AND id = ANY \(\$1::uuid\[\]\)/);
+      expect(carried!.values).toEqual([["00000000-0000-4000-8000-000000000001"], ["00000000-0000-4000-8000-000000000001:2"]]);
+    }
+    expect(fetchDeleting("SELECT 1", [], [])).toBeNull();
   });
 
   it("after an ANALYZE of the empty table, reads the fetched rows alone instead of the whole queue", async () => {

@@ -1,6 +1,7 @@
-// Handled jobs are deleted together: those of a queue without a concurrency limit wait
-// deleteDelayMs for company (one DELETE for several fetches), those of a limited queue go at once
-// (their deletion frees the group's next job), and a drain deletes whatever still waits.
+// Handled jobs are deleted together: those of a queue without a concurrency limit ride on the
+// queue's next fetch, or wait deleteDelayMs for company (one DELETE for several fetches); those of
+// a limited queue go at once (their deletion frees the group's next job), and a drain deletes
+// whatever still waits.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
 import { JobConsumer, startQueueName, type ConsumedJob, type ConsumerOptions } from "../src/index.ts";
@@ -9,6 +10,8 @@ import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 let te: TestEngine<PgBossTestDispatcher>;
 /** Jobs per pg-boss deleteJob call, in call order. */
 const deletes: number[] = [];
+
+const insertJob = (queue: string) => te.db.pool.query(`INSERT INTO pgboss.job_common (id, name, data) VALUES (gen_random_uuid(), $1, '{"runId":"r"}')`, [queue]);
 
 beforeAll(async () => {
   te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 4 }) });
@@ -42,7 +45,7 @@ function holdingConsumer(options: Partial<ConsumerOptions>) {
 /** One job per fetch: inserted, announced, and taken before the next. */
 async function oneFetchEach(consumer: JobConsumer, held: unknown[], queue: string, n: number) {
   for (let i = 0; i < n; i++) {
-    await te.db.pool.query(`INSERT INTO pgboss.job_common (id, name, data) VALUES (gen_random_uuid(), $1, '{"runId":"r"}')`, [queue]);
+    await insertJob(queue);
     consumer.notify(queue);
     await expect.poll(() => held.length).toBe(i + 1);
   }
@@ -95,6 +98,59 @@ describe("deleting handled jobs", () => {
       held[0]!.done();
       await expect.poll(() => jobsIn(queue)).toBe(0);
     } finally {
+      await consumer.drain();
+    }
+  });
+
+  it("deletes a queue's handled jobs with its next fetch: no DELETE of their own", async () => {
+    const queue = startQueueName(te.env.id, "task/riding");
+    await te.queue.dispatcher.ensureQueue(queue);
+    const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
+    consumer.subscribe({ name: queue });
+    consumer.start();
+    try {
+      await oneFetchEach(consumer, held, queue, 2);
+      held[0]!.done();
+      held[1]!.done();
+      await te.db.pool.query("SELECT 1");
+      expect(await jobsIn(queue)).toBe(2);
+      deletes.length = 0;
+      // The next job's fetch takes the two handled ones with it.
+      await insertJob(queue);
+      consumer.notify(queue);
+      await expect.poll(() => held.length).toBe(3);
+      expect(await jobsIn(queue)).toBe(1);
+      expect(deletes).toEqual([]);
+    } finally {
+      for (const h of held) h.done();
+      await consumer.drain();
+    }
+    expect(await jobsIn(queue)).toBe(0);
+  });
+
+  it("leaves a handled job that was delivered again meanwhile (the attempt it held is no longer the job's)", async () => {
+    const queue = startQueueName(te.env.id, "task/redelivered");
+    await te.queue.dispatcher.ensureQueue(queue);
+    const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
+    consumer.subscribe({ name: queue });
+    consumer.start();
+    try {
+      await oneFetchEach(consumer, held, queue, 2);
+      const [first, second] = held.map((h) => h.job);
+      // The first one's heartbeat lapsed and another worker fetched it again: a later attempt.
+      await te.db.pool.query(`UPDATE pgboss.job_common SET retry_count = retry_count + 1 WHERE id = $1`, [first!.id]);
+      held[0]!.done();
+      held[1]!.done();
+      await te.db.pool.query("SELECT 1");
+      await insertJob(queue);
+      consumer.notify(queue);
+      await expect.poll(() => held.length).toBe(3);
+      // The next fetch deleted the second; the first belongs to its later attempt now.
+      const { rows } = await te.db.pool.query<{ id: string }>(`SELECT id FROM pgboss.job_common WHERE name = $1`, [queue]);
+      expect(rows.map((r) => r.id).sort()).toEqual([first!.id, held[2]!.job.id].sort());
+      expect(rows.map((r) => r.id)).not.toContain(second!.id);
+    } finally {
+      for (const h of held) h.done();
       await consumer.drain();
     }
   });
