@@ -83,10 +83,9 @@ export class JobConsumer {
   readonly #queues = new Map<string, QueueSubscription>();
   /**
    * Queues that may hold jobs this consumer has not fetched, in the order they became so (the
-   * first named, the first fetched), with how many jobs it was asked to fetch there (Infinity: as
-   * many as its slots take). See #fetchInto for when a queue leaves it and comes back.
+   * first named, the first fetched). See #fetchInto for when a queue leaves it and comes back.
    */
-  readonly #pending = new Map<string, number>();
+  readonly #pending = new Set<string>();
   readonly #inFlight = new Map<string, ConsumedJob>();
   /** In-flight jobs that still hold a slot (not yet released by their handler). */
   #holdingSlots = 0;
@@ -164,22 +163,15 @@ export class JobConsumer {
     this.notify(queue.name);
   }
 
-  /**
-   * Jobs may be waiting in `queue` (a wake-up named it, asking this consumer to fetch `jobs` of
-   * them; Infinity: as many as there are), or in any queue (none named: a poll, a reconnect).
-   */
-  notify(queue?: string, jobs = Infinity): void {
+  /** Jobs may be waiting in `queue` (a wake-up named it), or in any queue (none named: a reconnect). */
+  notify(queue?: string): void {
     if (queue === undefined) {
-      for (const name of this.#queues.keys()) this.#pending.set(name, Infinity);
+      for (const name of this.#queues.keys()) this.#pending.add(name);
     } else {
       if (!this.#queues.has(queue)) return;
-      this.#addPending(queue, jobs);
+      this.#pending.add(queue);
     }
     this.#requestWake();
-  }
-
-  #addPending(queue: string, jobs: number): void {
-    this.#pending.set(queue, (this.#pending.get(queue) ?? 0) + jobs);
   }
 
   #requestWake(): void {
@@ -252,22 +244,18 @@ export class JobConsumer {
 
   /**
    * One pass over the queues that may hold jobs, until the free slots are taken. A queue leaves
-   * `#pending` as its fetch begins, which asks for the jobs this consumer was asked to fetch there
-   * (or as many as its slots take). A wake-up for it during the fetch puts it back with the jobs it
-   * announces: those may have committed after the fetch's snapshot, and the fetch did not ask for
-   * them. It comes back too when the fetch filled the slots before it had all it was asked for
-   * (with the rest), when it filled them and was asked for all there are (more may wait), or when
-   * it failed; the queues the pass did not reach stay. A fetch that finds fewer jobs than it asked
-   * for leaves the queue out: the rest were taken by another worker.
+   * `#pending` as its fetch begins (a wake-up for it during the fetch puts it back: the job it
+   * announces may have committed after the fetch's snapshot) and comes back when the fetch filled
+   * the slots (more may wait) or failed; the queues the pass did not reach stay.
    */
   async #fetchInto(free: number): Promise<number> {
     let fetched = 0;
-    for (const [name, asked] of [...this.#pending]) {
+    for (const name of [...this.#pending]) {
       if (free - fetched <= 0 || this.#stopping) break;
       this.#pending.delete(name);
       const queue = this.#queues.get(name);
       if (!queue) continue;
-      const batchSize = Math.min(free - fetched, asked);
+      const batchSize = free - fetched;
       const limit = queue.concurrencyLimit;
       const serialize = this.#options.serializeFetch;
       let jobs: Job<ConsumedJob["data"]>[];
@@ -280,10 +268,10 @@ export class JobConsumer {
               : await this.#fetchDeletingHandled(name, batchSize)
         ) as Job<ConsumedJob["data"]>[];
       } catch (error) {
-        this.#addPending(name, asked);
+        this.#pending.add(name);
         throw error;
       }
-      if (jobs.length >= batchSize && asked > batchSize) this.#addPending(name, asked - batchSize);
+      if (jobs.length >= batchSize) this.#pending.add(name);
       for (const job of jobs) {
         fetched++;
         this.#launch({ id: job.id, queue: name, retryCount: job.retryCount, data: job.data });

@@ -4,5 +4,5 @@ export { PgBossDispatcher, ENDED_JOB_SECONDS, HEARTBEAT_SECONDS, QUEUED_JOB_SECO
 export { JobConsumer, type ConsumedJob, type ConsumerOptions, type QueueDb, type QueueSubscription } from "./consumer.ts";
 export { installQueueSchema } from "./install.ts";
 export { startQueueName, resumeQueueName } from "./names.ts";
-export { parseWakeUp, wakeChannel, wakeWorkers, WAKE_CHANNEL_PREFIX, type InsertedJobs } from "./wake-workers.ts";
+export { wakeChannel, wakeWorkers, WAKE_CHANNEL_PREFIX, type InsertedJobs } from "./wake-workers.ts";
 export { PgBoss } from "pg-boss"; // the instance type svc passes around; also the raw pg-boss baseline in bench/

@@ -2,9 +2,8 @@ import { prepared, type Queryable } from "@svc/runtime/db";
 import { BOSS_NOTIFY_CHANNEL } from "./boss.ts";
 
 /**
- * Prefix of a worker's own wake-up channel (+ its id). Payload: the pg-boss queues that new jobs
- * were inserted into, separated by spaces, each with `:` and how many of those jobs this worker is
- * asked to fetch (queue names never hold a space or a colon: names.ts); parseWakeUp reads it.
+ * Prefix of a worker's own wake-up channel (+ its id). Payload: the pg-boss queues, separated by
+ * spaces, that new jobs were inserted into (queue names never hold a space: names.ts).
  */
 export const WAKE_CHANNEL_PREFIX = "svc_jobs_";
 
@@ -28,10 +27,7 @@ export interface InsertedJobs {
  *
  * - workers with a free slot (`full_since` NULL, migration 0028) in random order, as many as it
  *   takes for their slots to cover the jobs: one for a single trigger, all of them for a batch
- *   larger than their slots together. Each is asked to fetch the jobs the workers before it in
- *   that order do not cover (its own slots' share, and for the last one all the rest), so that a
- *   worker's fetch takes its own share and leaves the others theirs, and no woken worker fetches
- *   a queue another worker's fetch emptied;
+ *   larger than their slots together;
  * - every live consumer when all are full: a wake-up costs a full worker no fetch, only a note that
  *   the queue has jobs, so the first one with a free slot takes them;
  * - nobody registered (a worker from before 0031, a registry entry being renewed): pg-boss's
@@ -86,7 +82,7 @@ function wakeCtes(offset: number): string {
          FROM wanted w JOIN live l ON l.environment_id = w.environment_id AND w.queue = ANY (l.queues)
        ),
        woken AS (
-         SELECT id, string_agg(queue || ':' || CASE WHEN all_full THEN jobs ELSE jobs - slots_before END, ' ') AS queues FROM ranked
+         SELECT id, string_agg(queue, ' ') AS queues FROM ranked
          WHERE all_full OR (NOT is_full AND slots_before < jobs)
          GROUP BY id
        ),
@@ -95,19 +91,4 @@ function wakeCtes(offset: number): string {
          UNION ALL
          SELECT count(pg_notify(${$(6)}, queue)) FROM wanted w WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.queue = w.queue)
        )`;
-}
-
-/**
- * A wake-up's payload: how many jobs of each queue it asks for, Infinity where it does not say (an
- * inserter from before the counts, or pg-boss's channel, whose payload is a queue's name alone).
- */
-export function parseWakeUp(payload: string): { queue: string; jobs: number }[] {
-  return payload
-    .split(" ")
-    .filter(Boolean)
-    .map((entry) => {
-      const [queue = "", count] = entry.split(":");
-      const jobs = Number(count);
-      return { queue, jobs: Number.isInteger(jobs) && jobs > 0 ? jobs : Infinity };
-    });
 }

@@ -5,7 +5,7 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
-import { BOSS_NOTIFY_CHANNEL, parseWakeUp, startQueueName, wakeChannel, wakeWorkers, type InsertedJobs } from "../src/index.ts";
+import { BOSS_NOTIFY_CHANNEL, startQueueName, wakeChannel, wakeWorkers, type InsertedJobs } from "../src/index.ts";
 import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 /** Notified after the waking transaction commits: Postgres delivers notifications in commit order. */
@@ -76,54 +76,44 @@ describe("wakeWorkers", () => {
     const woken = new Set<string>();
     for (let i = 0; i < 20; i++) {
       const heardNow = await wake({ q: 1 });
-      expect(Object.values(heardNow)).toEqual([["q:1"]]);
+      expect(Object.values(heardNow)).toEqual([["q"]]);
       woken.add(Object.keys(heardNow)[0]!);
     }
     // At random among the free ones: both, over 20 wake-ups (one in 2^19 to fail by chance).
     expect([...woken].sort()).toEqual([wakeChannel("worker_a"), wakeChannel("worker_b")]);
   });
 
-  it("wakes free workers until their slots cover the jobs, each asked for what the ones before it do not cover", async () => {
+  it("wakes free workers until their slots cover the jobs", async () => {
     for (const id of ["worker_a", "worker_b", "worker_c"]) await worker(id, ["q"], { slots: 4 });
-    const asked = async (jobs: number) => Object.values(await wake({ q: jobs })).map((payloads) => parseWakeUp(payloads[0]!)[0]!.jobs).sort((a, b) => b - a);
-    expect(await asked(4)).toEqual([4]);
-    // In the order drawn: the first is asked for all 6 (its slots take 4), the second for the other 2.
-    expect(await asked(6)).toEqual([6, 2]);
-    // The last one covers the rest, beyond the slots of all three.
-    expect(await asked(100)).toEqual([100, 96, 92]);
+    expect(Object.keys(await wake({ q: 4 }))).toHaveLength(1);
+    expect(Object.keys(await wake({ q: 6 }))).toHaveLength(2);
+    expect(Object.keys(await wake({ q: 100 }))).toHaveLength(3);
   });
 
   it("wakes every consumer when all are full (the first with a free slot takes the jobs)", async () => {
     await worker("worker_a", ["q"], { full: true });
     await worker("worker_b", ["q"], { full: true });
-    expect(await wake({ q: 1 })).toEqual({ [wakeChannel("worker_a")]: ["q:1"], [wakeChannel("worker_b")]: ["q:1"] });
+    expect(await wake({ q: 1 })).toEqual({ [wakeChannel("worker_a")]: ["q"], [wakeChannel("worker_b")]: ["q"] });
   });
 
   it("passes over workers that do not consume the queue or whose connection is gone", async () => {
     await worker("worker_other", ["other"]);
     await worker("worker_gone", ["q"], { present: false });
     await worker("worker_here", ["q"], { full: true });
-    expect(await wake({ q: 1 })).toEqual({ [wakeChannel("worker_here")]: ["q:1"] });
+    expect(await wake({ q: 1 })).toEqual({ [wakeChannel("worker_here")]: ["q"] });
   });
 
   it("announces on pg-boss's channel, to all, the queues no registered worker consumes", async () => {
     await worker("worker_gone", ["q"], { present: false });
     await worker("worker_a", ["other"]);
-    expect(await wake({ q: 2, other: 1 })).toEqual({ [BOSS_NOTIFY_CHANNEL]: ["q"], [wakeChannel("worker_a")]: ["other:1"] });
+    expect(await wake({ q: 2, other: 1 })).toEqual({ [BOSS_NOTIFY_CHANNEL]: ["q"], [wakeChannel("worker_a")]: ["other"] });
   });
 
   it("names every queue a worker is woken for in one NOTIFY", async () => {
     await worker("worker_a", ["q", "r"]);
     const heardNow = await wake({ q: 1, r: 1 });
     expect(Object.keys(heardNow)).toEqual([wakeChannel("worker_a")]);
-    expect(heardNow[wakeChannel("worker_a")]![0]!.split(" ").sort()).toEqual(["q:1", "r:1"]);
-  });
-
-  it("reads a payload's counts, and a queue without one (an older inserter, pg-boss's channel) as all there are", () => {
-    expect(parseWakeUp("q:3 r:1")).toEqual([{ queue: "q", jobs: 3 }, { queue: "r", jobs: 1 }]);
-    expect(parseWakeUp("svc.env_1.task/a q")).toEqual([{ queue: "svc.env_1.task/a", jobs: Infinity }, { queue: "q", jobs: Infinity }]);
-    expect(parseWakeUp("q:0 r:x s:")).toEqual([{ queue: "q", jobs: Infinity }, { queue: "r", jobs: Infinity }, { queue: "s", jobs: Infinity }]);
-    expect(parseWakeUp("")).toEqual([]);
+    expect(heardNow[wakeChannel("worker_a")]![0]!.split(" ").sort()).toEqual(["q", "r"]);
   });
 
   it("rides on pg-boss's insert: a dispatch to one queue is one statement, and wakes the worker", async () => {
@@ -140,7 +130,7 @@ describe("wakeWorkers", () => {
     await te.db.pool.query(`NOTIFY ${SENTINEL}`);
     await sentinel;
     expect(statements).toHaveLength(1);
-    expect(heard).toEqual([{ channel: wakeChannel("worker_a"), payload: `${queue}:1` }]);
+    expect(heard).toEqual([{ channel: wakeChannel("worker_a"), payload: queue }]);
     const { rows } = await te.db.pool.query(`SELECT data->>'runId' AS run_id FROM pgboss.job WHERE name = $1`, [queue]);
     expect(rows).toEqual([{ run_id: "run_folded" }]);
   });

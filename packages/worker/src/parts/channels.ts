@@ -1,6 +1,6 @@
 import { NotificationListener } from "@svc/runtime/db";
 import { CHANNELS } from "@svc/runtime/engine";
-import { BOSS_NOTIFY_CHANNEL, parseWakeUp, wakeChannel } from "@svc/queue";
+import { BOSS_NOTIFY_CHANNEL, wakeChannel } from "@svc/queue";
 import { offersChannel } from "../registry/workers.ts";
 import type { TimerLoop } from "../timers/timer-loop.ts";
 import type { Executions } from "./executions.ts";
@@ -36,7 +36,7 @@ export class Channels implements ListenerLock {
       channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, BOSS_NOTIFY_CHANNEL, ownOffers, ownJobs],
       onNotification(channel, payload) {
         if (channel === ownJobs) {
-          for (const { queue, jobs } of parseWakeUp(payload)) slots.notify(queue, jobs);
+          for (const queue of payload.split(" ")) slots.notify(queue);
           return;
         }
         if (channel === BOSS_NOTIFY_CHANNEL) return slots.notify(payload);

@@ -77,9 +77,9 @@ export class Slots {
     this.#consumer.subscribe(queue);
   }
 
-  /** Jobs may be waiting in `queue` (a wake-up, asking for `jobs` of them), or anywhere (no queue named). */
-  notify(queue?: string, jobs?: number): void {
-    this.#consumer.notify(queue, jobs);
+  /** Jobs may be waiting in `queue` (a pg-boss NOTIFY), or anywhere (no queue named). */
+  notify(queue?: string): void {
+    this.#consumer.notify(queue);
   }
 
   start(): void {
