@@ -1,11 +1,13 @@
 import type { Job, PgBoss } from "pg-boss";
-import { fetchByTupleIds, fetchDeleting, fetchingByTupleIds } from "./fetch-statement.ts";
+import { fetchByTupleIds, fetchDeleting, fetchingByTupleIds, fetchWithTail, type FetchTail } from "./fetch-statement.ts";
 
 export interface ConsumedJob {
   id: string;
   queue: string;
   retryCount: number;
   data: { runId: string; kind: "start" | "resume" };
+  /** What the fetch's tail (ConsumerOptions.fetchAlso) returned with this job; undefined when it had none. */
+  fetchedWith?: unknown;
 }
 
 /** How long freed slots wait for company before a refill fetch (when few are free). */
@@ -42,6 +44,11 @@ export interface ConsumerOptions {
    * limited queue's jobs are deleted at once: that frees their group for its next job. @default 100
    */
   deleteDelayMs?: number;
+  /**
+   * What a fetch of `queue` (one without a concurrency limit) also does with the jobs it fetches,
+   * in the same statement (fetchWithTail); null: nothing. Asked at each fetch.
+   */
+  fetchAlso?: (queue: string) => FetchTail | null;
   /** Slots taken by work that did not come through pg-boss (the resume fast path). */
   externalInFlight?: () => number;
   /** Called after a job took a slot and after one gave its slot back (freeSlots() changed). */
@@ -265,7 +272,7 @@ export class JobConsumer {
             ? await serialize(name, (db) => this.#boss.fetch(name, { batchSize, groupConcurrency: limit, db }))
             : limit
               ? await this.#boss.fetch(name, { batchSize, groupConcurrency: limit })
-              : await this.#fetchDeletingHandled(name, batchSize)
+              : await this.#fetchUnlimited(name, batchSize)
         ) as Job<ConsumedJob["data"]>[];
       } catch (error) {
         this.#pending.add(name);
@@ -274,39 +281,44 @@ export class JobConsumer {
       if (jobs.length >= batchSize) this.#pending.add(name);
       for (const job of jobs) {
         fetched++;
-        this.#launch({ id: job.id, queue: name, retryCount: job.retryCount, data: job.data });
+        const fetchedWith = (job as { svc_with?: unknown }).svc_with;
+        this.#launch({ id: job.id, queue: name, retryCount: job.retryCount, data: job.data, ...(fetchedWith !== undefined ? { fetchedWith } : {}) });
       }
     }
     return fetched;
   }
 
   /**
-   * A fetch of a queue without a concurrency limit that also deletes the queue's handled jobs
-   * (fetchDeleting). Those go back to wait for their DELETE when the fetch fails or its text could
-   * not carry them. It runs in turn with heartbeat touches (#serialized), as a DELETE of its own
-   * would: a touch of jobs in flight racing the deletion of some of them could deadlock.
+   * A fetch of a queue without a concurrency limit, in one statement with what goes with it: the
+   * deletion of the queue's handled jobs (fetchDeleting) and the options' fetchAlso (fetchWithTail).
+   * Handled jobs go back to wait for their DELETE when the fetch fails or its text could not carry
+   * them. A fetch carrying deletions runs in turn with heartbeat touches (#serialized), as a DELETE
+   * of its own would: a touch of jobs in flight racing the deletion of some of them could deadlock.
    */
-  async #fetchDeletingHandled(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
+  async #fetchUnlimited(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
     const handled = this.#completions.get(name);
-    if (!handled) return this.#boss.fetch(name, { batchSize, db: this.#fetchDb() });
-    this.#completions.delete(name);
+    const tail = this.#options.fetchAlso?.(name) ?? null;
+    if (!handled && !tail) return this.#boss.fetch(name, { batchSize, db: this.#fetchDb() });
+    if (handled) this.#completions.delete(name);
     let carried = false;
     const base = this.#boss.getDb() as QueueDb;
     const db: QueueDb = {
       executeSql: (text, values) => {
-        const fetchText = fetchByTupleIds(text) ?? text;
-        const deleting = carried ? null : fetchDeleting(fetchText, values, handled);
-        if (!deleting) return base.executeSql(fetchText, values);
-        carried = true;
-        return base.executeSql(deleting.text, deleting.values);
+        let statement = { text: fetchByTupleIds(text) ?? text, values: values ?? [] };
+        const deleting = handled && !carried ? fetchDeleting(statement.text, statement.values, handled) : null;
+        if (deleting) (statement = deleting), (carried = true);
+        statement = (tail && fetchWithTail(statement.text, statement.values, tail)) || statement;
+        return base.executeSql(statement.text, statement.values);
       },
     };
     const giveBack = () => {
+      if (!handled) return;
       this.#completions.set(name, [...handled, ...(this.#completions.get(name) ?? [])]);
       this.#scheduleFlush(this.#stopping);
     };
+    const fetch = () => this.#boss.fetch<ConsumedJob["data"]>(name, { batchSize, db });
     try {
-      const jobs = await this.#serialized(() => this.#boss.fetch<ConsumedJob["data"]>(name, { batchSize, db }));
+      const jobs = await (handled ? this.#serialized(fetch) : fetch());
       if (!carried) giveBack();
       return jobs;
     } catch (error) {

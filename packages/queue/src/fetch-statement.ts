@@ -66,3 +66,40 @@ export function fetchDeleting(text: string, values: unknown[] | undefined, handl
     values: [...params, handled.map((j) => j.id), handled.map((j) => `${j.id}:${j.retryCount}`)],
   };
 }
+
+/**
+ * What a fetch of a queue also does with the jobs it fetches, in the same statement
+ * (ConsumerOptions.fetchAlso): a worker claims the runs of its start jobs there, one statement
+ * per fetch instead of two.
+ */
+export interface FetchTail {
+  /**
+   * CTEs that follow `fetched` (the fetched jobs: pg-boss's RETURNING columns, `id` and `data`
+   * among them), without a leading comma; their parameters are numbered from `first`.
+   */
+  ctes(first: number): string;
+  /** An expression over a fetched job `f` (and the CTEs), returned with it as ConsumedJob.fetchedWith. */
+  column: string;
+  values: unknown[];
+}
+
+/**
+ * pg-boss's fetch statement (as fetchByTupleIds and fetchDeleting leave it, or as pg-boss wrote
+ * it) with its UPDATE as the CTE `fetched`, `tail`'s CTEs after it, and a SELECT that returns the
+ * fetched rows as pg-boss's statement did, with `tail.column` as one more column (`svc_with`),
+ * which pg-boss's fetch passes through. If any part fails, nothing is fetched: the jobs stay
+ * queued. Null when the text is not a fetch this recognizes: the caller fetches as pg-boss does.
+ */
+export function fetchWithTail(text: string, values: unknown[] | undefined, tail: FetchTail): { text: string; values: unknown[] } | null {
+  const updating = /\bUPDATE \S+ j SET\b/g;
+  const found = [...text.matchAll(updating)];
+  if (found.length !== 1 || !/^\s*WITH\s/.test(text) || !/\bRETURNING j\.[^()]*$/.test(text)) return null;
+  const at = found[0]!.index!;
+  const params = values ?? [];
+  return {
+    text: `${text.slice(0, at)}, fetched AS (${text.slice(at)}),
+      ${tail.ctes(params.length + 1)}
+      SELECT f.*, ${tail.column} AS svc_with FROM fetched f`,
+    values: [...params, ...tail.values],
+  };
+}

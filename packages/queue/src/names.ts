@@ -12,6 +12,11 @@ export function startQueueName(environmentId: string, queueName: string): string
   return `svc.${environmentId}.${safe(queueName)}`;
 }
 
+/** Whether a pg-boss queue is one that carries start jobs (startQueueName's). */
+export function isStartQueueName(name: string): boolean {
+  return name.startsWith("svc.");
+}
+
 /** The pg-boss queue that carries resume jobs of one environment (the resumes the NOTIFY fast path did not take). */
 export function resumeQueueName(environmentId: string): string {
   return `svc-resume.${environmentId}`;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
 import { JobConsumer, startQueueName, type ConsumedJob } from "../src/index.ts";
-import { fetchByTupleIds, fetchDeleting } from "../src/fetch-statement.ts";
+import { fetchByTupleIds, fetchDeleting, fetchWithTail } from "../src/fetch-statement.ts";
 import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 let te: TestEngine<PgBossTestDispatcher>;
@@ -63,6 +63,22 @@ describe("pg-boss's fetch, rewritten to reach the fetched rows by tuple id", () 
       expect(carried!.values).toEqual([["00000000-0000-4000-8000-000000000001"], ["00000000-0000-4000-8000-000000000001:2"]]);
     }
     expect(fetchDeleting("SELECT 1", [], [])).toBeNull();
+  });
+
+  it("runs a tail over the fetched jobs in the same statement, and returns its column with each job", async () => {
+    await te.db.pool.query(`DELETE FROM pgboss.job_common WHERE name = $1`, [queue]);
+    await insertJobs(3);
+    const tail = { ctes: (first: number) => `counted AS (SELECT count(*)::int + $${first}::int AS n FROM fetched)`, column: `(SELECT n FROM counted) + 0 * length(f.id::text)`, values: [100] };
+    for (const text of [pgBossText, fetchByTupleIds(pgBossText)!]) {
+      const statement = fetchWithTail(text, [], tail)!;
+      expect(statement).not.toBeNull();
+      const { rows } = await te.db.pool.query(statement.text, statement.values);
+      // pg-boss's columns, and the tail's.
+      expect(rows).toHaveLength(3);
+      for (const row of rows) expect(row).toMatchObject({ id: expect.any(String), name: queue, retryCount: 0, svc_with: 103 });
+      await te.db.pool.query(`UPDATE pgboss.job_common SET state = 'created', started_on = NULL WHERE name = $1`, [queue]);
+    }
+    expect(fetchWithTail("SELECT 1", [], tail)).toBeNull();
   });
 
   it("after an ANALYZE of the empty table, reads the fetched rows alone instead of the whole queue", async () => {

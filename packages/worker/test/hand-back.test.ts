@@ -92,6 +92,8 @@ describe("a start handed back", () => {
     expect(after.available_at!.getTime()).toBe(clock.now().getTime() + HAND_BACK_DELAY_MS);
 
     // Nobody who has the task started it within its TTL: it expires, like any run that waited that long.
+    // (The worker's own timer loop, woken by the hand-back's retry time, must not fire it first.)
+    await a.worker.timers.stop();
     clock.advance(10 * 60_000);
     const ticked = await a.worker.timers.tick();
     expect(ticked["expiring-runs"]).toBe(1);

@@ -1,7 +1,8 @@
 import {
   CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_RESUME_SQL, CLAIM_STARTS_SQL, CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED,
-  prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow,
+  claimStartsCtes, prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow,
 } from "@svc/runtime/engine";
+import type { FetchTail } from "@svc/queue";
 
 export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun };
 
@@ -48,7 +49,7 @@ export interface ClaimInput {
  * null where the run could not be claimed (finished, canceled, taken by another job).
  */
 export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: string })[], worker: { id: string; version: string }, now: Date): Promise<(Claim | null)[]> {
-  const { rows } = await db.query<ClaimedRun & LedgerColumns & { previous_status: string; previous_expire_at: Date | null; previous_started_at: Date | null }>(prepared(
+  const { rows } = await db.query<StartClaimRow>(prepared(
     "svc_claim_starts",
     CLAIM_STARTS_SQL,
     [JSON.stringify(inputs.map((i) => ({ run_id: i.runId, claim_token: i.claimToken, job_id: i.jobId }))), worker.id, worker.version, now],
@@ -57,16 +58,53 @@ export async function claimStarts(db: Queryable, inputs: (ClaimInput & { jobId: 
   const byToken = new Map(rows.map((row) => [row.claim_token, row]));
   return inputs.map((input) => {
     const row = byToken.get(input.claimToken);
-    if (!row) return null;
-    const { previous_status, previous_expire_at, previous_started_at, ledger, ledger_version, ...run } = row;
-    return {
-      run,
-      previousStatus: previous_status,
-      beforeStart: { expireAt: previous_expire_at, startedAt: previous_started_at },
-      ledger: (ledger ?? []).map(ledgerEntryFromRow),
-      ledgerVersion: ledger_version,
-      ledgerFrom: "claim",
-    };
+    return row ? startClaimOf(row) : null;
+  });
+}
+
+type StartClaimRow = ClaimedRun & LedgerColumns & { previous_status: string; previous_expire_at: Date | null; previous_started_at: Date | null };
+
+function startClaimOf(row: StartClaimRow): Claim {
+  const { previous_status, previous_expire_at, previous_started_at, ledger, ledger_version, ...run } = row;
+  return {
+    run,
+    previousStatus: previous_status,
+    beforeStart: { expireAt: previous_expire_at, startedAt: previous_started_at },
+    ledger: (ledger ?? []).map(ledgerEntryFromRow),
+    ledgerVersion: ledger_version,
+    ledgerFrom: "claim",
+  };
+}
+
+/**
+ * The claim of a start queue's fetched jobs, in the fetch statement itself (JobConsumer's
+ * fetchAlso): claimStarts's statement reading the jobs the fetch took, each with a claim token
+ * drawn there, so that a fetch and its claims are one statement, not two. A job comes with its
+ * claim as JSON (claimFromFetch reads it), or null where its run could not be claimed. If the
+ * claim fails (a deadlock, say), the fetch fails with it and the jobs stay queued.
+ */
+export function startClaimsInFetch(worker: { id: string; version: string }, now: Date): FetchTail {
+  return {
+    ctes: (first) => `input AS MATERIALIZED (
+         SELECT f.data->>'runId' AS run_id, gen_random_uuid()::text AS claim_token, f.id::text AS job_id FROM fetched f WHERE f.data->>'kind' = 'start'
+       ),
+       ${claimStartsCtes(`$${first}::text`, `$${first + 1}::text`, `$${first + 2}::timestamptz`)}`,
+    column: `(SELECT row_to_json(c) FROM claims c JOIN input i ON i.claim_token = c.claim_token WHERE i.job_id = f.id::text)`,
+    values: [worker.id, worker.version, now],
+  };
+}
+
+/** A start claim as startClaimsInFetch returned it with its job (JSON: its times as strings), or null. */
+export function claimFromFetch(value: unknown): Claim | null {
+  if (value === null || typeof value !== "object") return null;
+  const row = value as Record<string, unknown>;
+  const at = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return startClaimOf({
+    ...(row as unknown as StartClaimRow),
+    created_at: at(row.created_at)!,
+    updated_at: at(row.updated_at)!,
+    previous_expire_at: at(row.previous_expire_at),
+    previous_started_at: at(row.previous_started_at),
   });
 }
 

@@ -25,7 +25,8 @@ import type { ActiveExecutions } from "./active-executions.ts";
 import type { ExecutorDeps } from "./executor-deps.ts";
 
 export type Dispatch =
-  | { kind: "start"; runId: string; jobId: string }
+  /** `claimed`: the claim its job's fetch made (null: the run could not be claimed); absent: claim it now. */
+  | { kind: "start"; runId: string; jobId: string; claimed?: Claim | null }
   | { kind: "resume"; runId: string; jobId: string | null }
   /** A resume a completion offered to this worker, already claimed for it (see offers.ts). */
   | { kind: "offer"; runId: string; claimToken: string; claim: Claim | Promise<Claim | null> };
@@ -41,13 +42,16 @@ export type Via = "offer" | "fast-path" | "job";
  */
 export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch, release: () => void = () => {}): Promise<void> {
   const { engine } = deps;
-  const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : randomUUID();
+  const claimed = dispatch.kind === "start" ? dispatch.claimed : undefined;
+  // The job's fetch found its run not claimable (finished, canceled, taken by another job).
+  if (claimed === null) return;
+  const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : claimed ? claimed.run.claim_token! : randomUUID();
   const base = { runId: dispatch.runId, claimToken, workerId: deps.worker.id, workerVersion: deps.worker.version, now: engine.clock.now() };
   const claim =
     dispatch.kind === "offer"
       ? await dispatch.claim
       : dispatch.kind === "start"
-      ? await deps.batchers.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })
+      ? (claimed ?? (await deps.batchers.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })))
       : dispatch.jobId === null
         ? await deps.batchers.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
         : await claimResume(engine.db, { ...base, jobId: dispatch.jobId });

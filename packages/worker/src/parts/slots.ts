@@ -1,4 +1,5 @@
-import { JobConsumer, type ConsumedJob, type QueueSubscription } from "@svc/queue";
+import { isStartQueueName, JobConsumer, type ConsumedJob, type QueueSubscription } from "@svc/queue";
+import { claimFromFetch, startClaimsInFetch } from "../execution/claim.ts";
 import type { Dispatch } from "../execution/execute-run.ts";
 import type { Executions } from "./executions.ts";
 import type { FullFlag } from "./full-flag.ts";
@@ -21,7 +22,7 @@ export class Slots {
   readonly #fullFlag: FullFlag;
 
   /** `fullFlag` hears of every change of the free slots (it writes only when the worker fills up or stops being full). */
-  constructor({ engine, queue, config, report }: WorkerResources, executions: Executions, fullFlag: FullFlag) {
+  constructor({ engine, queue, config, report, worker }: WorkerResources, executions: Executions, fullFlag: FullFlag) {
     this.#executions = executions;
     this.#report = report;
     this.#concurrency = config.concurrency;
@@ -32,8 +33,9 @@ export class Slots {
       heartbeatIntervalMs: 4000,
       externalInFlight: () => this.#leased,
       onSlotsChanged: () => this.#slotsChanged(),
-      handle: (job: ConsumedJob, release) =>
-        executions.run(job.data.kind === "start" ? { kind: "start", runId: job.data.runId, jobId: job.id } : { kind: "resume", runId: job.data.runId, jobId: job.id }, release),
+      // A start queue's fetch claims the runs of the jobs it takes, in the same statement.
+      fetchAlso: (queueName) => (isStartQueueName(queueName) ? startClaimsInFetch(worker, engine.clock.now()) : null),
+      handle: (job: ConsumedJob, release) => executions.run(dispatchOf(job), release),
       onError: (error) => report(error, "consumer"),
       serializeFetch: (queueName, fetch) => fetchUnderQueueLock(engine.db, queueName, fetch),
     });
@@ -103,4 +105,11 @@ export class Slots {
     this.#draining = true;
     this.#consumer.abandon();
   }
+}
+
+/** What executes a job: a start with the claim its fetch made (when it made one), or a resume. */
+function dispatchOf(job: ConsumedJob): Dispatch {
+  const { runId, kind } = job.data;
+  if (kind !== "start") return { kind: "resume", runId, jobId: job.id };
+  return job.fetchedWith === undefined ? { kind: "start", runId, jobId: job.id } : { kind: "start", runId, jobId: job.id, claimed: claimFromFetch(job.fetchedWith) };
 }
