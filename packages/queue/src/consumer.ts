@@ -1,5 +1,6 @@
 import type { Job, PgBoss } from "pg-boss";
 import { fetchByTupleIds, fetchDeleting, fetchingByTupleIds, fetchWithTail, type FetchTail } from "./fetch-statement.ts";
+import { JobWrites } from "./job-writes.ts";
 
 export interface ConsumedJob {
   id: string;
@@ -96,24 +97,16 @@ export class JobConsumer {
   readonly #inFlight = new Map<string, ConsumedJob>();
   /** In-flight jobs that still hold a slot (not yet released by their handler). */
   #holdingSlots = 0;
-  readonly #completions = new Map<string, ConsumedJob[]>();
   #wake: (() => void) | null = null;
   /** Set when something may have made work available; a wake-up during a fetch is not lost. */
   #wakeRequested = false;
   #refillTimer: NodeJS.Timeout | null = null;
   #poll: NodeJS.Timeout | null = null;
-  /**
-   * Completions and heartbeat touches run one at a time: both update many pg-boss rows in scan
-   * order, and a touch of every in-flight job racing a batch completion deadlocks.
-   */
-  #jobWrites: Promise<void> = Promise.resolve();
   #stopping = false;
   /** Set by abandon(): jobs in flight are left to pg-boss's heartbeat expiry, never settled. */
   #abandoned = false;
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
-  #flushScheduled = false;
-  #flushTimer: NodeJS.Timeout | null = null;
   #drained: (() => void) | null = null;
   #fetchDbMemo: QueueDb | null = null;
 
@@ -122,9 +115,19 @@ export class JobConsumer {
     return (this.#fetchDbMemo ??= fetchingByTupleIds(this.#boss.getDb()));
   }
 
+  /** Handled jobs waiting to be deleted, and heartbeat touches. */
+  readonly #writes: JobWrites;
+
   constructor(boss: PgBoss, options: ConsumerOptions) {
     this.#boss = boss;
     this.#options = options;
+    this.#writes = new JobWrites(boss, {
+      deleteDelayMs: options.deleteDelayMs ?? DELETE_DELAY_MS,
+      onError: (error) => options.onError(error),
+      // A limited queue's next job becomes fetchable only now that this one is no longer active.
+      onDeleted: (queue) => this.#queues.get(queue)?.concurrencyLimit && this.notify(queue),
+      onFlushed: () => this.#inFlight.size === 0 && this.#drained?.(),
+    });
   }
 
   /**
@@ -188,7 +191,7 @@ export class JobConsumer {
 
   start(): void {
     this.#loop = this.#run();
-    this.#heartbeat = setInterval(() => void this.#touchAll(), this.#options.heartbeatIntervalMs);
+    this.#heartbeat = setInterval(() => void this.#writes.touch(() => this.#inFlight.values()), this.#options.heartbeatIntervalMs);
     this.#heartbeat.unref();
     // A fixed rhythm, not a timeout reset by every wake-up: a busy worker woken for one queue
     // still looks at the others.
@@ -200,7 +203,7 @@ export class JobConsumer {
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     if (this.#poll) clearInterval(this.#poll);
     if (this.#refillTimer) clearTimeout(this.#refillTimer);
-    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#writes.stop();
   }
 
   /** Stops claiming; resolves once in-flight jobs have finished and been completed. */
@@ -209,7 +212,7 @@ export class JobConsumer {
     this.#wake?.();
     await this.#loop;
     if (this.#inFlight.size > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
-    await this.#flush();
+    await this.#writes.flush();
     this.#stopTimers();
   }
 
@@ -221,7 +224,7 @@ export class JobConsumer {
   abandon(): void {
     this.#stopping = true;
     this.#abandoned = true;
-    this.#completions.clear();
+    this.#writes.clear();
     this.#wake?.();
     this.#stopTimers();
   }
@@ -296,10 +299,9 @@ export class JobConsumer {
    * of its own would: a touch of jobs in flight racing the deletion of some of them could deadlock.
    */
   async #fetchUnlimited(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
-    const handled = this.#completions.get(name);
     const tail = this.#options.fetchAlso?.(name) ?? null;
+    const handled = this.#writes.take(name);
     if (!handled && !tail) return this.#boss.fetch(name, { batchSize, db: this.#fetchDb() });
-    if (handled) this.#completions.delete(name);
     let carried = false;
     const base = this.#boss.getDb() as QueueDb;
     const db: QueueDb = {
@@ -311,14 +313,10 @@ export class JobConsumer {
         return base.executeSql(statement.text, statement.values);
       },
     };
-    const giveBack = () => {
-      if (!handled) return;
-      this.#completions.set(name, [...handled, ...(this.#completions.get(name) ?? [])]);
-      this.#scheduleFlush(this.#stopping);
-    };
+    const giveBack = () => handled && this.#writes.giveBack(name, handled, this.#stopping);
     const fetch = () => this.#boss.fetch<ConsumedJob["data"]>(name, { batchSize, db });
     try {
-      const jobs = await (handled ? this.#serialized(fetch) : fetch());
+      const jobs = await (handled ? this.#writes.serialized(fetch) : fetch());
       if (!carried) giveBack();
       return jobs;
     } catch (error) {
@@ -347,10 +345,8 @@ export class JobConsumer {
           if (this.#inFlight.size === 0 && this.#drained) this.#drained();
           return;
         }
-        let list = this.#completions.get(job.queue);
-        if (!list) this.#completions.set(job.queue, (list = []));
-        list.push(job);
-        this.#scheduleFlush(Boolean(this.#queues.get(job.queue)?.concurrencyLimit) || list.length >= DELETE_BATCH_MAX || this.#stopping);
+        const waiting = this.#writes.add(job);
+        this.#writes.schedule(Boolean(this.#queues.get(job.queue)?.concurrencyLimit) || waiting >= DELETE_BATCH_MAX || this.#stopping);
         release();
       },
       (error: unknown) => {
@@ -363,76 +359,5 @@ export class JobConsumer {
         if (this.#inFlight.size === 0 && this.#drained) this.#drained();
       },
     );
-  }
-
-  /** Deletes handled jobs: in this event-loop turn's setImmediate when `now`, else after deleteDelayMs. */
-  #scheduleFlush(now: boolean): void {
-    if (this.#flushScheduled) return;
-    if (!now) {
-      if (this.#flushTimer) return;
-      this.#flushTimer = setTimeout(() => {
-        this.#flushTimer = null;
-        this.#scheduleFlush(true);
-      }, this.#options.deleteDelayMs ?? DELETE_DELAY_MS);
-      this.#flushTimer.unref();
-      return;
-    }
-    if (this.#flushTimer) clearTimeout(this.#flushTimer);
-    this.#flushTimer = null;
-    this.#flushScheduled = true;
-    setImmediate(() => {
-      this.#flushScheduled = false;
-      void this.#flush().then(() => {
-        if (this.#inFlight.size === 0 && this.#drained) this.#drained();
-      });
-    });
-  }
-
-  #serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.#jobWrites.then(fn, fn);
-    this.#jobWrites = next.then(
-      () => {},
-      () => {},
-    );
-    return next;
-  }
-
-  #flush(): Promise<void> {
-    return this.#serialized(() => this.#flushNow());
-  }
-
-  async #flushNow(): Promise<void> {
-    const batches = [...this.#completions];
-    this.#completions.clear();
-    for (const [queue, jobs] of batches) {
-      try {
-        // A handled job is deleted, not marked completed: the run's own rows are its history, and
-        // a completion is an index-maintaining UPDATE of a row that pg-boss would delete later
-        // anyway (3 WAL records and ~480 bytes of WAL per job, against 1 and ~60). Passing
-        // {id, retryCount} settles only the attempt we hold: a job that was redelivered to another
-        // worker meanwhile is left alone.
-        await this.#boss.deleteJob(queue, jobs.map((j) => ({ id: j.id, retryCount: j.retryCount })));
-        // A limited queue's next job becomes fetchable only now that this one is no longer active.
-        if (this.#queues.get(queue)?.concurrencyLimit) this.notify(queue);
-      } catch (error) {
-        this.#options.onError(error);
-      }
-    }
-  }
-
-  #touchAll(): Promise<void> {
-    return this.#serialized(() => this.#touchAllNow());
-  }
-
-  async #touchAllNow(): Promise<void> {
-    const byQueue = new Map<string, { id: string; retryCount: number }[]>();
-    for (const job of this.#inFlight.values()) {
-      let list = byQueue.get(job.queue);
-      if (!list) byQueue.set(job.queue, (list = []));
-      list.push({ id: job.id, retryCount: job.retryCount });
-    }
-    for (const [queue, ids] of byQueue) {
-      await this.#boss.touch(queue, ids).catch((error) => this.#options.onError(error));
-    }
   }
 }
