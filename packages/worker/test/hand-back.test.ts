@@ -4,7 +4,7 @@
 // resume of the same attempt and is offered at once to the workers that have the task. The resume
 // fast path only claims runs of the worker's own tasks. Driven by an injected clock and timer ticks.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeToken, createToken, FakeClock, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { completeToken, createToken, FakeClock, fireAllDue, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
 import { claimFastResumes, claimResume } from "../src/execution/claim.ts";
 import { handBack, HAND_BACK_DELAY_MS } from "../src/execution/hand-back.ts";
@@ -92,15 +92,16 @@ describe("a start handed back", () => {
     expect(after.available_at!.getTime()).toBe(clock.now().getTime() + HAND_BACK_DELAY_MS);
 
     // Nobody who has the task started it within its TTL: it expires, like any run that waited that long.
-    // (The worker's own timer loop, woken by the hand-back's retry time, must not fire it first.)
-    await a.worker.timers.stop();
+    // (Worker A stopped first: the same pass enqueues the run again, its retry time having passed,
+    // and A's fetch of that job would lock the run for a moment, which the expiry's SKIP LOCKED
+    // passes over until its next pass.)
+    await stop(a);
     clock.advance(10 * 60_000);
-    const ticked = await a.worker.timers.tick();
+    const ticked = await fireAllDue(te.engine, clock.now());
     expect(ticked["expiring-runs"]).toBe(1);
     const expired = await getRunRow(te, id);
     expect(expired.status).toBe("EXPIRED");
     expect(expired.started_at).toBeNull();
-    await stop(a);
   });
 });
 
