@@ -295,8 +295,8 @@ export class JobConsumer {
    * A fetch of a queue without a concurrency limit, in one statement with what goes with it: the
    * deletion of the queue's handled jobs (fetchDeleting) and the options' fetchAlso (fetchWithTail).
    * Handled jobs go back to wait for their DELETE when the fetch fails or its text could not carry
-   * them. A fetch carrying deletions runs in turn with heartbeat touches (#serialized), as a DELETE
-   * of its own would: a touch of jobs in flight racing the deletion of some of them could deadlock.
+   * them. A fetch carrying deletions runs in turn with heartbeat touches (JobWrites.serialized), as
+   * a DELETE of its own would: a touch of jobs in flight racing the deletion of some could deadlock.
    */
   async #fetchUnlimited(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
     const tail = this.#options.fetchAlso?.(name) ?? null;

@@ -44,11 +44,22 @@ function holdingConsumer(options: Partial<ConsumerOptions>) {
 
 /** One job per fetch: inserted, announced, and taken before the next. */
 async function oneFetchEach(consumer: JobConsumer, held: unknown[], queue: string, n: number) {
+  const before = held.length;
   for (let i = 0; i < n; i++) {
     await insertJob(queue);
     consumer.notify(queue);
-    await expect.poll(() => held.length).toBe(i + 1);
+    await expect.poll(() => held.length).toBe(before + i + 1);
   }
+}
+
+/** A started holding consumer of a fresh queue whose handled jobs wait (for a fetch) as long as a test takes. */
+async function waitingConsumer(name: string) {
+  const queue = startQueueName(te.env.id, name);
+  await te.queue.dispatcher.ensureQueue(queue);
+  const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
+  consumer.subscribe({ name: queue });
+  consumer.start();
+  return { queue, consumer, held };
 }
 
 describe("deleting handled jobs", () => {
@@ -103,11 +114,7 @@ describe("deleting handled jobs", () => {
   });
 
   it("deletes a queue's handled jobs with its next fetch: no DELETE of their own", async () => {
-    const queue = startQueueName(te.env.id, "task/riding");
-    await te.queue.dispatcher.ensureQueue(queue);
-    const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
-    consumer.subscribe({ name: queue });
-    consumer.start();
+    const { queue, consumer, held } = await waitingConsumer("task/riding");
     try {
       await oneFetchEach(consumer, held, queue, 2);
       held[0]!.done();
@@ -116,9 +123,7 @@ describe("deleting handled jobs", () => {
       expect(await jobsIn(queue)).toBe(2);
       deletes.length = 0;
       // The next job's fetch takes the two handled ones with it.
-      await insertJob(queue);
-      consumer.notify(queue);
-      await expect.poll(() => held.length).toBe(3);
+      await oneFetchEach(consumer, held, queue, 1);
       expect(await jobsIn(queue)).toBe(1);
       expect(deletes).toEqual([]);
     } finally {
@@ -129,11 +134,7 @@ describe("deleting handled jobs", () => {
   });
 
   it("leaves a handled job that was delivered again meanwhile (the attempt it held is no longer the job's)", async () => {
-    const queue = startQueueName(te.env.id, "task/redelivered");
-    await te.queue.dispatcher.ensureQueue(queue);
-    const { consumer, held } = holdingConsumer({ deleteDelayMs: 600_000 });
-    consumer.subscribe({ name: queue });
-    consumer.start();
+    const { queue, consumer, held } = await waitingConsumer("task/redelivered");
     try {
       await oneFetchEach(consumer, held, queue, 2);
       const [first, second] = held.map((h) => h.job);
@@ -142,9 +143,7 @@ describe("deleting handled jobs", () => {
       held[0]!.done();
       held[1]!.done();
       await te.db.pool.query("SELECT 1");
-      await insertJob(queue);
-      consumer.notify(queue);
-      await expect.poll(() => held.length).toBe(3);
+      await oneFetchEach(consumer, held, queue, 1);
       // The next fetch deleted the second; the first belongs to its later attempt now.
       const { rows } = await te.db.pool.query<{ id: string }>(`SELECT id FROM pgboss.job_common WHERE name = $1`, [queue]);
       expect(rows.map((r) => r.id).sort()).toEqual([first!.id, held[2]!.job.id].sort());
