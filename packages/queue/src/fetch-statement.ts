@@ -78,8 +78,10 @@ export interface FetchTail {
    * among them), without a leading comma; their parameters are numbered from `first`.
    */
   ctes(first: number): string;
-  /** An expression over a fetched job `f` (and the CTEs), returned with it as ConsumedJob.fetchedWith. */
+  /** An expression over a fetched job `f` and `joins`, returned with it as ConsumedJob.fetchedWith. */
   column: string;
+  /** Joins to the CTEs, after `FROM fetched f` (a join, not a subquery per job: that would read the CTEs once per job). */
+  joins?: string;
   values: unknown[];
 }
 
@@ -99,7 +101,7 @@ export function fetchWithTail(text: string, values: unknown[] | undefined, tail:
   return {
     text: `${text.slice(0, at)}, fetched AS (${text.slice(at)}),
       ${tail.ctes(params.length + 1)}
-      SELECT f.*, ${tail.column} AS svc_with FROM fetched f`,
+      SELECT f.*, ${tail.column} AS svc_with FROM fetched f ${tail.joins ?? ""}`,
     values: [...params, ...tail.values],
   };
 }
