@@ -4,7 +4,7 @@ import { pause } from "./peer-svc.ts";
 import { writeSnapshot, writesPerUnit } from "./peer-writes.ts";
 import { benchDatabase } from "./setup.ts";
 import { settle } from "./settle.ts";
-import { fmt, line, now, percentiles } from "./stats.ts";
+import { fmt, line, median, now, percentiles } from "./stats.ts";
 
 export interface PeerSizes {
   /** Units triggered one at a time, and each then waited for (per side and repeat). */
@@ -113,7 +113,6 @@ function version(pkg: string): string {
   return (JSON.parse(readFileSync(new URL(`../node_modules/${pkg}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p50 = (xs: number[]) => percentiles(xs).p50;
 
 /**

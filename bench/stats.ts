@@ -5,6 +5,13 @@ export function percentiles(samples: number[]) {
   return { n: sorted.length, p50: at(50), p90: at(90), p99: at(99), max: sorted[sorted.length - 1] ?? NaN };
 }
 
+/** The median of a few figures (one per round): with an even count, the mean of the middle two, not the upper one. */
+export function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export function fmt(ms: number): string {
   return ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
 }
