@@ -11,6 +11,7 @@ import { preloadAttempts, preloadRuns, preloadTokens } from "./run-list-preload.
 import { benchDatabaseOn, benchStack } from "./setup.ts";
 import { settle } from "./settle.ts";
 import { fmt, median, now, percentiles } from "./stats.ts";
+import { fullPageImagesByRelation, walPosition } from "./wal-sources.ts";
 import { bytesReport, tableBytes } from "./table-bytes.ts";
 import { svcBatched, svcOneByOne, type Timing } from "./throughput.ts";
 import { timeoutLateness, timeoutWaiter } from "./timeouts.ts";
@@ -46,6 +47,8 @@ interface Figures {
   wal: { bytes: number; fpi: number };
   /** What the server did besides the round's own work while the batched round ran. */
   background: string;
+  /** The relations whose full-page images the batched round and the timed resumes wrote, most first. */
+  fullPages: { batched: string; resumes: string };
   batched: Timing;
   oneByOne: Timing;
   resume: number[];
@@ -60,8 +63,11 @@ async function measure(url: string, o: HistoryOptions, postmaster: number, reads
   const phase = (name: string) => console.error(`history ${new Date().toISOString()}: ${reads.preloaded ? "loaded" : "empty"} database, ${name}`);
   phase("batched triggers");
   const before = await serverStats(url);
+  const from = await walPosition(url);
   const batched = await svcBatched({ url }, o.batched, 500, 2_000, postmaster);
+  const to = await walPosition(url);
   const after = await serverStats(url);
+  const batchedPages = await fullPageImagesByRelation(url, from, to);
   const wal = { bytes: (after.bytes - before.bytes) / (o.batched + 2_000), fpi: (after.fpi - before.fpi) / (o.batched + 2_000) };
   const background = describeBackground(before, after);
   phase("one-by-one triggers");
@@ -70,12 +76,15 @@ async function measure(url: string, o: HistoryOptions, postmaster: number, reads
   try {
     phase("resumes");
     await resumesOverHttp(stack, await suspendedRuns(stack, 300));
-    const resume = (await resumesOverHttp(stack, await suspendedRuns(stack, o.waits))).http;
+    const suspended = await suspendedRuns(stack, o.waits);
+    const resumesFrom = await walPosition(url);
+    const resume = (await resumesOverHttp(stack, suspended)).http;
+    const fullPages = { batched: batchedPages, resumes: await fullPageImagesByRelation(url, resumesFrom, await walPosition(url)) };
     phase("timeouts");
     const timeouts = await timeoutLateness(stack, o.timeouts);
     phase("reads");
     const cases = await readCases(stack, { ...reads, pages: o.pages });
-    return { wal, background, batched, oneByOne, resume, timeouts, reads: await timeReads(cases, o.samples) };
+    return { wal, background, fullPages, batched, oneByOne, resume, timeouts, reads: await timeReads(cases, o.samples) };
   } finally {
     await stack.close();
   }
@@ -193,8 +202,8 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
     `| WAL per run in the batched round, bytes (full-page images) | ${empty.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | ${full.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | |`,
     "",
     "The server during each batched round, and each round's Postgres CPU per 1,000 runs:",
-    ...empty.map((f, i) => `- empty ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}`),
-    ...full.map((f, i) => `- loaded ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}`),
+    ...empty.map((f, i) => `- empty ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}; full-page images, batched: ${f.fullPages.batched}; resumes: ${f.fullPages.resumes}`),
+    ...full.map((f, i) => `- loaded ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}; full-page images, batched: ${f.fullPages.batched}; resumes: ${f.fullPages.resumes}`),
     "",
     `### CPU per 1,000 runs end to end (process CPU: the benchmark process = worker + HTTP client, the API process, every Postgres process), median round`,
     `| | batched, empty | batched, loaded | one by one, empty | one by one, loaded |`,
