@@ -1,5 +1,5 @@
 import type { Job, PgBoss } from "pg-boss";
-import { fetchByTupleIds, fetchDeleting, fetchingByTupleIds, fetchWithTail, type FetchTail } from "./fetch-statement.ts";
+import { fetchByTupleIds, fetchDeleting, fetchWithBatchSizeParameter, fetchWithTail, type FetchTail } from "./fetch-statement.ts";
 import { JobWrites } from "./job-writes.ts";
 
 export interface ConsumedJob {
@@ -50,6 +50,13 @@ export interface ConsumerOptions {
    * in the same statement (fetchWithTail); null: nothing. Asked at each fetch.
    */
   fetchAlso?: (queue: string) => FetchTail | null;
+  /**
+   * Where the fetches of queues without a concurrency limit run, their text constant for each
+   * queue (fetchWithBatchSizeParameter), so that it may prepare them: a worker passes its pool
+   * with named statements. Default: pg-boss's own connection, unprepared. A fetch whose text was
+   * not recognized runs there too.
+   */
+  preparedFetchDb?: QueueDb;
   /** Slots taken by work that did not come through pg-boss (the resume fast path). */
   externalInFlight?: () => number;
   /** Called after a job took a slot and after one gave its slot back (freeSlots() changed). */
@@ -108,13 +115,6 @@ export class JobConsumer {
   #loop: Promise<void> | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #drained: (() => void) | null = null;
-  #fetchDbMemo: QueueDb | null = null;
-
-  /** pg-boss's connection, its fetch statements rewritten (fetchByTupleIds); made on first use (pg-boss started). */
-  #fetchDb(): QueueDb {
-    return (this.#fetchDbMemo ??= fetchingByTupleIds(this.#boss.getDb()));
-  }
-
   /** Handled jobs waiting to be deleted, and heartbeat touches. */
   readonly #writes: JobWrites;
 
@@ -301,16 +301,17 @@ export class JobConsumer {
   async #fetchUnlimited(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
     const tail = this.#options.fetchAlso?.(name) ?? null;
     const handled = this.#writes.take(name);
-    if (!handled && !tail) return this.#boss.fetch(name, { batchSize, db: this.#fetchDb() });
     let carried = false;
-    const base = this.#boss.getDb() as QueueDb;
     const db: QueueDb = {
       executeSql: (text, values) => {
         let statement = { text: fetchByTupleIds(text) ?? text, values: values ?? [] };
+        const constant = fetchWithBatchSizeParameter(statement.text, statement.values);
+        if (constant) statement = constant;
         const deleting = handled && !carried ? fetchDeleting(statement.text, statement.values, handled) : null;
         if (deleting) (statement = deleting), (carried = true);
         statement = (tail && fetchWithTail(statement.text, statement.values, tail)) || statement;
-        return base.executeSql(statement.text, statement.values);
+        const target = (constant && this.#options.preparedFetchDb) || (this.#boss.getDb() as QueueDb);
+        return target.executeSql(statement.text, statement.values);
       },
     };
     const giveBack = () => handled && this.#writes.giveBack(name, handled, this.#stopping);

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
 import { JobConsumer, startQueueName, type ConsumedJob } from "../src/index.ts";
-import { fetchByTupleIds, fetchDeleting, fetchWithTail } from "../src/fetch-statement.ts";
+import { fetchByTupleIds, fetchDeleting, fetchWithBatchSizeParameter, fetchWithTail } from "../src/fetch-statement.ts";
+import { preparedText } from "@svc/runtime/db";
 import { pgBossDispatcher, type PgBossTestDispatcher } from "../src/testing.ts";
 
 let te: TestEngine<PgBossTestDispatcher>;
@@ -55,6 +56,23 @@ describe("pg-boss's fetch, rewritten to reach the fetched rows by tuple id", () 
     expect(fetchByTupleIds("SELECT 1")).toBeNull();
   });
 
+  it("makes the batch size a parameter of the pinned pg-boss's statement, rewritten or not: one text for every batch size", async () => {
+    await te.db.pool.query(`DELETE FROM pgboss.job_common WHERE name = $1`, [queue]);
+    await insertJobs(3);
+    for (const text of [pgBossText, fetchByTupleIds(pgBossText)!]) {
+      const constant = fetchWithBatchSizeParameter(text, []);
+      expect(constant).not.toBeNull();
+      expect(constant!.text).toMatch(/\bLIMIT \$1::int\s+FOR UPDATE OF j SKIP LOCKED/);
+      expect(constant!.text).not.toMatch(/\bLIMIT \d/);
+      expect(constant!.values).toEqual([200]);
+      // Its value is the batch size: two of the three queued jobs.
+      const { rows } = await te.db.pool.query(constant!.text, [2]);
+      expect(rows).toHaveLength(2);
+      await te.db.pool.query(`UPDATE pgboss.job_common SET state = 'created', started_on = NULL WHERE name = $1`, [queue]);
+    }
+    expect(fetchWithBatchSizeParameter("SELECT 1 LIMIT 5", [])).toBeNull();
+  });
+
   it("carries the deletion of handled jobs in the pinned pg-boss's statement, rewritten or not", () => {
     for (const text of [pgBossText, fetchByTupleIds(pgBossText)!]) {
       const carried = fetchDeleting(text, [], [{ id: "00000000-0000-4000-8000-000000000001", retryCount: 2 }]);
@@ -90,6 +108,45 @@ describe("pg-boss's fetch, rewritten to reach the fetched rows by tuple id", () 
     expect(original).toMatch(/Rows Removed by (Join )?Filter: \d{4,}/);
     expect(rewritten).not.toMatch(/Rows Removed by (Join )?Filter/);
     expect(rewritten).toMatch(/Tid Scan on job_common j/);
+  });
+
+  it("fetches through the prepared connection with one text per queue, whatever the free slots", async () => {
+    await backlog(60);
+    const sent: { text: string; values: unknown[] }[] = [];
+    const seen = new Set<string>();
+    const consumers = [3, 7].map(
+      (concurrency) =>
+        new JobConsumer(te.queue.boss, {
+          concurrency,
+          pollIntervalMs: 50,
+          heartbeatIntervalMs: 4000,
+          preparedFetchDb: {
+            executeSql: (text, values) => {
+              sent.push({ text, values: values ?? [] });
+              return te.db.pool.query(preparedText(text, values ?? []));
+            },
+          },
+          handle: async (job: ConsumedJob, release) => {
+            seen.add(job.id);
+            release();
+          },
+          onError: (error) => {
+            throw error;
+          },
+        }),
+    );
+    for (const consumer of consumers) consumer.subscribe({ name: queue }), consumer.start();
+    try {
+      await expect.poll(() => seen.size, { timeout: 20_000 }).toBe(60);
+    } finally {
+      for (const consumer of consumers) await consumer.drain();
+    }
+    // Fetches with and without handled jobs to delete: a text each, the batch size a value.
+    const texts = new Set(sent.map((s) => s.text));
+    expect(texts.size).toBeLessThanOrEqual(2);
+    for (const text of texts) expect(text).toMatch(/\bLIMIT \$1::int\b/);
+    const sizes = new Set(sent.map((s) => s.values[0]));
+    expect(sizes.has(3) && sizes.has(7)).toBe(true);
   });
 
   it("fetches the same jobs: the consumer takes a backlog whole, each job once", async () => {

@@ -1,3 +1,4 @@
+import { preparedText } from "@svc/runtime/db";
 import { isStartQueueName, JobConsumer, type ConsumedJob, type QueueSubscription } from "@svc/queue";
 import { claimFromFetch, startClaimsInFetch } from "../execution/claim.ts";
 import type { Dispatch } from "../execution/execute-run.ts";
@@ -35,6 +36,8 @@ export class Slots {
       onSlotsChanged: () => this.#slotsChanged(),
       // A start queue's fetch claims the runs of the jobs it takes, in the same statement.
       fetchAlso: (queueName) => (isStartQueueName(queueName) ? startClaimsInFetch(worker, engine.clock.now()) : null),
+      // Prepared on the worker's pool, so that a fetch is planned once per connection.
+      preparedFetchDb: { executeSql: (text, values) => engine.db.query(preparedText(text, values ?? [])) },
       handle: (job: ConsumedJob, release) => executions.run(dispatchOf(job), release),
       onError: (error) => report(error, "consumer"),
       serializeFetch: (queueName, fetch) => fetchUnderQueueLock(engine.db, queueName, fetch),
