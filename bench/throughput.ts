@@ -127,9 +127,8 @@ export interface RunsUpdates {
 
 /**
  * Read once the side's backends have exited (a backend reports its last counts as it exits, and
- * they exit a moment after their clients close): read before, the updates of the worker's
- * backends could be counted without all of the API's inserts, and the ratio read high (2.7 and
- * 3.7 updates a run where 2.0 was done).
+ * they exit a moment after their clients close), so that every backend's counts are in. Read
+ * right after the close, the ratio varied from 2.0 to 3.7 between rounds of the same code.
  */
 async function runsUpdates(url: string): Promise<RunsUpdates> {
   const client = new pg.Client({ connectionString: url });

@@ -297,6 +297,7 @@ export class JobConsumer {
    * Handled jobs go back to wait for their DELETE when the fetch fails or its text could not carry
    * them. A fetch carrying deletions runs in turn with heartbeat touches (JobWrites.serialized), as
    * a DELETE of its own would: a touch of jobs in flight racing the deletion of some could deadlock.
+   * With its batch size a parameter, it runs on `preparedFetchDb` when given.
    */
   async #fetchUnlimited(name: string, batchSize: number): Promise<Job<ConsumedJob["data"]>[]> {
     const tail = this.#options.fetchAlso?.(name) ?? null;

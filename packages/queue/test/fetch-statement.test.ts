@@ -135,7 +135,10 @@ describe("pg-boss's fetch, rewritten to reach the fetched rows by tuple id", () 
           },
         }),
     );
-    for (const consumer of consumers) consumer.subscribe({ name: queue }), consumer.start();
+    for (const consumer of consumers) {
+      consumer.subscribe({ name: queue });
+      consumer.start();
+    }
     try {
       await expect.poll(() => seen.size, { timeout: 20_000 }).toBe(60);
     } finally {
