@@ -181,6 +181,8 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
     return `| ${label} | ${each(e)} | ${each(f)} | ${within(median(e), median(f), higherIsBetter)} |`;
   };
   const pooled = (rounds: Figures[], get: (f: Figures) => number[]) => percentiles(rounds.flatMap(get));
+  const roundLine = (label: string, f: Figures) =>
+    `- ${label}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}; full-page images, batched: ${f.fullPages.batched}; resumes: ${f.fullPages.resumes}`;
   // A round's p99 rests on its slowest few samples; pooled, the rounds' samples give one steadier p99 a side.
   const pooledP99 = (label: string, get: (f: Figures) => number[]) => {
     const e = pooled(empty, get);
@@ -202,8 +204,8 @@ function compare(empty: Figures[], full: Figures[], o: HistoryOptions): string[]
     `| WAL per run in the batched round, bytes (full-page images) | ${empty.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | ${full.map((f) => `${f.wal.bytes.toFixed(0)} (${f.wal.fpi.toFixed(2)})`).join(", ")} | |`,
     "",
     "The server during each batched round, and each round's Postgres CPU per 1,000 runs:",
-    ...empty.map((f, i) => `- empty ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}; full-page images, batched: ${f.fullPages.batched}; resumes: ${f.fullPages.resumes}`),
-    ...full.map((f, i) => `- loaded ${i + 1}: ${rateOf(f.batched, o.batched).toFixed(0)} runs/s, Postgres ${(((f.batched.cpu?.postgres ?? NaN) / o.batched) * 1000).toFixed(0)} ms; ${f.background}; full-page images, batched: ${f.fullPages.batched}; resumes: ${f.fullPages.resumes}`),
+    ...empty.map((f, i) => roundLine(`empty ${i + 1}`, f)),
+    ...full.map((f, i) => roundLine(`loaded ${i + 1}`, f)),
     "",
     `### CPU per 1,000 runs end to end (process CPU: the benchmark process = worker + HTTP client, the API process, every Postgres process), median round`,
     `| | batched, empty | batched, loaded | one by one, empty | one by one, loaded |`,

@@ -1,5 +1,5 @@
 import type { Job, PgBoss } from "pg-boss";
-import { fetchByTupleIds, fetchDeleting, fetchWithBatchSizeParameter, fetchWithTail, type FetchTail } from "./fetch-statement.ts";
+import { consumerFetch, type FetchTail } from "./fetch-statement.ts";
 import { JobWrites } from "./job-writes.ts";
 
 export interface ConsumedJob {
@@ -305,13 +305,9 @@ export class JobConsumer {
     let carried = false;
     const db: QueueDb = {
       executeSql: (text, values) => {
-        let statement = { text: fetchByTupleIds(text) ?? text, values: values ?? [] };
-        const constant = fetchWithBatchSizeParameter(statement.text, statement.values);
-        if (constant) statement = constant;
-        const deleting = handled && !carried ? fetchDeleting(statement.text, statement.values, handled) : null;
-        if (deleting) (statement = deleting), (carried = true);
-        statement = (tail && fetchWithTail(statement.text, statement.values, tail)) || statement;
-        const target = (constant && this.#options.preparedFetchDb) || (this.#boss.getDb() as QueueDb);
+        const statement = consumerFetch(text, values, { handled: carried ? null : handled, tail });
+        carried ||= statement.carried;
+        const target = (statement.constant && this.#options.preparedFetchDb) || (this.#boss.getDb() as QueueDb);
         return target.executeSql(statement.text, statement.values);
       },
     };

@@ -115,3 +115,22 @@ export function fetchWithTail(text: string, values: unknown[] | undefined, tail:
     values: [...params, ...tail.values],
   };
 }
+
+/**
+ * The statement a consumer sends for pg-boss's fetch `text`: reaching its rows by tuple id, its
+ * batch size a parameter (`constant`: then one text per queue, fit to prepare), carrying the
+ * deletion of `handled` jobs (`carried`) and `tail`, each where the text is recognized.
+ */
+export function consumerFetch(
+  text: string,
+  values: unknown[] | undefined,
+  also: { handled?: HandledJob[] | null; tail?: FetchTail | null } = {},
+): { text: string; values: unknown[]; constant: boolean; carried: boolean } {
+  let statement = { text: fetchByTupleIds(text) ?? text, values: values ?? [] };
+  const constant = fetchWithBatchSizeParameter(statement.text, statement.values);
+  if (constant) statement = constant;
+  const deleting = also.handled ? fetchDeleting(statement.text, statement.values, also.handled) : null;
+  if (deleting) statement = deleting;
+  if (also.tail) statement = fetchWithTail(statement.text, statement.values, also.tail) ?? statement;
+  return { ...statement, constant: constant !== null, carried: deleting !== null };
+}

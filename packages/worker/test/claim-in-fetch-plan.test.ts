@@ -5,7 +5,7 @@
 // and batched triggers ran at a fraction of their speed while every test passed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { triggerRun } from "@svc/runtime/engine";
-import { fetchByTupleIds, fetchWithBatchSizeParameter, fetchWithTail, startQueueName } from "@svc/queue";
+import { consumerFetch, startQueueName } from "@svc/queue";
 import { startClaimsInFetch } from "../src/execution/claim.ts";
 import { startTestEngine, type TestEngine } from "./harness.ts";
 
@@ -20,12 +20,11 @@ beforeAll(async () => {
 });
 afterAll(async () => te?.close());
 
-/** The statement a worker sends to fetch `queue`: pg-boss's text, rewritten, with the claims' tail. */
+/** The statement a worker sends to fetch `queue` (consumerFetch of pg-boss's text, with the claims' tail). */
 async function fetchStatement(queue: string) {
   let sent: { text: string; values: unknown[] } | undefined;
   await te.queue.boss.fetch(queue, { batchSize: BATCH, db: { executeSql: async (text: string, values?: unknown[]) => ((sent = { text, values: values ?? [] }), { rows: [] }) } });
-  const constant = fetchWithBatchSizeParameter(fetchByTupleIds(sent!.text)!, sent!.values)!;
-  return fetchWithTail(constant.text, constant.values, startClaimsInFetch({ id: "plan-worker", version: "plan-1" }, te.engine.clock.now()))!;
+  return consumerFetch(sent!.text, sent!.values, { tail: startClaimsInFetch({ id: "plan-worker", version: "plan-1" }, te.engine.clock.now()) });
 }
 
 /** The plan of `statement`, run and rolled back: as planned for its values, or the generic plan a prepared statement may settle on. */
