@@ -639,6 +639,21 @@ AS $function$
     || CASE WHEN p_headers IS NULL OR jsonb_typeof(p_headers) <> 'array' OR jsonb_array_length(p_headers) = 0 THEN '' ELSE ',"headers":' || p_headers::text END || '}'
 $function$;
 
+CREATE OR REPLACE FUNCTION public.svc_claimed_ledger(p_run_id text, p_epoch integer, p_keyed_epoch integer, p_load boolean, OUT ledger json, OUT ledger_version integer)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NOT p_load THEN
+    ledger_version := 0;
+    RETURN;
+  END IF;
+  SELECT (SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = p_run_id AND l.epoch IN (p_epoch, p_keyed_epoch)), r.ledger_version
+    INTO ledger, ledger_version
+    FROM runs r WHERE r.id = p_run_id;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text, p_offers jsonb)
  RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints, offered_runs runs[], offered_ledgers json[])
  LANGUAGE plpgsql

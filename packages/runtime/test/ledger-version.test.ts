@@ -59,7 +59,7 @@ describe("runs.ledger_version", () => {
     expect((await versionOf(runId)).ledger_version).toBe(2);
   });
 
-  it("is read by a claim in the snapshot it reads the ledger in, not from the row a completion changed meanwhile", async () => {
+  it("is read by a claim in the snapshot it reads the ledger in, taken once the claim holds the run: a completion that committed while the claim waited is in both", async () => {
     const runId = await executingRun();
     const first = (await createToken(engine, env.id, { timeout: "1h" })).waitpoint;
     const second = (await createToken(engine, env.id, { timeout: "1h" })).waitpoint;
@@ -90,9 +90,9 @@ describe("runs.ledger_version", () => {
       await completer.query("COMMIT");
       const { rows } = await claim;
       expect(rows).toHaveLength(1);
-      // The ledger it read does not have the second resolution: neither does the version it says.
-      expect(rows[0]!.ledger.map((e) => [e.step_key, e.resolved]).sort()).toEqual([["key:k", false], ["token#0", true]]);
-      expect(rows[0]!.ledger_version).toBe(2);
+      // The ledger it read has the second resolution, and the version it says counts it.
+      expect(rows[0]!.ledger.map((e) => [e.step_key, e.resolved]).sort()).toEqual([["key:k", true], ["token#0", true]]);
+      expect(rows[0]!.ledger_version).toBe(3);
       expect((await versionOf(runId)).ledger_version).toBe(3);
     } finally {
       completer.release();

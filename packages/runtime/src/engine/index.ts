@@ -47,7 +47,7 @@ export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads, the tally of runs made and ended
 export { FINAL_STATUSES, RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
-export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun } from "./runs/claimed-columns.ts";
+export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_STARTS_SQL, claimStartsCtes } from "./runs/transitions/claim-start.ts";
 export { CLAIM_RESUME_SQL } from "./runs/transitions/claim-resume.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";

@@ -34,6 +34,12 @@ export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
 /**
  * Records a memoised step's result, fenced by the execution's claim token so an abandoned
  * execution cannot write. Returns false when the fence rejected the write.
+ *
+ * The fence holds the run's row FOR SHARE until the record commits: a claim taking the run over
+ * (FOR UPDATE) waits for the record and then reads it (svc_claimed_ledger), and a record that
+ * waited for a claim re-checks the token on the claimed row and is refused. Read without a lock,
+ * both would pass: the record in a snapshot from before the claim, the claim's ledger in one from
+ * before the record, and the step would run again in the new execution.
  */
 export async function recordStep(
   db: Queryable,
@@ -42,7 +48,7 @@ export async function recordStep(
   const { rowCount } = await db.query(
     `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome, expires_at, created_at, resolved_at)
      SELECT $1, $3, $4, $5, $6, true, $7, $8, $9, $9
-     FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING'
+     FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' FOR SHARE
      ON CONFLICT (run_id, epoch, step_key) DO UPDATE
        SET kind = EXCLUDED.kind, target = EXCLUDED.target, resolved = true, outcome = EXCLUDED.outcome,
            expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, resolved_at = EXCLUDED.resolved_at`,
@@ -76,9 +82,10 @@ export async function markKeyedEntryUsed(
   input: { runId: string; claimToken: string; epoch: number; stepKey: string; attemptEpoch: number },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE run_ledger l SET used_epoch = $5
-     FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING'
-       AND l.run_id = $1 AND l.epoch = $3 AND l.step_key = $4`,
+    // The run's row held FOR SHARE, as recordStep holds it, for the same reason.
+    `WITH fence AS (SELECT 1 FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING' FOR SHARE)
+     UPDATE run_ledger l SET used_epoch = $5
+     WHERE EXISTS (SELECT 1 FROM fence) AND l.run_id = $1 AND l.epoch = $3 AND l.step_key = $4`,
     [input.runId, input.claimToken, input.epoch, input.stepKey, input.attemptEpoch],
   );
   return (rowCount ?? 0) > 0;

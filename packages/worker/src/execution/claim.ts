@@ -1,10 +1,10 @@
 import {
-  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_RESUME_SQL, CLAIM_STARTS_SQL, CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED,
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_RESUME_SQL, CLAIM_STARTS_SQL, CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER,
   claimStartsCtes, prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow,
 } from "@svc/runtime/engine";
 import type { FetchTail } from "@svc/queue";
 
-export { CLAIMED_COLUMNS, LEDGER_OF_CLAIMED, RETURN_CLAIMED, type ClaimedRun };
+export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun };
 
 export interface Claim {
   run: ClaimedRun;
@@ -29,7 +29,7 @@ export interface Claim {
   ledgerFrom: "claim" | "offer" | "cache";
 }
 
-/** What a claim statement returns besides the run: LEDGER_OF_CLAIMED's columns. */
+/** What a claim statement returns besides the run: SELECT_CLAIMED_WITH_LEDGER's ledger columns. */
 type LedgerColumns = { ledger: LedgerRow[] | null; ledger_version: number | null };
 
 

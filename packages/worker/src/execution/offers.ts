@@ -2,7 +2,7 @@ import { z } from "zod";
 import {
   CHANNELS, DECLINE_OFFERS_SQL, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
 } from "@svc/runtime/engine";
-import { LEDGER_OF_CLAIMED, RETURN_CLAIMED, type Claim, type ClaimedRun } from "./claim.ts";
+import { RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type Claim, type ClaimedRun } from "./claim.ts";
 import type { LedgerCache } from "./ledger-cache.ts";
 
 /**
@@ -101,7 +101,7 @@ export async function loadOffer(db: Queryable, runId: string, claimToken: string
   const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null; ledger_version: number | null }>(prepared(
     "svc_load_offer",
     `WITH claimed AS (SELECT ${RETURN_CLAIMED} FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING' AND r.offered_at IS NOT NULL)
-     SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`,
+     ${SELECT_CLAIMED_WITH_LEDGER}`,
     [runId, claimToken],
   ));
   const row = rows[0];

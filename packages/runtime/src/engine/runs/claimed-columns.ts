@@ -15,19 +15,20 @@ export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;
 /** The claimed columns of `runs r`, as a RETURNING / SELECT list. */
 export const RETURN_CLAIMED = CLAIMED_COLUMNS.map((c) => `r.${c}`).join(", ");
 
-/** The ledger entries a claimed run (the CTE `claimed`) replays: its epoch's and keyed ones. */
-const CLAIMED_LEDGER = `(SELECT json_agg(l) FROM run_ledger l WHERE l.run_id = claimed.id AND l.epoch IN (claimed.ledger_epoch, ${KEYED_EPOCH}))`;
 /**
- * The run's ledger_version (migration 0027) as of the statement's snapshot, the one its ledger
- * was read in: `claimed` is the row as updated, which may already count a completion that
- * committed after the snapshot (its resolution is then missing from the entries read).
+ * The claimed runs of the CTE `claimed` with their ledgers (`ledger`: the entries of the run's
+ * epoch and the keyed ones) and ledger_version, as a statement's final SELECT. They are read by
+ * svc_claimed_ledger (sql/functions), in a snapshot taken after the claim locked the run, not in
+ * the claim statement's own: a takeover claim that waited for the live execution it takes over
+ * from must see the step that execution recorded meanwhile, or it runs the step again.
+ * `load` is the SQL condition under which a run has a ledger to read.
  */
-const CLAIMED_LEDGER_VERSION = `(SELECT s.ledger_version FROM runs s WHERE s.id = claimed.id)`;
-/** The ledger of the claimed run, and its version (`ledger`, `ledger_version`). */
-export const LEDGER_OF_CLAIMED = `${CLAIMED_LEDGER} AS ledger, ${CLAIMED_LEDGER_VERSION} AS ledger_version`;
+const claimedWithLedger = (load: string) =>
+  `SELECT claimed.*, lr.ledger, lr.ledger_version FROM claimed CROSS JOIN LATERAL svc_claimed_ledger(claimed.id, claimed.ledger_epoch, ${KEYED_EPOCH}, ${load}) lr`;
+
+export const SELECT_CLAIMED_WITH_LEDGER = claimedWithLedger("true");
 /**
  * A first attempt has no ledger yet (only the run's own executions write one): no lookup. Its
  * version is 0: nothing raises it before an execution suspends the run or one of its entries resolves.
  */
-export const LEDGER_OF_CLAIMED_START = `CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${CLAIMED_LEDGER} END AS ledger,
-  CASE WHEN claimed.attempt_number > 1 OR claimed.ledger_epoch > 0 THEN ${CLAIMED_LEDGER_VERSION} ELSE 0 END AS ledger_version`;
+export const SELECT_CLAIMED_START_WITH_LEDGER = claimedWithLedger("claimed.attempt_number > 1 OR claimed.ledger_epoch > 0");

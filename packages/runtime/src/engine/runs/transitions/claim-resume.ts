@@ -1,4 +1,4 @@
-import { LEDGER_OF_CLAIMED, RETURN_CLAIMED } from "../claimed-columns.ts";
+import { RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
 
@@ -25,4 +25,4 @@ export const CLAIM_RESUME_SQL = `WITH prev AS (SELECT r.id, r.status, r.updated_
          '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
        FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING'
        ON CONFLICT (run_id, number) DO NOTHING)
-     SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`;
+     ${SELECT_CLAIMED_WITH_LEDGER}`;

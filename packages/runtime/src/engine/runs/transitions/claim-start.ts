@@ -1,4 +1,4 @@
-import { LEDGER_OF_CLAIMED_START, RETURN_CLAIMED } from "../claimed-columns.ts";
+import { RETURN_CLAIMED, SELECT_CLAIMED_START_WITH_LEDGER } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
 
@@ -35,7 +35,7 @@ export function claimStartsCtes(worker: string, version: string, now: string): s
          '{"name":"WorkerCrash","message":"The worker executing this attempt stopped responding"}'
        FROM claimed c JOIN prev p ON p.id = c.id WHERE c.previous_status = 'EXECUTING' AND c.attempt_number > 1
        ON CONFLICT (run_id, number) DO NOTHING),
-     claims AS (SELECT claimed.*, ${LEDGER_OF_CLAIMED_START} FROM claimed)`;
+     claims AS (${SELECT_CLAIMED_START_WITH_LEDGER})`;
 }
 
 /**

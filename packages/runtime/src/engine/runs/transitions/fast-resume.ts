@@ -1,4 +1,4 @@
-import { LEDGER_OF_CLAIMED, RETURN_CLAIMED } from "../claimed-columns.ts";
+import { RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
 
@@ -13,7 +13,7 @@ export const CLAIM_FAST_RESUME_SQL = `WITH claimed AS (
              UPDATE runs r SET ${SET}, claim_token = ($2::text[])[1]
              WHERE r.id = ($1::text[])[1] AND ${statusGuard("r.status", FAST_RESUME)} AND r.resume_due_at IS NOT NULL AND r.task_identifier = ANY($7::text[])
              RETURNING ${RETURN_CLAIMED})${versionSeenTouch("$4", "$5")}
-           SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`;
+           ${SELECT_CLAIMED_WITH_LEDGER}`;
 
 /** The prepared statement svc_claim_fast_resumes (worker, claimFastResumes with several runs). */
 export const CLAIM_FAST_RESUMES_SQL = `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS i(run_id, claim_token)),
@@ -26,4 +26,4 @@ export const CLAIM_FAST_RESUMES_SQL = `WITH input AS (SELECT * FROM unnest($1::t
              FROM free JOIN input i ON i.run_id = free.id
              WHERE r.id = free.id
              RETURNING ${RETURN_CLAIMED})${versionSeenTouch("$4", "$5")}
-           SELECT claimed.*, ${LEDGER_OF_CLAIMED} FROM claimed`;
+           ${SELECT_CLAIMED_WITH_LEDGER}`;

@@ -1,0 +1,118 @@
+// A claim that takes over an EXECUTING run (its previous holder's job redelivered after the holder
+// stopped heartbeating, e.g. through a Postgres outage) may race the previous holder, which can be
+// alive and still writing. Whatever the interleaving, a step the previous holder recorded is either
+// in the ledger the claim loads, or its record was refused (the holder is then fenced): never both
+// recorded and missing from the new execution's ledger, which would run the step again.
+//
+// Each race is set up deterministically on two connections, without sleeps: one side's transaction
+// is held open until the other side's statement has started (and, when they conflict, is blocked).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { holdClaim, markKeyedEntryUsed, recordStep, triggerRun, type Queryable } from "@svc/runtime/engine";
+import { claimResume, claimStarts, type Claim } from "../src/execution/claim.ts";
+import { blockedBackends, eventually, startTestEngine, type TestEngine } from "./harness.ts";
+
+let te: TestEngine;
+
+beforeAll(async () => {
+  te = await startTestEngine();
+});
+afterAll(async () => te?.close());
+
+const worker = { id: "worker_b", version: "v1" };
+
+/** A run worker A executes through job `job-a` (claim token `claim-a`), as a start claim leaves it. */
+async function executingRun(): Promise<string> {
+  const { id } = await triggerRun(te.engine, te.env, "takeover", {});
+  await te.db.pool.query(
+    `UPDATE runs SET status = 'EXECUTING', claim_token = 'claim-a', attempt_number = 1, worker_id = 'worker_a', job_id = 'job-a', started_at = now() WHERE id = $1`,
+    [id],
+  );
+  return id;
+}
+
+const step = (runId: string, db: Queryable, stepKey = "step#0") =>
+  recordStep(db, { runId, claimToken: "claim-a", epoch: 0, stepKey, kind: "step", target: "before", outcome: { ok: true, value: "1" }, now: new Date() });
+
+/** The two takeover claims: a redelivered start job, and a redelivered resume job. */
+const takeovers: [string, (runId: string, db: Queryable) => Promise<Claim | null>][] = [
+  ["a start job's", async (runId, db) => (await claimStarts(db, [{ runId, claimToken: "claim-b", jobId: "job-a", workerId: worker.id, workerVersion: worker.version, now: new Date() }], worker, new Date()))[0]!],
+  ["a resume job's", (runId, db) => claimResume(db, { runId, claimToken: "claim-b", jobId: "job-a", workerId: worker.id, workerVersion: worker.version, now: new Date() })],
+];
+
+/** Runs `work` in a transaction on its own connection and holds it open until `commit()`. */
+async function openTransaction<T>(work: (db: Queryable) => Promise<T>): Promise<{ result: T; commit: () => Promise<void> }> {
+  const client = await te.db.pool.connect();
+  await client.query("BEGIN");
+  const result = await work(client);
+  return {
+    result,
+    commit: async () => {
+      await client.query("COMMIT");
+      client.release();
+    },
+  };
+}
+
+/** Starts `statement` and resolves once it has either finished or is blocked on a lock. */
+async function startedOrBlocked<T>(statement: Promise<T>): Promise<void> {
+  let done = false;
+  void statement.finally(() => (done = true)).catch(() => {});
+  await eventually(async () => done || (await blockedBackends(te)) >= 1);
+}
+
+const hasStep = (claim: Claim, stepKey = "step#0") => claim.ledger.some((e) => e.stepKey === stepKey && e.resolved);
+
+describe.each(takeovers)("%s takeover of an EXECUTING run, racing the live holder's writes", (_name, takeover) => {
+  it("sees a step whose record committed while the claim waited (the holder wrote first)", async () => {
+    const runId = await executingRun();
+    const holder = await openTransaction((db) => step(runId, db));
+    const claim = takeover(runId, te.db.pool);
+    await startedOrBlocked(claim);
+    await holder.commit();
+    const claimed = await claim;
+    expect(claimed).not.toBeNull();
+    // Recorded and loaded, or refused: never recorded and missing.
+    expect(holder.result === false || hasStep(claimed!)).toBe(true);
+    expect(holder.result).toBe(true);
+  });
+
+  it("sees a step made and recorded under the held claim (holdClaim, then the record) while the claim waited", async () => {
+    const runId = await executingRun();
+    const holder = await openTransaction(async (db) => (await holdClaim(db, runId, "claim-a")) && (await step(runId, db)));
+    expect(holder.result).toBe(true);
+    const claim = takeover(runId, te.db.pool);
+    await startedOrBlocked(claim);
+    await holder.commit();
+    const claimed = await claim;
+    expect(claimed && hasStep(claimed)).toBe(true);
+  });
+
+  it("refuses the holder's record once the claim has taken the run (the claim wrote first)", async () => {
+    const runId = await executingRun();
+    const claimer = await openTransaction((db) => takeover(runId, db));
+    expect(claimer.result).not.toBeNull();
+    const record = step(runId, te.db.pool);
+    await startedOrBlocked(record);
+    await claimer.commit();
+    const recorded = await record;
+    expect(recorded === false || hasStep(claimer.result!)).toBe(true);
+    expect(recorded).toBe(false);
+    expect((await te.db.pool.query(`SELECT count(*)::int AS n FROM run_ledger WHERE run_id = $1`, [runId])).rows[0].n).toBe(0);
+  });
+
+  it("sees a keyed entry the holder marked as passed while the claim waited", async () => {
+    const runId = await executingRun();
+    await te.db.pool.query(
+      `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome, created_at, resolved_at) VALUES ($1, -1, 'key:k', 'step', 'k', true, '{"ok":true,"value":"1"}', now(), now())`,
+      [runId],
+    );
+    const holder = await openTransaction((db) => markKeyedEntryUsed(db, { runId, claimToken: "claim-a", epoch: -1, stepKey: "key:k", attemptEpoch: 0 }));
+    const claim = takeover(runId, te.db.pool);
+    await startedOrBlocked(claim);
+    await holder.commit();
+    const claimed = await claim;
+    const entry = claimed!.ledger.find((e) => e.stepKey === "key:k");
+    expect(holder.result === false || entry?.usedEpoch === 0).toBe(true);
+    expect(holder.result).toBe(true);
+  });
+});
