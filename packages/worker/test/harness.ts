@@ -6,6 +6,7 @@ import { tokenCreator } from "../src/execution/create-token.ts";
 import { envVarsAndSchedules } from "../src/env-vars-and-schedules.ts";
 import { TaskEnv } from "../src/task-env.ts";
 import { createWorker, type Worker, type WorkerOptions } from "../src/worker.ts";
+import type { WorkerEventMap } from "../src/events.ts";
 
 export { TEST_ENCRYPTION_KEY };
 
@@ -115,4 +116,41 @@ export async function hideFromOffers(te: TestEngine, worker: TestWorker): Promis
  */
 export async function offerTaken(te: TestEngine, runId: string): Promise<void> {
   await eventually(async () => (await getRunRow(te, runId)).offered_at === null);
+}
+
+type RunEventName = "runStarted" | "runSuspended" | "runResumed" | "runFinished";
+
+/**
+ * Triggers a run with `trigger` and waits for its `name` event on any of `workers`, listening from
+ * before the trigger: a start offered to a worker runs the moment the trigger commits, and may start
+ * (or suspend) before the trigger's own call has returned.
+ */
+export async function triggerAndAwait<K extends RunEventName>(
+  workers: TestWorker[],
+  name: K,
+  trigger: () => Promise<{ id: string }>,
+  timeoutMs = 20_000,
+): Promise<{ id: string; event: WorkerEventMap[K] }> {
+  const seen: WorkerEventMap[K][] = [];
+  let wanted: string | null = null;
+  let found: (event: WorkerEventMap[K]) => void = () => {};
+  const arrived = new Promise<WorkerEventMap[K]>((resolve) => (found = resolve));
+  const offs = workers.map((w) =>
+    w.worker.events.on(name, (event) => {
+      if (wanted === null) seen.push(event);
+      else if (event.runId === wanted) found(event);
+    }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const { id } = await trigger();
+    wanted = id;
+    const early = seen.find((e) => e.runId === id);
+    if (early) return { id, event: early };
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${name} of ${id}`)), timeoutMs)));
+    return { id, event: await Promise.race([arrived, timeout]) };
+  } finally {
+    clearTimeout(timer);
+    for (const off of offs) off();
+  }
 }

@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 describe("job wake-ups", () => {
-  it("wakes one of three idle workers for a single trigger: one fetch in all, where every worker used to fetch", async () => {
+  it("wakes one of three idle workers for a single enqueued run: one fetch in all, where every worker used to fetch; an offered start costs none", async () => {
     // Polls a minute apart: any fetch after the first pass is a wake-up's.
     const three = [await start({ concurrency: 4, pollIntervalMs: 60_000 }), await start({ concurrency: 4, pollIntervalMs: 60_000 }), await start({ concurrency: 4, pollIntervalMs: 60_000 })];
     // Each registered the queues it fetches from.
@@ -70,7 +70,12 @@ describe("job wake-ups", () => {
     await eventually(async () => [...fetches.values()].every((c) => c.n === 3));
     const before = totalFetches();
 
-    const { id } = await triggerRun(te.engine, te.env, "quick", {});
+    // A run the trigger can offer goes to one worker with no job and no fetch at all.
+    const offered = await triggerRun(te.engine, te.env, "quick", {});
+    await eventually(async () => finishedBy.has(offered.id));
+    expect(totalFetches() - before).toBe(0);
+    // One it does not offer (a TTL) is enqueued, and its job wakes one worker.
+    const { id } = await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" });
     await eventually(async () => finishedBy.has(id));
     expect(totalFetches() - before).toBe(1);
     expect((await getRunRow(te, id)).status).toBe("COMPLETED");

@@ -47,7 +47,8 @@ const badOutput = task({
 
 beforeAll(async () => {
   te = await startTestEngine();
-  tw = await startTestWorker(te, [thrower, fine, badOutput]);
+  // A short lease: the run whose ending cannot be written is taken back when it lapses.
+  tw = await startTestWorker(te, [thrower, fine, badOutput], { leaseMs: 3000 });
   tw.worker.events.on("runFinished", (e) => finished.add(e.runId));
 });
 afterAll(async () => {
@@ -89,7 +90,7 @@ describe("a return value that cannot be stored", () => {
 });
 
 describe("a run whose ending cannot be written", () => {
-  it("is not stranded: its job is delivered again and the run completes on a later attempt", async () => {
+  it("is not stranded: its lease lapses and the run completes on a later attempt", async () => {
     // Writes that would complete this run fail (as if the database refused them for a while). The
     // trigger exists before the run does: a trivial run could otherwise complete first.
     await te.db.pool.query(`
@@ -99,12 +100,17 @@ describe("a run whose ending cannot be written", () => {
         WHEN (NEW.status = 'COMPLETED' AND NEW.payload LIKE '%refuse-me%') EXECUTE FUNCTION refuse_completion();`);
     const failedWrite = tw.worker.events.next("error", (e) => String((e.error as Error)?.message).includes("refused for the test"));
     const flaky = await triggerRun(te.engine, te.env, "fine", { marker: "refuse-me" });
-    const recovered = tw.worker.events.next("runCrashRecovered", (e) => e.runId === flaky.id, 30_000);
     await failedWrite;
     await te.db.pool.query(`DROP TRIGGER refuse_completion ON runs; DROP FUNCTION refuse_completion()`);
     expect((await getRunRow(te, flaky.id)).status).toBe("EXECUTING");
-    // pg-boss delivers the job again once its heartbeat lapses; the claim takes the run over.
-    expect((await recovered).attempt).toBe(2);
-    await eventually(async () => (await getRunRow(te, flaky.id)).status === "COMPLETED", 10_000);
+    // The execution that could not end holds the run no longer: its lease lapses (a start offered
+    // to the worker) or its job's heartbeat does, and the next attempt runs it.
+    const row = await eventually(async () => {
+      const r = await getRunRow(te, flaky.id);
+      return r.status === "COMPLETED" && r;
+    }, 40_000);
+    expect(row.attempt_number).toBe(2);
+    const attempts = (await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1 ORDER BY number`, [flaky.id])).rows;
+    expect(attempts).toEqual([{ number: 1, status: "CRASHED" }, { number: 2, status: "COMPLETED" }]);
   }, 45_000);
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, FakeClock, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
 import { markWorkerFull } from "../src/registry/workers.ts";
-import { getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { getRunRow, startTestEngine, startTestWorker, triggerAndAwait, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-25T04:00:00Z"));
 let te: TestEngine;
@@ -27,16 +27,14 @@ const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise
 
 /** Starts a `busy` run on whichever worker of `workers` takes it; resolves once it holds the slot. */
 async function occupySlot(workers: TestWorker[]): Promise<{ runId: string; release(): void }> {
-  const { id } = await triggerRun(te.engine, te.env, "busy", {});
-  await Promise.race(workers.map((w) => w.worker.events.next("runStarted", (e) => e.runId === id)));
+  const { id } = await triggerAndAwait(workers, "runStarted", () => triggerRun(te.engine, te.env, "busy", {}));
   return { runId: id, release: () => gates.get(id)!() };
 }
 
 /** A run of `offered` suspended on `w` (the only live worker of the task when it starts). */
 async function suspendedOn(w: TestWorker): Promise<{ id: string; tokenId: string }> {
   const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
-  const { id } = await triggerRun(te.engine, te.env, "offered", { tokenId });
-  await w.worker.events.next("runSuspended", (e) => e.runId === id);
+  const { id } = await triggerAndAwait([w], "runSuspended", () => triggerRun(te.engine, te.env, "offered", { tokenId }));
   return { id, tokenId };
 }
 

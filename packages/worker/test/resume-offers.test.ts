@@ -8,7 +8,7 @@ import { createPool } from "@svc/runtime/db";
 import { completeToken, createToken, FakeClock, lapsedLeases, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { step, task, wait } from "@svc/runtime";
 import { acceptOffers } from "../src/execution/offers.ts";
-import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, triggerAndAwait, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 let te: TestEngine;
@@ -73,8 +73,7 @@ async function occupySlot(): Promise<string> {
 
 async function suspended(w: TestWorker, payload: { filler?: string } = {}): Promise<{ id: string; tokenId: string }> {
   const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
-  const { id } = await triggerRun(te.engine, te.env, "offered", { tokenId, ...payload });
-  await w.worker.events.next("runSuspended", (e) => e.runId === id);
+  const { id } = await triggerAndAwait([w], "runSuspended", () => triggerRun(te.engine, te.env, "offered", { tokenId, ...payload }));
   return { id, tokenId };
 }
 const complete = (tokenId: string, output: unknown = { n: 7 }) =>

@@ -28,7 +28,7 @@ export type Dispatch =
   /** `claimed`: the claim its job's fetch made (null: the run could not be claimed); absent: claim it now. */
   | { kind: "start"; runId: string; jobId: string; claimed?: Claim | null }
   | { kind: "resume"; runId: string; jobId: string | null }
-  /** A resume a completion offered to this worker, already claimed for it (see offers.ts). */
+  /** A resume a completion offered to this worker, or a start a trigger offered it, already claimed for it (see offers.ts). */
   | { kind: "offer"; runId: string; claimToken: string; claim: Claim | Promise<Claim | null> };
 
 /** How an execution came to this worker (worker events report it). */
@@ -69,7 +69,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const task = deps.worker.tasks.get(run.task_identifier);
   if (!task) {
     // A shared queue (or the environment's resume queue) can carry a task this worker doesn't have.
-    const kind = dispatch.kind === "start" ? "start" : "resume";
+    const kind = dispatch.kind === "start" || claim.previousStatus === "QUEUED" ? "start" : "resume";
     if (await handBack(engine, claim, claimToken, kind)) deps.events.emit("runHandedBack", { runId: run.id, kind });
     return;
   }
@@ -87,7 +87,7 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const taken =
     via === "offer"
       ? deps.batchers.offerAcceptances.add({ runId: run.id, claimToken }).then(
-          (accepted) => accepted || (abort.abort(new Error("the resume offer was withdrawn")), false),
+          (accepted) => accepted || (abort.abort(new Error("the offer was withdrawn")), false),
           (error: unknown) => (abort.abort(error instanceof Error ? error : new Error(String(error))), false),
         )
       : null;

@@ -22,7 +22,7 @@ export async function handBack(deps: Pick<EngineDeps, "db" | "clock">, claim: Cl
   const now = deps.clock.now();
   const later = new Date(now.getTime() + HAND_BACK_DELAY_MS);
   const fence = { sql: "claim_token = $1", values: [claimToken] };
-  const cleared = { claim_token: null, job_id: null, lease_expires_at: null, offered_at: null };
+  const cleared = { claim_token: null, job_id: null, lease_expires_at: null, offered_at: null, offered_start: false };
   if (kind === "start") {
     const { changed } = await transitionRun(deps.db, run.id, "QUEUED", now, {
       from: ["EXECUTING"],

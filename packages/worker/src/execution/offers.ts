@@ -58,7 +58,8 @@ const OfferedLedgerSchema = z.union([
   z.strictObject({ version: z.number().int(), resolved: LedgerRowsSchema }),
   LedgerRowsSchema,
 ]);
-const FullOfferSchema = z.object({ run: OfferedRunSchema, ledger: OfferedLedgerSchema });
+/** `start`: a run's first attempt a trigger offered (engine/runs/transitions/offer-start.ts); absent: a resume. */
+const FullOfferSchema = z.object({ run: OfferedRunSchema, ledger: OfferedLedgerSchema, start: z.literal(true).optional() });
 const TokenOfferSchema = z.object({ claimToken: z.string(), runId: z.string() });
 
 const entriesOf = (rows: unknown[] | null): LedgerEntry[] => ((rows ?? []) as LedgerRow[]).map(ledgerEntryFromRow);
@@ -77,10 +78,19 @@ export function parseOffer(payload: string): Offer {
   }
   // Told apart by their keys, so that a mismatch names the field at fault.
   if (typeof json !== "object" || json === null || !("run" in json)) return parseStored(TokenOfferSchema, json, "an offer NOTIFY");
-  const { run, ledger } = parseStored(FullOfferSchema, json, "an offer NOTIFY");
+  const { run, ledger, start } = parseStored(FullOfferSchema, json, "an offer NOTIFY");
+  if (start) return { claim: startOffered(run, entriesOf(Array.isArray(ledger) ? ledger : null), 0, "offer") };
   if (ledger === null || Array.isArray(ledger)) return { claim: { run, previousStatus: "WAITING", ledger: entriesOf(ledger), ledgerVersion: null, ledgerFrom: "offer" } };
   if ("resolved" in ledger) return { resolved: { run, entries: entriesOf(ledger.resolved), version: ledger.version } };
   return { claim: { run, previousStatus: "WAITING", ledger: entriesOf(ledger.entries), ledgerVersion: ledger.version, ledgerFrom: "offer" } };
+}
+
+/**
+ * The claim of an offered start: a first attempt (no ledger), QUEUED before the offer with no TTL
+ * and no start time (which a hand-back restores).
+ */
+function startOffered(run: ClaimedRun, ledger: LedgerEntry[], ledgerVersion: number | null, from: Claim["ledgerFrom"]): Claim {
+  return { run, previousStatus: "QUEUED", beforeStart: { expireAt: null, startedAt: null }, ledger, ledgerVersion, ledgerFrom: from };
 }
 
 /**
@@ -98,15 +108,16 @@ export function claimFromCache(cache: LedgerCache, offer: { run: ClaimedRun; ent
 
 /** Loads an offer that came with only its claim token; null when it was withdrawn meanwhile. */
 export async function loadOffer(db: Queryable, runId: string, claimToken: string): Promise<Claim | null> {
-  const { rows } = await db.query<ClaimedRun & { ledger: LedgerRow[] | null; ledger_version: number | null }>(prepared(
+  const { rows } = await db.query<ClaimedRun & { offered_start: boolean; ledger: LedgerRow[] | null; ledger_version: number | null }>(prepared(
     "svc_load_offer",
-    `WITH claimed AS (SELECT ${RETURN_CLAIMED} FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING' AND r.offered_at IS NOT NULL)
+    `WITH claimed AS (SELECT ${RETURN_CLAIMED}, r.offered_start FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING' AND r.offered_at IS NOT NULL)
      ${SELECT_CLAIMED_WITH_LEDGER}`,
     [runId, claimToken],
   ));
   const row = rows[0];
   if (!row) return null;
-  const { ledger, ledger_version, ...run } = row;
+  const { ledger, ledger_version, offered_start, ...run } = row;
+  if (offered_start) return startOffered(run, entriesOf(ledger), ledger_version, "claim");
   return { run, previousStatus: "WAITING", ledger: entriesOf(ledger), ledgerVersion: ledger_version, ledgerFrom: "claim" };
 }
 
@@ -120,7 +131,7 @@ export async function loadOffer(db: Queryable, runId: string, claimToken: string
 export async function acceptOffers(db: Queryable, offers: { runId: string; claimToken: string }[], now: Date, leaseMs: number): Promise<boolean[]> {
   const { rows } = await db.query<{ claim_token: string }>(prepared(
     "svc_accept_offers",
-    `UPDATE runs SET offered_at = NULL, lease_expires_at = $3::timestamptz + make_interval(secs => $4::double precision / 1000)
+    `UPDATE runs SET offered_at = NULL, offered_start = false, lease_expires_at = $3::timestamptz + make_interval(secs => $4::double precision / 1000)
      WHERE id = ANY($1::text[]) AND claim_token = ANY($2::text[]) AND status = 'EXECUTING' AND offered_at IS NOT NULL
      RETURNING claim_token`,
     [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now, leaseMs],
@@ -130,26 +141,27 @@ export async function acceptOffers(db: Queryable, offers: { runId: string; claim
 }
 
 /**
- * Gives back offers this worker will not run (no free slot, or it is stopping), in one statement:
- * each run waits again, same attempt, with its resume due now, fenced by its claim token. One
- * NOTIFY announces them to every worker (a worker with a free slot claims them through the fast
- * path) and one wakes the timer loops, which hand what nobody claimed to pg-boss, where the runs
- * wait their turn. Offers never go to runs of queues with a concurrencyLimit, so none is one.
+ * Gives back offers this worker will not run (no free slot, or it is stopping), in one statement,
+ * fenced by their claim tokens: a resume waits again, same attempt, with its resume due now; a
+ * start is QUEUED again as if never claimed, available now. One NOTIFY announces the resumes to
+ * every worker (a worker with a free slot claims them through the fast path) and one wakes the
+ * timer loops, which hand what nobody claimed to pg-boss (starts at once), where the runs wait
+ * their turn. Offers never go to runs of queues with a concurrencyLimit, so none is one.
  * Returns the runs given back (the rest were canceled or withdrawn meanwhile).
  */
 export async function declineOffers(db: Pool, environmentId: string, offers: { runId: string; claimToken: string }[], now: Date): Promise<Set<string>> {
   return withTransaction(db, async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(
+    const { rows } = await tx.query<{ id: string; start: boolean }>(
       DECLINE_OFFERS_SQL,
       [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now],
     );
     if (rows.length === 0) return new Set();
-    const ids = rows.map((r) => r.id);
+    const ids = rows.filter((r) => !r.start).map((r) => r.id);
     // ≤ 100 run ids per payload, as completions send them; the middle field names no waitpoint.
     for (let i = 0; i < ids.length; i += 100) {
       await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, `${environmentId} - ${ids.slice(i, i + 100).join(",")}`]);
     }
     await tx.query(`SELECT pg_notify($1, 'resume')`, [CHANNELS.timers]);
-    return new Set(ids);
+    return new Set(rows.map((r) => r.id));
   });
 }

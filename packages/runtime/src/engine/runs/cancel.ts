@@ -47,7 +47,7 @@ async function cancelOne(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Que
   const now = deps.clock.now();
   // A canceled run holds no claim or lease (the worker running it learns of the cancel, and its
   // writes are fenced by the status).
-  const result = await transitionRun(tx, run.id, "CANCELED", now, { from: [run.status], set: { finished_at: now, claim_token: null, lease_expires_at: null, offered_at: null } });
+  const result = await transitionRun(tx, run.id, "CANCELED", now, { from: [run.status], set: { finished_at: now, claim_token: null, lease_expires_at: null, offered_at: null, offered_start: false } });
   if (!result.changed) return false;
   if (run.status === "WAITING") {
     await tx.query(`DELETE FROM run_ledger WHERE run_id = $1 AND NOT resolved`, [run.id]);

@@ -38,6 +38,8 @@ export interface RunRow {
   lease_expires_at: Date | null;
   /** Set while the run is offered to a worker that has not taken it yet (migration 0018). */
   offered_at: Date | null;
+  /** An offered start (migration 0034): QUEUED again, not WAITING, when given back. */
+  offered_start: boolean;
   job_id: string | null;
   worker_id: string | null;
   worker_version: string | null;

@@ -1,7 +1,7 @@
 import { withTransaction } from "../../db/queryable.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { maxAttemptsOf } from "../runs/retry-policy.ts";
-import { crashLapsed, findLapsed, lapseOffered, requeueLapsed } from "../runs/transitions/lapse.ts";
+import { crashLapsed, findLapsed, lapseOffered, requeueOfferedStarts, requeueLapsed } from "../runs/transitions/lapse.ts";
 import { dispatchStarts, type DueWork } from "./fire-due.ts";
 import { dueAt } from "./due-times.ts";
 
@@ -39,9 +39,10 @@ export const lapsedLeases: DueWork = {
       if (found.length === 0) return { handled: 0, crashed: 0 };
       await lapseOffered(
         tx,
-        found.filter((r) => r.offered).map((r) => r.id),
+        found.filter((r) => r.offered && !r.offered_start).map((r) => r.id),
         now,
       );
+      await dispatchStarts(deps, tx, await requeueOfferedStarts(tx, found.filter((r) => r.offered && r.offered_start).map((r) => r.id), now), now);
       const lapsed = found.filter((r) => !r.offered);
       await tx.query(
         `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at, error)

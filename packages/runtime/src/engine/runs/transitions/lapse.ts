@@ -11,18 +11,20 @@ import type { RunRow } from "../store.ts";
  * selected (finished, canceled, suspended, its offer taken, its lease renewed) is left alone.
  */
 export const LAPSE_OFFER = transition(["EXECUTING"], "WAITING");
+/** An offered start (offer-start.ts) never taken is QUEUED again as if never claimed. */
+export const LAPSE_OFFERED_START = transition(["EXECUTING"], "QUEUED");
 export const LAPSE_REQUEUE = transition(["EXECUTING"], "QUEUED");
 export const LAPSE_CRASH = transition(["EXECUTING"], "CRASHED");
 
 /** A fast-path execution (no pg-boss job) whose lease ended at `now` (a parameter's text, `$n`). */
 const leaseLapsed = (alias: string, now: string) => `${alias}job_id IS NULL AND ${alias}lease_expires_at <= ${now}`;
 
-export type LapsedRun = Pick<RunRow, "id" | "attempt_number" | "max_attempts"> & { retry: RetryPolicy | null; offered: boolean };
+export type LapsedRun = Pick<RunRow, "id" | "attempt_number" | "max_attempts" | "offered_start"> & { retry: RetryPolicy | null; offered: boolean };
 
 /** Locks up to `limit` fast-path executions whose lease lapsed at `now`. */
 export async function findLapsed(tx: Queryable, now: Date, limit: number): Promise<LapsedRun[]> {
   const { rows } = await tx.query<LapsedRun>(
-    `SELECT r.id, r.attempt_number, r.max_attempts, wt.retry, r.offered_at IS NOT NULL AS offered
+    `SELECT r.id, r.attempt_number, r.max_attempts, r.offered_start, wt.retry, r.offered_at IS NOT NULL AS offered
          FROM runs r LEFT JOIN worker_tasks wt ON wt.environment_id = r.environment_id AND wt.task_identifier = r.task_identifier
          WHERE ${statusGuard("r.status", LAPSE_REQUEUE)} AND ${leaseLapsed("r.", "$1")}
          ORDER BY r.lease_expires_at LIMIT $2 FOR UPDATE OF r SKIP LOCKED`,
@@ -36,9 +38,22 @@ export async function lapseOffered(tx: Queryable, ids: string[], now: Date): Pro
   await tx.query(
     `UPDATE runs SET status = '${LAPSE_OFFER.to}', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, offered_at = NULL,
            resume_due_at = $2, updated_at = $2
-         WHERE id = ANY($1::text[]) AND ${statusGuard("status", LAPSE_OFFER)} AND ${leaseLapsed("", "$2")} AND offered_at IS NOT NULL`,
+         WHERE id = ANY($1::text[]) AND ${statusGuard("status", LAPSE_OFFER)} AND ${leaseLapsed("", "$2")} AND offered_at IS NOT NULL AND NOT offered_start`,
     [ids, now],
   );
+}
+
+/** Offered starts (found by findLapsed) go back to the queue, their attempt not counted; returns those that did. */
+export async function requeueOfferedStarts(tx: Queryable, ids: string[], now: Date): Promise<RunRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await tx.query<RunRow>(
+    `UPDATE runs SET status = '${LAPSE_OFFERED_START.to}', attempt_number = attempt_number - 1, started_at = NULL, claim_token = NULL,
+           lease_expires_at = NULL, worker_id = NULL, offered_at = NULL, offered_start = false, updated_at = $2
+         WHERE id = ANY($1::text[]) AND ${statusGuard("status", LAPSE_OFFERED_START)} AND ${leaseLapsed("", "$2")} AND offered_at IS NOT NULL AND offered_start
+         RETURNING *`,
+    [ids, now],
+  );
+  return rows;
 }
 
 /** Lapsed runs (found by findLapsed) with attempts left go back to the queue; returns those that did. */

@@ -1,0 +1,144 @@
+// Start offers: the transaction that triggers a run offers its first attempt, already claimed, to a
+// live worker of its task with a free slot, on that worker's own channel (as a completion offers a
+// resume), and enqueues no start job for it. Covered here: the offer itself, a worker that has no
+// free slot (it gives the start back: QUEUED again, then a job), an offer nobody takes (its lease
+// lapses: QUEUED again, no attempt counted), a payload too large for a NOTIFY, and the runs that are
+// never offered (limited queues, concurrency keys, TTLs, delays, large batches).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPool } from "@svc/runtime/db";
+import { FakeClock, lapsedLeases, triggerRun, triggerRunsInTransaction, withTransaction } from "@svc/runtime/engine";
+import { task } from "@svc/runtime";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+
+const clock = new FakeClock(new Date("2026-11-29T10:00:00Z"));
+let te: TestEngine;
+
+const quick = task({ id: "quick", run: async (payload: { n?: number; filler?: string }) => ({ n: payload.n ?? 0, size: payload.filler?.length ?? 0 }) });
+const limited = task({ id: "limited", queue: { name: "limited-queue", concurrencyLimit: 1 }, run: async () => "limited" });
+const gates = new Map<string, () => void>();
+const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
+
+/** The pg-boss start jobs that exist for a run (handled ones are deleted). */
+const jobsOf = async (runId: string) => (await te.db.pool.query(`SELECT id FROM pgboss.job WHERE data->>'runId' = $1`, [runId])).rowCount;
+const attemptRows = async (runId: string) => (await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1 ORDER BY number`, [runId])).rows;
+
+beforeAll(async () => {
+  te = await startTestEngine({ clock });
+});
+afterAll(async () => {
+  await te?.close();
+});
+
+describe("start offers", () => {
+  let tw: TestWorker;
+  beforeAll(async () => {
+    tw = await startTestWorker(te, [quick, limited], { timerLoop: false });
+  });
+  afterAll(async () => {
+    await tw?.stop();
+  });
+
+  it("hands a triggered run to the live worker with a free slot, claimed, without a start job", async () => {
+    const started = tw.worker.events.next("runStarted", (e) => e.runId !== "");
+    const { id } = await triggerRun(te.engine, te.env, "quick", { n: 1 });
+    // Claimed for the worker in the trigger's own transaction: no job was ever enqueued.
+    expect(await jobsOf(id)).toBe(0);
+    expect(await started).toMatchObject({ runId: id, via: "offer", attempt: 1, replayedEntries: 0 });
+    const finished = await tw.worker.events.next("runFinished", (e) => e.runId === id);
+    expect(finished.status).toBe("COMPLETED");
+    const row = await getRunRow(te, id);
+    expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, offered_at: null, offered_start: false, job_id: null });
+    expect(row.started_at).not.toBeNull();
+    expect(await attemptRows(id)).toEqual([{ number: 1, status: "COMPLETED" }]);
+  });
+
+  it("offers a run whose payload does not fit in a NOTIFY by its claim token: the worker loads it", async () => {
+    const filler = "x".repeat(20_000);
+    const started = tw.worker.events.next("runStarted", (e) => e.runId !== "");
+    const { id } = await triggerRun(te.engine, te.env, "quick", { n: 2, filler });
+    expect(await started).toMatchObject({ runId: id, via: "offer" });
+    await tw.worker.events.next("runFinished", (e) => e.runId === id);
+    expect(await getRunRow(te, id)).toMatchObject({ status: "COMPLETED", output: JSON.stringify({ json: { n: 2, size: 20_000 } }) });
+  });
+
+  it("enqueues what it does not offer: a queue with a concurrencyLimit, a concurrency key, a TTL, a batch larger than 16", async () => {
+    const runs = [
+      await triggerRun(te.engine, te.env, "limited", {}),
+      await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" }),
+      await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" }),
+    ];
+    const batch = await withTransaction(te.db.pool, (tx) =>
+      triggerRunsInTransaction(te.engine, tx, te.env, Array.from({ length: 17 }, (_, n) => ({ taskIdentifier: "quick", payload: { n } }))),
+    );
+    for (const { id } of [...runs, ...batch]) {
+      const finished = await eventually(async () => {
+        const row = await getRunRow(te, id);
+        return row.status === "COMPLETED" && row;
+      });
+      // Started through a job (job_id), never offered.
+      expect(finished.job_id, id).not.toBeNull();
+    }
+  });
+});
+
+describe("start offers given back", () => {
+  it("gives a start back when it has no free slot: the run is QUEUED again as if never claimed, and a job starts it", async () => {
+    const full = await startTestWorker(te, [quick, busy], { concurrency: 1, timerLoop: false });
+    try {
+      const { id: holder } = await triggerRun(te.engine, te.env, "busy", {});
+      await eventually(async () => gates.has(holder));
+      // The registry row still says the worker has a free slot (its full flag not yet written), so
+      // the trigger offers it the run; the worker is full and gives it back.
+      await te.db.pool.query(`UPDATE workers SET full_since = NULL WHERE id = $1`, [full.worker.id]);
+      const givenBack = full.worker.events.next("offerGivenBack", (e) => e.runId !== "");
+      const { id } = await triggerRun(te.engine, te.env, "quick", { n: 3 });
+      expect(await givenBack).toMatchObject({ runId: id, reason: "full" });
+      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, available_at: clock.now() });
+      // The timer loop enqueues it (its available time has come); the job starts it once a slot is free.
+      expect((await full.worker.timers.tick())["retrying-runs"]).toBe(1);
+      const started = full.worker.events.next("runStarted", (e) => e.runId === id);
+      gates.get(holder)!();
+      expect(await started).toMatchObject({ via: "job", attempt: 1 });
+      expect((await full.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+      expect(await attemptRows(id)).toEqual([{ number: 1, status: "COMPLETED" }]);
+    } finally {
+      await full.stop();
+    }
+  });
+
+  it("takes back an offer nobody takes when its lease lapses: QUEUED again, no attempt counted, and a job starts it", async () => {
+    await te.db.pool.query(`DELETE FROM workers`);
+    // A worker that is live to the registry but takes nothing (a stalled process): its row names
+    // a lock that a connection listening to nothing holds.
+    const stalled = createPool(te.db.url, { max: 1, onError: () => {} });
+    const client = await stalled.connect();
+    await client.query(`SELECT pg_advisory_lock(4343)`);
+    await client.query(
+      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_stalled', $1, '{quick}', 'test-0', 4343, $2)`,
+      [te.env.id, new Date(clock.now().getTime() + 60_000)],
+    );
+    try {
+      const { id } = await triggerRun(te.engine, te.env, "quick", { n: 4 });
+      expect(await getRunRow(te, id)).toMatchObject({ status: "EXECUTING", worker_id: "worker_stalled", attempt_number: 1, offered_start: true });
+      expect(await jobsOf(id)).toBe(0);
+      clock.advance(4_000);
+      expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(0);
+      clock.advance(1_000);
+      expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(1);
+      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, lease_expires_at: null });
+      expect(await attemptRows(id)).toEqual([]); // no attempt was lost: none ran
+      expect(await jobsOf(id)).toBe(1);
+      await te.db.pool.query(`DELETE FROM workers WHERE id = 'worker_stalled'`);
+      const next = await startTestWorker(te, [quick], { timerLoop: false });
+      try {
+        expect((await next.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 1 });
+      } finally {
+        await next.stop();
+      }
+    } finally {
+      client.release();
+      await stalled.end();
+    }
+  });
+});
