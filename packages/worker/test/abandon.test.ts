@@ -30,9 +30,11 @@ afterAll(async () => {
 
 describe("abandoning a worker", () => {
   it("leaves the pg-boss job of an in-flight run active, for its redelivery to recover the run", async () => {
-    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {});
+    // A TTL: the run is enqueued, not offered (see start-offers.test.ts).
+    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {}, { ttl: "1h" });
     await eventually(async () => running.has(id));
     const { job_id: jobId } = await getRunRow(te, id);
+    expect(jobId).not.toBeNull();
     const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
     await tw.worker.abandon();
     await abandoned;
@@ -41,5 +43,21 @@ describe("abandoning a worker", () => {
     const { rows } = await te.db.pool.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE id = $1`, [jobId]);
     expect(rows[0]!.state).toBe("active");
     expect((await getRunRow(te, id)).status).toBe("EXECUTING");
+  });
+
+  it("leaves an offered start EXECUTING with its lease, for the lapse to recover the run", async () => {
+    const other = await startTestWorker(te, [endless], { timerLoop: false });
+    await tw.worker.abandon();
+    await te.db.pool.query(`DELETE FROM workers WHERE id = $1`, [tw.worker.id]);
+    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {});
+    await eventually(async () => running.has(id));
+    const abandoned = other.worker.events.next("runAbandoned", (e) => e.runId === id);
+    await other.worker.abandon();
+    await abandoned;
+    await other.worker.drain();
+    const row = await getRunRow(te, id);
+    expect(row).toMatchObject({ status: "EXECUTING", job_id: null, worker_id: other.worker.id });
+    expect(row.lease_expires_at).not.toBeNull();
+    await other.kill();
   });
 });

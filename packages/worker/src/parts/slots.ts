@@ -16,7 +16,10 @@ export class Slots {
   readonly #consumer: JobConsumer;
   readonly #executions: Executions;
   readonly #report: WorkerResources["report"];
+  /** Leased executions not yet ended (drain waits for them)… */
   #leased = 0;
+  /** …and those whose task code still runs: they hold a slot (an ending being written does not). */
+  #leasedInSlots = 0;
   #leasedIdle: (() => void) | null = null;
   #draining = false;
   readonly #concurrency: number;
@@ -32,7 +35,7 @@ export class Slots {
       concurrency: config.concurrency,
       pollIntervalMs: config.pollIntervalMs,
       heartbeatIntervalMs: 4000,
-      externalInFlight: () => this.#leased,
+      externalInFlight: () => this.#leasedInSlots,
       onSlotsChanged: () => this.#slotsChanged(),
       // A start queue's fetch claims the runs of the jobs it takes, in the same statement.
       fetchAlso: (queueName) => (isStartQueueName(queueName) ? startClaimsInFetch(worker, engine.clock.now()) : null),
@@ -59,18 +62,30 @@ export class Slots {
     return !this.#draining && this.#consumer.freeSlots() > 0;
   }
 
-  /** Runs a resume that holds a lease, not a pg-boss job (fast path, offer), in a slot of its own. */
+  /**
+   * Runs an execution that holds a lease, not a pg-boss job (fast path, offer), in a slot of its
+   * own. The slot is free again once its task code is done, while the write that records how it
+   * ended is still under way, as a job's is.
+   */
   runLeased(dispatch: Dispatch): void {
     this.#leased++;
+    this.#leasedInSlots++;
     this.#slotsChanged();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.#leasedInSlots--;
+      this.#slotsChanged();
+      this.#consumer.slotFreed();
+    };
     this.#executions
-      .run(dispatch)
+      .run(dispatch, release)
       .catch((error) => this.#report(error, "resume"))
       .finally(() => {
+        release();
         this.#leased--;
-        this.#slotsChanged();
         if (this.#leased === 0) this.#leasedIdle?.();
-        this.#consumer.slotFreed();
       });
   }
 
