@@ -2,11 +2,14 @@ import type { FastifyInstance } from "fastify";
 import type { Clock } from "@svc/runtime/engine";
 import { ByteBudget } from "./byte-budget.ts";
 import { AddressRateLimiter, type RateLimit } from "./rate-limit.ts";
+import { LoginThrottle, type LoginRateLimit } from "../dashboard/login-throttle.ts";
 
 /** Limits the API enforces beyond body size; main.ts takes them from the configuration. */
 export interface ApiLimits {
   /** Per client address, on routes without credentials (callback URLs, packet URLs); null = off. */
   publicRateLimit: RateLimit | null;
+  /** Failed dashboard sign-ins, per client address and per token prefix; null = off. */
+  loginRateLimit: LoginRateLimit | null;
   /** Bytes of packet uploads held in memory at once, across all uploads. */
   packetUploadBufferBytes: number;
   /**
@@ -18,11 +21,12 @@ export interface ApiLimits {
 }
 
 /** What tests get unless they ask: no rate limit (it would get in the way of fast test traffic). */
-export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
+export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, loginRateLimit: null, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
 
 /** The per-app state behind the limits (per app, not per process: tests run several apps). */
 export interface LimitState {
   publicRate: AddressRateLimiter | null;
+  login: LoginThrottle | null;
   packetUploads: ByteBudget;
 }
 
@@ -32,6 +36,7 @@ type WithLimits = FastifyInstance & { [LIMITS]?: LimitState };
 export function installLimits(app: FastifyInstance, limits: ApiLimits, clock: Clock): LimitState {
   const state: LimitState = {
     publicRate: limits.publicRateLimit ? new AddressRateLimiter(limits.publicRateLimit, clock) : null,
+    login: limits.loginRateLimit ? new LoginThrottle(limits.loginRateLimit, clock) : null,
     packetUploads: new ByteBudget(limits.packetUploadBufferBytes),
   };
   (app as WithLimits)[LIMITS] = state;
