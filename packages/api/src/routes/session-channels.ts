@@ -20,6 +20,9 @@ import { SessionNames } from "../auth/session-names.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
 import { environmentOf } from "../http/principal-guards.ts";
+import { bearerToken } from "../auth/principal.ts";
+import { sendError } from "../http/errors.ts";
+import { limitsOf } from "../http/limits.ts";
 import { defineRoute } from "../http/route.ts";
 import { batchFrame, HEARTBEAT_FRAME } from "../realtime/sse.ts";
 
@@ -76,8 +79,12 @@ const PeekSettled = z.string();
 const TimeoutSeconds = z.string().regex(/^\d{1,4}$/, "must be a whole number of seconds from 1 to 600").transform(Number)
   .refine((n) => n >= 1 && n <= MAX_STREAM_TIMEOUT_SECONDS, "must be a whole number of seconds from 1 to 600");
 
+/** Seconds a client refused for too many open subscriptions is asked to wait (one may end by then). */
+const SUBSCRIPTION_RETRY_AFTER_SECONDS = 5;
+
 export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps) {
   const names = new SessionNames();
+  const subscriptions = limitsOf(app).subscriptions;
   defineRoute(app, deps, {
     method: "GET",
     url: "/realtime/v1/sessions/:session/:io",
@@ -86,6 +93,8 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
     tags: ["sessions"],
     auth: { allow: ["secretKey", "publicJwt"] },
     params: ChannelParams,
+    // Too many subscriptions open for this public token or client address (subscription-limits.ts).
+    errors: [429],
     responseMediaType: "text/event-stream",
     successDescription:
       "An event stream until Timeout-Seconds pass: `event: batch` events whose data is `{\"records\":[{\"seq_num\",\"timestamp\",\"headers\",\"body\"}]}` (a data record's body is the JSON text `{\"data\",\"id\"}`; a control record's is empty, its headers name it), and comment lines as heartbeats",
@@ -109,8 +118,20 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       if (!hub) throw new Error("session streams are not running in this process");
       const last = peekSettled && session ? await lastRecord(deps.engine.db, session.id, "out") : null;
       const settled = last !== null && isControl(last, "turn-complete");
-      openEventStream(reply, settled);
+      // Public tokens hold a bounded number of open streams (a settled peek ends at once: not counted).
+      const held = principal.kind === "publicJwt" && !settled ? subscriptions.acquire(bearerToken(header(request, "authorization")) ?? "", request.ip) : null;
+      if (held && !held.ok) {
+        reply.header("retry-after", String(SUBSCRIPTION_RETRY_AFTER_SECONDS));
+        const who = held.by === "token" ? "this token" : `public tokens from ${request.ip}`;
+        return sendError(reply, 429, `Too many open subscriptions: ${who} may hold at most ${held.max} at once; close one or retry in ${SUBSCRIPTION_RETRY_AFTER_SECONDS} s`);
+      }
       const raw = reply.raw;
+      if (held) {
+        // Released when the response closes; a client that hung up during the awaits above has closed it already.
+        if (raw.destroyed || raw.closed) held.release();
+        else raw.once("close", () => held.release());
+      }
+      openEventStream(reply, settled);
       if (settled) {
         // Nothing more is coming this turn: what is there after the cursor, then the end.
         const rows = await readRecords(deps.engine.db, session!.id, params.io, afterSeq);
