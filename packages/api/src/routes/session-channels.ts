@@ -14,6 +14,7 @@ import {
   ValidationError,
   type SessionRow,
 } from "@svc/runtime/engine";
+import { unstorableReason } from "@svc/runtime/contracts";
 import { AppendRecordResponse, MAX_SESSION_RECORD_BYTES, SESSION_ID_PREFIX, SessionChannel, SessionRecordsResponse, SessionRef } from "@svc/runtime/contracts";
 import { hasSessionAccess, requireSecretKeyForOut, requireSessionAccess } from "../auth/session-access.ts";
 import { SessionNames } from "../auth/session-names.ts";
@@ -205,6 +206,8 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
         const partId = parseHeader(PartId, header(request, "x-part-id"), "X-Part-Id");
         const text = typeof request.body === "string" ? request.body : "";
         if (text.length === 0) throw new ValidationError("Request body is empty: the body is the record");
+        const unstorable = unstorableReason(text);
+        if (unstorable !== null) throw new ValidationError(`Invalid request body: the record ${unstorable}`);
         const result = await appendRecord(deps.engine, env, params.session, { io: params.io, data: JSON.stringify(text), ...(partId ? { partId } : {}) });
         // An `.in` record to a session without a live run starts one.
         if (result.runStarted) deps.metrics?.runsTriggered.inc();
