@@ -14,7 +14,7 @@ import {
   ValidationError,
   type SessionRow,
 } from "@svc/runtime/engine";
-import { unstorableReason } from "@svc/runtime/contracts";
+import { storedText, unstorableReason } from "@svc/runtime/contracts";
 import { AppendRecordResponse, MAX_SESSION_RECORD_BYTES, SESSION_ID_PREFIX, SessionChannel, SessionRecordsResponse, SessionRef } from "@svc/runtime/contracts";
 import { hasSessionAccess, requireSecretKeyForOut, requireSessionAccess } from "../auth/session-access.ts";
 import { SessionNames } from "../auth/session-names.ts";
@@ -30,7 +30,7 @@ import { batchFrame, HEARTBEAT_FRAME } from "../realtime/sse.ts";
 const ChannelParams = z.object({ session: SessionRef, io: SessionChannel });
 /** A part id: what the SDK sends (a 21-character nanoid), or any printable ASCII up to 128 characters. */
 const PartId = z.string().regex(/^[\x21-\x7e]{1,128}$/, "must be 1–128 printable ASCII characters");
-const SeqNumber = z.string().regex(/^\d{1,15}$/, "must be a record sequence number (digits)");
+const SeqNumber = z.string().regex(/^[0-9]{1,15}$/, "must be a record sequence number (digits)");
 
 /** Long-poll length of a subscription unless Timeout-Seconds says otherwise, and its bounds. */
 export const DEFAULT_STREAM_TIMEOUT_SECONDS = 60;
@@ -77,8 +77,8 @@ function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, 
 
 /** Any value; `1` or `true` peeks. */
 const PeekSettled = z.string();
-const TimeoutSeconds = z.string().regex(/^\d{1,4}$/, "must be a whole number of seconds from 1 to 600").transform(Number)
-  .refine((n) => n >= 1 && n <= MAX_STREAM_TIMEOUT_SECONDS, "must be a whole number of seconds from 1 to 600");
+/** 1 to 600, exactly as the pattern the document shows says (no leading zero, no 0). */
+const TimeoutSeconds = z.string().regex(/^([1-9]|[1-9][0-9]|[1-5][0-9][0-9]|600)$/, "must be a whole number of seconds from 1 to 600").transform(Number);
 
 /** Seconds a client refused for too many open subscriptions is asked to wait (one may end by then). */
 const SUBSCRIPTION_RETRY_AFTER_SECONDS = 5;
@@ -197,7 +197,13 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       auth: { allow: ["secretKey", "publicJwt"] },
       params: ChannelParams,
       bodyLimit: MAX_SESSION_RECORD_BYTES,
-      documentedBody: { mediaType: "*/*", required: true, description: "The record, as text (the SDK sends JSON); stored as a JSON string" },
+      documentedBody: {
+        mediaType: "*/*",
+        required: true,
+        // Text, not bytes: the stored-text rule holds (no NUL), as on every other field.
+        schema: storedText(z.string().min(1)),
+        description: "The record, as UTF-8 text without NUL characters, of any Content-Type (the SDK sends JSON); stored as a JSON string",
+      },
       response: AppendRecordResponse,
       async handler({ principal, params, request }) {
         const env = environmentOf(principal);

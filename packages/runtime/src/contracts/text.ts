@@ -47,9 +47,15 @@ export function findUnstorableText(value: unknown, path = ""): string | null {
   return null;
 }
 
-/** A string Postgres stores exactly as sent: no NUL, no unpaired surrogate. */
+/** The stored-text rule as a JSON Schema pattern, for the OpenAPI document (no NUL; half surrogate pairs are said in words). */
+export const STORED_TEXT_PATTERN = "^[^\\u0000]*$";
+
+/**
+ * A string Postgres stores exactly as sent: no NUL, no unpaired surrogate. The document shows
+ * the NUL rule as a pattern (the base schema must not have a pattern of its own).
+ */
 export function storedText(schema: z.ZodString = z.string()) {
-  return schema.refine(...NUL_FREE).refine(...WELL_FORMED);
+  return schema.refine(...NUL_FREE).refine(...WELL_FORMED).meta({ pattern: STORED_TEXT_PATTERN });
 }
 
 /** Longest idempotency key, in characters (Trigger.dev's limit) and in UTF-8 bytes. */
