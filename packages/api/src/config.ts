@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { EncryptionKey } from "@svc/runtime/engine";
 import { DEFAULT_LIMITS, type ApiLimits } from "./http/limits.ts";
+import { DEFAULT_SUBSCRIPTION_LIMITS } from "./realtime/subscription-limits.ts";
 
 /** API configuration, parsed once from the environment at the entry point. */
 export const ApiConfig = z.object({
@@ -21,6 +22,14 @@ export const ApiConfig = z.object({
   RATE_LIMIT_PUBLIC_BURST: z.coerce.number().int().min(1).default(100),
   /** Client addresses the rate limiter remembers (about 150 bytes each). */
   RATE_LIMIT_ADDRESSES: z.coerce.number().int().min(1).default(50_000),
+  /** Failed dashboard sign-ins per minute per client address (the burst is the same number); 0 turns the limit off. */
+  LOGIN_ATTEMPTS_PER_MINUTE: z.coerce.number().int().min(0).default(10),
+  /** Failed dashboard sign-ins per minute per token prefix (`svc_pat_` and 8 more characters), from any address; 0 turns it off. */
+  LOGIN_ATTEMPTS_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(0).default(5),
+  /** Session channel subscriptions (SSE) a public token may hold open at once; 0: no limit. */
+  SSE_SUBSCRIPTIONS_PER_TOKEN: z.coerce.number().int().min(0).default(DEFAULT_SUBSCRIPTION_LIMITS.perPublicToken!),
+  /** Session channel subscriptions public tokens may hold open at once from one client address; 0: no limit. */
+  SSE_SUBSCRIPTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(DEFAULT_SUBSCRIPTION_LIMITS.perAddress!),
   /** Packet upload bytes held in memory at once, across all uploads. */
   PACKET_UPLOAD_BUFFER_MB: z.coerce.number().int().min(1).default(128),
   /** Take the client address from X-Forwarded-For: set it behind a proxy you trust. */
@@ -53,7 +62,17 @@ export function limitsFromConfig(config: ApiConfig): ApiLimits {
       config.RATE_LIMIT_PUBLIC_PER_SECOND > 0
         ? { perSecond: config.RATE_LIMIT_PUBLIC_PER_SECOND, burst: config.RATE_LIMIT_PUBLIC_BURST, maxAddresses: config.RATE_LIMIT_ADDRESSES }
         : null,
+    loginRateLimit: loginRateLimitOf(config),
+    subscriptions: { perPublicToken: config.SSE_SUBSCRIPTIONS_PER_TOKEN || null, perAddress: config.SSE_SUBSCRIPTIONS_PER_ADDRESS || null },
     packetUploadBufferBytes: config.PACKET_UPLOAD_BUFFER_MB * 1024 * 1024,
     requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
   };
+}
+
+/** The dashboard's sign-in throttle: off when both of its limits are 0. */
+function loginRateLimitOf(config: ApiConfig): ApiLimits["loginRateLimit"] {
+  const perMinute = (n: number) => (n > 0 ? { perSecond: n / 60, burst: n, maxAddresses: config.RATE_LIMIT_ADDRESSES } : null);
+  const perAddress = perMinute(config.LOGIN_ATTEMPTS_PER_MINUTE);
+  const perTokenPrefix = perMinute(config.LOGIN_ATTEMPTS_PER_TOKEN_PER_MINUTE);
+  return perAddress || perTokenPrefix ? { perAddress, perTokenPrefix } : null;
 }

@@ -54,6 +54,9 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
         const created = await post("/api/v1/sessions", body);
         return { id: created.id, externalId: created.externalId, runId: created.runId };
       }, reuse),
+    cancel: async (runId) => {
+      await post(`/api/v2/runs/${runId}/cancel`, {});
+    },
     packet: async () => {
       const path = `matrix/${unique("pk")}/payload.json`;
       const presign = await api.app.inject({ method: "PUT", url: `/api/v2/packets/${encodeURIComponent(path)}`, headers: bearer(owner.environments.dev.secretKey) });

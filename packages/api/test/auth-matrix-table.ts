@@ -34,6 +34,8 @@ export interface MatrixFixtures {
   packet(): Promise<string>;
   /** A session of A/dev with an externalId (its tags and metadata carry the marker); fresh unless `shared`. */
   session(shared?: boolean): Promise<{ id: string; externalId: string; runId: string }>;
+  /** Cancels a run of A/dev (with A's secret key). */
+  cancel(runId: string): Promise<void>;
   unique(prefix: string): string;
 }
 
@@ -240,7 +242,9 @@ export const MATRIX: Record<string, MatrixEntry> = {
   "POST /api/v1/sessions/:session/end-and-continue": {
     kinds: SK_JWT, target: "resource", success: 200,
     build: async (fx) => {
+      // A public token hands over only from a run that has ended (sessions.ts): end it first.
       const { id, runId } = await fx.session();
+      await fx.cancel(runId);
       return { url: `/api/v1/sessions/${id}/end-and-continue`, payload: { callingRunId: runId, reason: "matrix" }, scope: `write:sessions:${id}`, wrongScope: `read:sessions:${id}` };
     },
   },

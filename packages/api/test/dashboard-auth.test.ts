@@ -122,6 +122,23 @@ describe("dashboard sign-in", () => {
       expect(res.headers.location, next).toBe("/dashboard");
     }
   });
+
+  it("percent-encodes a next path outside ASCII instead of failing (Location carries ASCII only)", async () => {
+    for (const [next, location] of [
+      [`/dashboard/${ref}/dev/runs?filter=€ 漢`, `/dashboard/${ref}/dev/runs?filter=%E2%82%AC%20%E6%BC%A2`],
+      [`/dashboard/${ref}/dev/runs?q=é\u00ff`, `/dashboard/${ref}/dev/runs?q=%C3%A9%C3%BF`],
+      [`/dashboard/${ref}/dev/runs?q=💩`, `/dashboard/${ref}/dev/runs?q=%F0%9F%92%A9`],
+    ] as const) {
+      const res = await new DashboardBrowser(api.app).signIn(member.pat, next);
+      expect(res.statusCode, next).toBe(303);
+      expect(res.headers.location, next).toBe(location);
+      // Signed in already, the form redirects at once, the same way.
+      const browser = await signedIn();
+      const again = await browser.get(`/dashboard/login?next=${encodeURIComponent(next)}`);
+      expect(again.statusCode, next).toBe(303);
+      expect(again.headers.location, next).toBe(location);
+    }
+  });
 });
 
 describe("dashboard access", () => {

@@ -7,7 +7,11 @@ import type { FastifyInstance, LightMyRequestResponse } from "fastify";
  */
 export class DashboardBrowser {
   readonly cookies = new Map<string, string>();
-  constructor(private readonly app: FastifyInstance) {}
+  /** `remoteAddress`: the client address the app sees (127.0.0.1 unless given). */
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly remoteAddress?: string,
+  ) {}
 
   private remember(res: LightMyRequestResponse) {
     for (const cookie of res.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
@@ -23,7 +27,7 @@ export class DashboardBrowser {
   }
 
   async get(url: string, headers: Record<string, string> = {}) {
-    return this.remember(await this.app.inject({ method: "GET", url, headers: { ...this.cookieHeader(), ...headers } }));
+    return this.remember(await this.app.inject({ method: "GET", url, headers: { ...this.cookieHeader(), ...headers }, ...(this.remoteAddress ? { remoteAddress: this.remoteAddress } : {}) }));
   }
 
   async post(url: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
@@ -33,6 +37,7 @@ export class DashboardBrowser {
         url,
         headers: { ...this.cookieHeader(), "content-type": "application/x-www-form-urlencoded", ...headers },
         payload: new URLSearchParams(fields).toString(),
+        ...(this.remoteAddress ? { remoteAddress: this.remoteAddress } : {}),
       }),
     );
   }

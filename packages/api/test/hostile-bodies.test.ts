@@ -44,6 +44,26 @@ describe("methods", () => {
     expect(unknown.json().error).toMatch(/No route for GET/);
   });
 
+  it("answers 405 where a parametric route of another method would swallow a static path", async () => {
+    const projectRef = api.project.projectRef;
+    for (const method of ["GET", "PUT", "DELETE", "PATCH"] as const) {
+      const url = `/api/v1/projects/${projectRef}/envvars/dev/import`;
+      const res = await api.app.inject({ method, url, headers: { ...api.devAuth, "content-type": "application/json" }, payload: method === "GET" || method === "DELETE" ? undefined : '{"value":"x"}' });
+      expect(res.statusCode, `${method} ${url}`).toBe(405);
+      expect(res.headers.allow).toBe("POST");
+      expect(res.json().error).toBe(`Method ${method} is not allowed on ${url} (allowed: POST)`);
+    }
+    for (const headers of [{}, api.devAuth]) {
+      const upload = await api.app.inject({ method: "GET", url: "/api/v1/packets/upload/some-token", headers });
+      expect(upload.statusCode).toBe(405);
+      expect(upload.headers.allow).toBe("PUT");
+      expect(upload.json().error).toBe("Method GET is not allowed on /api/v1/packets/upload/some-token (allowed: PUT)");
+    }
+    // The routes they shadowed still serve their own paths.
+    expect((await api.app.inject({ method: "GET", url: `/api/v1/projects/${projectRef}/envvars/dev/NOT_SET`, headers: api.devAuth })).statusCode).toBe(404);
+    expect((await api.app.inject({ method: "GET", url: "/api/v1/packets/run_x%2Fpayload.json", headers: api.devAuth })).statusCode).toBe(404);
+  });
+
   it("answers an OPTIONS without Origin with the JSON error shape", async () => {
     const res = await api.app.inject({ method: "OPTIONS", url: "/api/v1/tasks/hello/trigger" });
     expect(res.statusCode).toBe(400);

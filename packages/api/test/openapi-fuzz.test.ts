@@ -5,7 +5,9 @@ import { routesOf } from "../src/http/route.ts";
 import { openApiPath } from "../src/openapi/document.ts";
 import { makeMatrixFixtures, registerScheduledTask } from "./auth-matrix-fixtures.ts";
 import { bearer, createOtherProject, createUserWithPat, signJwt } from "./credentials-fixtures.ts";
-import { operationsOf, requestFor, type FuzzContext, type FuzzRequest } from "./fuzz/requests.ts";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { operationsOf, positiveRequestFor, requestFor, type FuzzContext, type FuzzOperation, type FuzzRequest } from "./fuzz/requests.ts";
 import { routeReached } from "./fuzz/route-match.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { injectUntilHeaders } from "./inject-stream.ts";
@@ -152,4 +154,109 @@ it(`${RUNS} generated requests over every operation: no 5xx, every answer as doc
   expect((await api.app.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
   expect((await api.app.inject({ method: "GET", url: "/api/v1/runs", headers: bearer(api.project.environments.dev.secretKey) })).statusCode).toBe(200);
   expect(unhandled).toEqual([]);
+});
+
+/** The operations of the document with the route each was built from. */
+function documentOperations(): FuzzOperation[] {
+  const routes = routesOf(api.app);
+  return operationsOf(context.document, (method, path) => routes.find((r) => r.method === method && openApiPath(r.url) === path)?.url);
+}
+
+/**
+ * A refusal by the route's own schemas (route.ts, body-parsers.ts): what the document must never
+ * admit. SVC_FUZZ_ALL_400=1 flags every 400 instead, the engine's too (durations, dates, status
+ * lists the document leaves as plain strings; some are state, such as a closed session): a list
+ * to work through, not yet a passing check.
+ */
+const SCHEMA_REFUSAL = /^(Invalid (query|path parameters|request body)|Request body must be|Content-Type must be|Invalid JSON)/;
+
+it("keeps to the document's patterns: no \\d, \\w or \\s, which tools read as Unicode classes", () => {
+  const patterns: string[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === "object") for (const [key, value] of Object.entries(node)) key === "pattern" && typeof value === "string" ? patterns.push(value) : walk(value);
+  };
+  walk(context.document);
+  expect(patterns.length).toBeGreaterThan(5);
+  expect(patterns.filter((pattern) => /\\[dDwWsS]/.test(pattern))).toEqual([]);
+});
+
+it(`positive data: requests the document admits are never refused by the server's schemas (seed ${SEED})`, { timeout: 600_000 }, async () => {
+  const dev = api.project.environments.dev;
+  const cursors = await (async () => {
+    const page = (await api.app.inject({ method: "GET", url: "/api/v1/runs?page[size]=1", headers: bearer(dev.secretKey) })).json();
+    return [page.pagination.next].filter(Boolean);
+  })();
+  const positiveContext = { ...context, known: { ...context.known, "page[after]": cursors, "page[before]": cursors } };
+  const operations = documentOperations();
+  const request = fc.oneof(...operations.map((operation) => positiveRequestFor(positiveContext, operation, `Bearer ${dev.secretKey}`, ["page[after]", "page[before]"])));
+  const refused = new Map<string, string>();
+  let sent = 0;
+  await fc.assert(
+    fc.asyncProperty(request, async (req) => {
+      const res = await injectUntilHeaders(api.app, { method: req.method, url: req.url, headers: req.headers, ...(req.payload !== undefined ? { payload: req.payload } : {}) });
+      sent++;
+      const error = res.statusCode >= 400 && res.body ? (JSON.parse(res.body) as { error?: string }).error ?? "" : "";
+      const schemaRefusal = (res.statusCode === 400 && (process.env.SVC_FUZZ_ALL_400 ? true : SCHEMA_REFUSAL.test(error))) || res.statusCode === 415 || res.statusCode >= 500;
+      if (schemaRefusal && !refused.has(`${req.method} ${req.operation.path}`)) refused.set(`${req.method} ${req.operation.path}`, `${res.statusCode} ${error.slice(0, 200)} ← ${describeRequest(req)}`);
+    }),
+    { seed: SEED, numRuns: Math.min(RUNS, 3000) },
+  );
+  expect(sent).toBeGreaterThan(0);
+  expect(Object.fromEntries(refused)).toEqual({});
+});
+
+it("negative data: a value the document refuses, in a parameter or a body field, gets a 4xx with { error }", async () => {
+  const ajv = new Ajv2020({ strict: false, validateSchema: false });
+  addFormats.default(ajv);
+  ajv.addSchema(context.document, "doc");
+  const resolve = (schema: any): any => (schema?.$ref ? schema.$ref.slice(2).split("/").reduce((n: any, k: string) => n[k], context.document) : schema);
+  const validate = (schema: unknown, value: unknown) => {
+    const node = JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"doc#/components'));
+    return ajv.validate(node, value);
+  };
+  const CANDIDATES: unknown[] = ["zz-not-allowed", "", "a\u0000b", "-1", "1.5", "abc", 0, -1, 1.5, null, true, [], {}, "9".repeat(40)];
+  const dev = bearer(api.project.environments.dev.secretKey);
+  const known = (name: string) => context.known[name]?.[0] ?? "x";
+  const problems: string[] = [];
+  let checked = 0;
+  for (const operation of documentOperations()) {
+    const pathOf = (override?: [string, string]) =>
+      operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(override && override[0] === name ? override[1] : known(name)));
+    const send = async (what: string, url: string, payload?: unknown, headers: Record<string, string> = {}) => {
+      const res = await injectUntilHeaders(api.app, {
+        method: operation.method,
+        url,
+        headers: { ...dev, ...headers, ...(payload !== undefined ? { "content-type": "application/json" } : {}) },
+        ...(payload !== undefined ? { payload: JSON.stringify(payload) } : {}),
+      });
+      checked++;
+      let body: { error?: unknown } | undefined;
+      try {
+        body = JSON.parse(res.body);
+      } catch {
+        body = undefined;
+      }
+      if (res.statusCode < 400 || res.statusCode >= 500 || typeof body?.error !== "string") problems.push(`${operation.method} ${operation.path} ${what}: ${res.statusCode} ${res.body.slice(0, 150)}`);
+    };
+    for (const param of operation.parameters) {
+      const schema = resolve(param.schema);
+      const bad = CANDIDATES.filter((c) => typeof c === "string" && (param.in !== "header" || c !== "")).map(String).find((c) => !validate(schema, schema.type === "integer" || schema.type === "number" ? Number(c) : c) && !(schema.type === "integer" && c === ""));
+      if (bad === undefined || (param.in === "path" && bad === "")) continue;
+      const body = operation.body?.mediaType === "application/json" ? {} : undefined;
+      if (param.in === "path") await send(`path ${param.name}=${JSON.stringify(bad)}`, pathOf([param.name, bad]), body);
+      else if (param.in === "header") await send(`header ${param.name}=${JSON.stringify(bad)}`, pathOf(), body, { [param.name]: bad });
+      else await send(`query ${param.name}=${JSON.stringify(bad)}`, `${pathOf()}?${encodeURIComponent(param.name)}=${encodeURIComponent(bad)}`, body);
+    }
+    const schema = resolve(operation.body?.schema);
+    if (operation.body?.mediaType !== "application/json" || !schema?.properties) continue;
+    for (const [name, property] of Object.entries(schema.properties as Record<string, unknown>)) {
+      const bad = CANDIDATES.find((c) => !validate(property, c));
+      if (bad === undefined) continue;
+      const required = Object.fromEntries(((schema.required ?? []) as string[]).map((key) => [key, known(key)]));
+      await send(`body ${name}=${JSON.stringify(bad)}`, pathOf(), { ...required, [name]: bad });
+    }
+  }
+  expect(checked).toBeGreaterThan(50);
+  expect(problems).toEqual([]);
 });

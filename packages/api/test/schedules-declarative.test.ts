@@ -57,6 +57,18 @@ describe("declarative schedules (schedules.task({ cron }))", () => {
     expect((await dev.retrieve(decl.id)).json()).toMatchObject({ type: "DECLARATIVE", active: true, generator: { expression: "0 7 * * *" } });
   });
 
+  it("documents the 422 of activate, deactivate, update and delete in the OpenAPI document", async () => {
+    const paths = (await api.app.inject({ method: "GET", url: "/api/openapi.json" })).json().paths;
+    for (const [path, method] of [
+      ["/api/v1/schedules/{id}/activate", "post"],
+      ["/api/v1/schedules/{id}/deactivate", "post"],
+      ["/api/v1/schedules/{id}", "put"],
+      ["/api/v1/schedules/{id}", "delete"],
+    ] as const) {
+      expect(paths[path][method].responses["422"], `${method} ${path}`).toEqual({ $ref: "#/components/responses/Unprocessable" });
+    }
+  });
+
   it("re-syncing keeps ids and due ticks, redefines changed crons and deletes dropped ones", async () => {
     const before = await listAll();
     const digest = before.find((s) => s.task === "daily-digest")!;

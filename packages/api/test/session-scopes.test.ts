@@ -38,6 +38,8 @@ interface Operation {
   /** The path names the session (tried under both of its names). */
   path: boolean;
   request(session: Session, ref: string): Request;
+  /** Done to the fresh session before the request (with the secret key). */
+  prepare?(session: Session): Promise<void>;
   /** The name the tokens' scopes give, when not the session's own (a create names its new externalId). */
   scopeTarget?(session: Session): string;
   expect: Statuses;
@@ -56,7 +58,10 @@ const OPERATIONS: Operation[] = [
   { name: "list", path: false, request: () => ({ method: "GET", url: "/api/v1/sessions" }), expect: [200, 401, 403, 403, 403, 403, 401] },
   { name: "update (PATCH)", path: true, request: (_, ref) => ({ method: "PATCH", url: `/api/v1/sessions/${ref}`, payload: { tags: ["patched"] } }), expect: [200, 401, 403, 403, 403, 403, 401] },
   { name: "close", path: true, request: (_, ref) => ({ method: "POST", url: `/api/v1/sessions/${ref}/close`, payload: {} }), expect: [200, 401, 403, 403, 403, 403, 401] },
-  { name: "end-and-continue", path: true, request: (s, ref) => ({ method: "POST", url: `/api/v1/sessions/${ref}/end-and-continue`, payload: { callingRunId: s.runId, reason: "upgrade" } }), expect: [200, 401, 403, 200, 200, 403, 401] },
+  // A public token never hands over from a live run (it would keep running beside its successor)…
+  { name: "end-and-continue (its run live)", path: true, request: (s, ref) => ({ method: "POST", url: `/api/v1/sessions/${ref}/end-and-continue`, payload: { callingRunId: s.runId, reason: "upgrade" } }), expect: [200, 401, 403, 403, 403, 403, 401] },
+  // …but restarts a session whose run has ended.
+  { name: "end-and-continue (its run ended)", path: true, prepare: (s) => cancel(s.runId), request: (s, ref) => ({ method: "POST", url: `/api/v1/sessions/${ref}/end-and-continue`, payload: { callingRunId: s.runId, reason: "upgrade" } }), expect: [200, 401, 403, 200, 200, 403, 401] },
   { name: "list its runs", path: true, request: (_, ref) => ({ method: "GET", url: `/api/v1/sessions/${ref}/runs` }), expect: [200, 401, 200, 403, 200, 403, 401] },
   { name: ".in append", path: true, request: (_, ref) => ({ method: "POST", url: channel(ref, "in", "/append"), headers: text, payload: `{"text":"hi"}` }), expect: [200, 401, 403, 200, 200, 403, 401] },
   { name: ".out append", path: true, request: (_, ref) => ({ method: "POST", url: channel(ref, "out", "/append"), headers: text, payload: `{"text":"hi"}` }), expect: [200, 401, 403, 403, 403, 403, 401] },
@@ -85,6 +90,11 @@ afterAll(async () => api?.close());
 async function newSession(): Promise<Session> {
   const created = await createSessionOk(api, { externalId: `chat-${++counter}` });
   return { id: created.id, externalId: created.externalId!, runId: created.runId };
+}
+
+async function cancel(runId: string): Promise<void> {
+  const res = await api.app.inject({ method: "POST", url: `/api/v2/runs/${runId}/cancel`, headers: api.devAuth });
+  expect(res.statusCode).toBe(200);
 }
 
 const names = (s: Session) => [s.id, s.externalId];
@@ -123,6 +133,7 @@ describe("session scopes", () => {
           for (const scopeForm of FORMS) {
             // A fresh session for every cell: a close or an end-and-continue leaves no trace on the next.
             const session = await newSession();
+            await operation.prepare?.(session);
             const ref = pathForm === "id" ? session.id : session.externalId;
             const target = operation.scopeTarget?.(session) ?? (scopeForm === "id" ? session.id : session.externalId);
             const request = operation.request(session, ref);

@@ -1,5 +1,6 @@
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FINAL_STATUSES } from "@svc/runtime/engine";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { append, createSession, createSessionOk, sessionBody } from "./sessions-helpers.ts";
 
@@ -240,5 +241,30 @@ describe("runs of a session", () => {
     await api.app.inject({ method: "POST", url: `/api/v1/sessions/${created.id}/close`, headers: api.devAuth, payload: {} });
     const closed = await api.app.inject({ method: "POST", url, headers: api.devAuth, payload: { callingRunId: runId, reason: "x" } });
     expect(closed.statusCode).toBe(400);
+  });
+
+  it("end-and-continue with the session's public token never leaves two live runs: refused from a live run, a restart once it ended", async () => {
+    const created = await createSessionOk(api);
+    const url = `/api/v1/sessions/${created.id}/end-and-continue`;
+    const browser = { authorization: `Bearer ${created.publicAccessToken}` };
+    const liveRuns = async () =>
+      (await api.db.pool.query(`SELECT r.id FROM session_runs sr JOIN runs r ON r.id = sr.run_id WHERE sr.session_id = $1 AND r.status <> ALL($2)`, [created.id, FINAL_STATUSES])).rows.map((r) => r.id);
+    for (let i = 0; i < 3; i++) {
+      const res = await api.app.inject({ method: "POST", url, headers: browser, payload: { callingRunId: created.runId, reason: "again" } });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().error).toMatch(new RegExp(`^Run ${created.runId} is still [A-Z_]+: only the run itself \\(with the secret key\\) hands a session over from a live run$`));
+    }
+    expect(await liveRuns()).toEqual([created.runId]);
+    // Once the run has ended, the browser may restart the session: one new run, and only one.
+    expect((await api.app.inject({ method: "POST", url: `/api/v2/runs/${created.runId}/cancel`, headers: api.devAuth })).statusCode).toBe(200);
+    const restarted = await api.app.inject({ method: "POST", url, headers: browser, payload: { callingRunId: created.runId, reason: "restart" } });
+    expect(restarted.statusCode).toBe(200);
+    const { runId, swapped } = restarted.json();
+    expect(swapped).toBe(true);
+    const again = await api.app.inject({ method: "POST", url, headers: browser, payload: { callingRunId: created.runId, reason: "restart" } });
+    expect(again.json()).toEqual({ runId, swapped: false });
+    const fromTheNewRun = await api.app.inject({ method: "POST", url, headers: browser, payload: { callingRunId: runId, reason: "again" } });
+    expect(fromTheNewRun.statusCode).toBe(403);
+    expect(await liveRuns()).toEqual([runId]);
   });
 });

@@ -33,22 +33,27 @@ const readLog = (file: string): StepLine[] =>
 
 /**
  * Recorded steps that ran again. An execution logs "recorded" only once step.run returned, that is
- * once the record committed; a record refused (its execution lost the run) logs nothing. So a step
- * recorded with two values, or run with another value once one was recorded, ran again after its
- * record. (A step that ran in an execution whose record was refused, and again in the next one,
- * ran twice before any record: allowed.)
+ * once the record committed, and "started" as the step's function begins; a record refused (its
+ * execution lost the run) logs nothing. So a step whose function started after a "recorded" line
+ * of it, or that was recorded with two values, ran again after its record. (An execution whose
+ * function was still running when another took the run over, and ran the step too, ran it twice
+ * before any record: allowed, whichever of them finishes first.)
  */
 function rerunRecordedSteps(lines: StepLine[]): string[] {
-  const problems: string[] = [];
+  const problems = new Set<string>();
   const recorded = new Map<string, string>();
-  for (const l of lines.filter((l) => l.kind !== "started")) {
+  for (const l of lines) {
     const key = `${l.runId} ${l.step}`;
     const seen = recorded.get(key);
-    const problem = `${key}: ${l.kind} with ${l.value} after ${seen} was recorded`;
-    if (seen !== undefined && seen !== l.value && !problems.includes(problem)) problems.push(problem);
-    if (l.kind === "recorded" && seen === undefined) recorded.set(key, l.value);
+    if (seen === undefined) {
+      if (l.kind === "recorded") recorded.set(key, l.value);
+    } else if (l.kind === "started") {
+      problems.add(`${key}: started again after ${seen} was recorded`);
+    } else if (l.kind === "recorded" && l.value !== seen) {
+      problems.add(`${key}: recorded with ${l.value} after ${seen} was recorded`);
+    }
   }
-  return problems;
+  return [...problems];
 }
 
 async function kill(process: ServiceProcess) {

@@ -43,11 +43,12 @@ export function tokensMatch(submitted: unknown, expected: string | undefined): b
 
 /**
  * Where to go after signing in: a dashboard path of this site, or /dashboard. Anything else
- * (another origin, `//evil`, `/\evil`, a non-dashboard path) is ignored, so the login form is no
- * open redirect.
+ * (another origin, `//evil`, `/\evil`, a non-dashboard path, half a surrogate pair) is ignored,
+ * so the login form is no open redirect. It becomes a `Location` header, which carries ASCII only:
+ * every other character (a space, `é`, `€`) is percent-encoded as UTF-8, never sent as raw bytes.
  */
 export function safeNext(value: unknown): string {
   if (typeof value !== "string") return "/dashboard";
-  if (!/^\/dashboard(\/[^\\]*)?(\?[^\\]*)?$/.test(value) || value.startsWith("//") || /[\u0000-\u001f]/.test(value)) return "/dashboard";
-  return value;
+  if (!/^\/dashboard(\/[^\\]*)?(\?[^\\]*)?$/.test(value) || value.startsWith("//") || /[\u0000-\u001f\u007f]/.test(value) || !value.isWellFormed()) return "/dashboard";
+  return value.replace(/[^\x21-\x7e]/gu, (char) => encodeURIComponent(char));
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { createDashboardSession, DASHBOARD_SESSION_LIFETIME_MS, deleteDashboardSession } from "@svc/runtime/engine";
 import type { AppDeps } from "../deps.ts";
+import { limitsOf } from "../http/limits.ts";
 import { html, type Html } from "./html.ts";
 import { plainPage } from "./layout.ts";
 import { sendPage } from "./page.ts";
@@ -25,6 +26,7 @@ ${problem ? html`<p class="problem" role="alert">${problem}</p>` : null}
 
 /** GET/POST /dashboard/login and POST /dashboard/logout. */
 export function registerSignIn(dash: FastifyInstance, deps: AppDeps) {
+  const throttle = limitsOf(dash).login;
   dash.get("/login", { config: PUBLIC }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const next = safeNext(query.next);
@@ -46,11 +48,23 @@ export function registerSignIn(dash: FastifyInstance, deps: AppDeps) {
       return sendPage(reply, plainPage("Sign in", loginForm(csrf, next, "The sign-in form expired or was not sent from this page. Try again.")), 403);
     }
     const token = typeof body.token === "string" ? body.token.trim() : "";
+    // Checked before the token is looked up; only failed attempts are counted (login-throttle.ts).
+    const wait = throttle?.wait(request.ip, token) ?? { seconds: 0, by: null };
+    if (wait.seconds > 0) {
+      reply.header("retry-after", String(wait.seconds));
+      const who = wait.by === "address" ? "from this address" : "with this token";
+      return sendPage(reply, plainPage("Sign in", loginForm(csrf, next, `Too many failed sign-ins ${who}: try again in ${wait.seconds} s.`)), 429);
+    }
     if (!token.startsWith("svc_pat_") || token.length > 200) {
+      throttle?.failed(request.ip, token);
       return sendPage(reply, plainPage("Sign in", loginForm(csrf, next, "That is not a personal access token: they start with svc_pat_.")), 400);
     }
     const made = await createDashboardSession(deps.engine.db, token, deps.engine.clock.now());
-    if (!made) return sendPage(reply, plainPage("Sign in", loginForm(csrf, next, "That personal access token is unknown or revoked.")), 401);
+    if (!made) {
+      throttle?.failed(request.ip, token);
+      request.log.info({ ip: request.ip }, "dashboard sign-in refused: unknown or revoked token");
+      return sendPage(reply, plainPage("Sign in", loginForm(csrf, next, "That personal access token is unknown or revoked.")), 401);
+    }
     setCookie(request, reply, SESSION_COOKIE, made.token, Math.floor(DASHBOARD_SESSION_LIFETIME_MS / 1000));
     clearCookie(request, reply, LOGIN_CSRF_COOKIE);
     request.log.info({ userId: made.session.userId }, "dashboard sign-in");

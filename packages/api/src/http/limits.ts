@@ -2,11 +2,17 @@ import type { FastifyInstance } from "fastify";
 import type { Clock } from "@svc/runtime/engine";
 import { ByteBudget } from "./byte-budget.ts";
 import { AddressRateLimiter, type RateLimit } from "./rate-limit.ts";
+import { LoginThrottle, type LoginRateLimit } from "../dashboard/login-throttle.ts";
+import { DEFAULT_SUBSCRIPTION_LIMITS, SubscriptionCounter, type SubscriptionLimits } from "../realtime/subscription-limits.ts";
 
 /** Limits the API enforces beyond body size; main.ts takes them from the configuration. */
 export interface ApiLimits {
   /** Per client address, on routes without credentials (callback URLs, packet URLs); null = off. */
   publicRateLimit: RateLimit | null;
+  /** Failed dashboard sign-ins, per client address and per token prefix; null = off. */
+  loginRateLimit: LoginRateLimit | null;
+  /** Session channel subscriptions (SSE) open at once per public token and per client address. */
+  subscriptions: SubscriptionLimits;
   /** Bytes of packet uploads held in memory at once, across all uploads. */
   packetUploadBufferBytes: number;
   /**
@@ -17,12 +23,14 @@ export interface ApiLimits {
   requestTimeoutMs: number;
 }
 
-/** What tests get unless they ask: no rate limit (it would get in the way of fast test traffic). */
-export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
+/** What tests get unless they ask: no rate limit (it would get in the way of fast test traffic); the production bounds on open subscriptions. */
+export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, loginRateLimit: null, subscriptions: DEFAULT_SUBSCRIPTION_LIMITS, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
 
 /** The per-app state behind the limits (per app, not per process: tests run several apps). */
 export interface LimitState {
   publicRate: AddressRateLimiter | null;
+  login: LoginThrottle | null;
+  subscriptions: SubscriptionCounter;
   packetUploads: ByteBudget;
 }
 
@@ -32,6 +40,8 @@ type WithLimits = FastifyInstance & { [LIMITS]?: LimitState };
 export function installLimits(app: FastifyInstance, limits: ApiLimits, clock: Clock): LimitState {
   const state: LimitState = {
     publicRate: limits.publicRateLimit ? new AddressRateLimiter(limits.publicRateLimit, clock) : null,
+    login: limits.loginRateLimit ? new LoginThrottle(limits.loginRateLimit, clock) : null,
+    subscriptions: new SubscriptionCounter(limits.subscriptions),
     packetUploads: new ByteBudget(limits.packetUploadBufferBytes),
   };
   (app as WithLimits)[LIMITS] = state;

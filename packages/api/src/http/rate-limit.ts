@@ -31,6 +31,22 @@ export class AddressRateLimiter {
 
   /** Takes one request for `address`: 0 when it may pass, else the whole seconds to wait. */
   take(address: string): number {
+    const bucket = this.#refill(address);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return this.#secondsUntilOne(bucket);
+  }
+
+  /** What take() would answer, without taking anything (a limit on failures checks before, takes after). */
+  wait(address: string): number {
+    const bucket = this.#refill(address);
+    return bucket.tokens >= 1 ? 0 : this.#secondsUntilOne(bucket);
+  }
+
+  /** The address's bucket, topped up to now and made the most recently seen (the oldest forgotten past maxAddresses). */
+  #refill(address: string): Bucket {
     const now = this.clock.now().getTime();
     const { perSecond, burst, maxAddresses } = this.limit;
     const seen = this.#buckets.get(address);
@@ -40,11 +56,11 @@ export class AddressRateLimiter {
     bucket.at = now;
     this.#buckets.set(address, bucket);
     if (this.#buckets.size > maxAddresses) this.#buckets.delete(this.#buckets.keys().next().value!);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+    return bucket;
+  }
+
+  #secondsUntilOne(bucket: Bucket): number {
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.limit.perSecond));
   }
 
   /** Addresses remembered now (for tests of the bound). */

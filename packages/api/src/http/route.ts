@@ -22,7 +22,7 @@ export interface RouteContext<P, Q, B> {
 /** A request body the handler reads itself (NDJSON, raw bytes, an optional JSON body): documented, not validated here. */
 export interface DocumentedBody {
   mediaType: string;
-  /** One NDJSON line's schema for `application/x-ndjson`; omit for any bytes or any JSON. */
+  /** One NDJSON line's schema for `application/x-ndjson`, the text's for a body read as text; omit for any bytes or any JSON. */
   schema?: ZodType;
   required: boolean;
   description: string;

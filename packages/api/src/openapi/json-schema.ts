@@ -14,9 +14,11 @@ export function toJsonSchema(schema: ZodType, defs: Record<string, JsonSchema>):
     target: "draft-2020-12",
     unrepresentable: "any",
     io: "input",
-    // A Date the schema accepts arrives over JSON as an ISO 8601 string.
+    // A Date the schema accepts arrives over JSON as an ISO 8601 string; a coerced one also as a
+    // number (epoch milliseconds: `format` constrains strings only).
     override: (ctx) => {
-      if (ctx.zodSchema._zod.def.type === "date") Object.assign(ctx.jsonSchema, { type: "string", format: "date-time" });
+      const def = ctx.zodSchema._zod.def as { type: string; coerce?: boolean };
+      if (def.type === "date") Object.assign(ctx.jsonSchema, { type: def.coerce ? ["string", "number"] : "string", format: "date-time" });
     },
   }) as JsonSchema;
   for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {

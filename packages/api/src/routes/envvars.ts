@@ -26,6 +26,7 @@ import type { Principal } from "../auth/principal.ts";
 import { resolveProjectEnvironment } from "../auth/project-access.ts";
 import type { AppDeps } from "../deps.ts";
 import { sendError } from "../http/errors.ts";
+import { refuseOtherMethods } from "../http/method-not-allowed.ts";
 import { defineRoute } from "../http/route.ts";
 
 const BASE = "/api/v1/projects/:projectRef/envvars/:env";
@@ -105,6 +106,9 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
       return { success: true };
     },
   });
+  // `import` is the upload's path, not a variable's name: GET/PUT/DELETE there are 405, never
+  // swallowed by the `:name` routes (Trigger.dev's static import route wins the same way).
+  refuseOtherMethods(app, `${BASE}/import`, ["POST"]);
 
   defineRoute(app, deps, {
     method: "GET",

@@ -18,6 +18,7 @@ import type { AppDeps } from "../deps.ts";
 import { sendError } from "../http/errors.ts";
 import { limitsOf } from "../http/limits.ts";
 import { environmentOf } from "../http/principal-guards.ts";
+import { refuseOtherMethods } from "../http/method-not-allowed.ts";
 import { defineRoute } from "../http/route.ts";
 
 /** Largest packet accepted by the upload URL. */
@@ -107,6 +108,9 @@ export function registerPacketRoutes(app: FastifyInstance, deps: AppDeps) {
       return reply.headers(DOWNLOAD_HEADERS).header("content-type", type).send(packet.data);
     },
   });
+
+  // An upload URL only takes PUT: GET there is 405, not a download-URL request for a packet named `upload/…`.
+  refuseOtherMethods(app, "/api/v1/packets/upload/:token", ["PUT"]);
 
   // The upload URL takes the bytes as they are, whatever their Content-Type: its own parser scope.
   // It needs no credential, so nothing is read before the URL's token has been checked and the

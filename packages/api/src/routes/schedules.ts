@@ -104,6 +104,8 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
       method: "POST",
       url: `/api/v1/schedules/:id/${action}`,
       operation: `schedules.${action}`,
+      // A DECLARATIVE schedule (declared in task code) cannot be switched from the API: 422.
+      errors: [422],
       summary: `${action === "activate" ? "Activate" : "Deactivate"} a schedule (imperative only)`,
       tags,
       auth,
@@ -120,6 +122,8 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
     method: "DELETE",
     url: "/api/v1/schedules/:id",
     operation: "schedules.del",
+    // A DECLARATIVE schedule is deleted by removing it from the task code: 422.
+    errors: [422],
     summary: "Delete a schedule (imperative only)",
     tags,
     auth,

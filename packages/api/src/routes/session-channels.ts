@@ -14,19 +14,23 @@ import {
   ValidationError,
   type SessionRow,
 } from "@svc/runtime/engine";
+import { storedText, unstorableReason } from "@svc/runtime/contracts";
 import { AppendRecordResponse, MAX_SESSION_RECORD_BYTES, SESSION_ID_PREFIX, SessionChannel, SessionRecordsResponse, SessionRef } from "@svc/runtime/contracts";
 import { hasSessionAccess, requireSecretKeyForOut, requireSessionAccess } from "../auth/session-access.ts";
 import { SessionNames } from "../auth/session-names.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
 import { environmentOf } from "../http/principal-guards.ts";
+import { bearerToken } from "../auth/principal.ts";
+import { sendError } from "../http/errors.ts";
+import { limitsOf } from "../http/limits.ts";
 import { defineRoute } from "../http/route.ts";
 import { batchFrame, HEARTBEAT_FRAME } from "../realtime/sse.ts";
 
 const ChannelParams = z.object({ session: SessionRef, io: SessionChannel });
 /** A part id: what the SDK sends (a 21-character nanoid), or any printable ASCII up to 128 characters. */
 const PartId = z.string().regex(/^[\x21-\x7e]{1,128}$/, "must be 1–128 printable ASCII characters");
-const SeqNumber = z.string().regex(/^\d{1,15}$/, "must be a record sequence number (digits)");
+const SeqNumber = z.string().regex(/^[0-9]{1,15}$/, "must be a record sequence number (digits)");
 
 /** Long-poll length of a subscription unless Timeout-Seconds says otherwise, and its bounds. */
 export const DEFAULT_STREAM_TIMEOUT_SECONDS = 60;
@@ -73,11 +77,15 @@ function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, 
 
 /** Any value; `1` or `true` peeks. */
 const PeekSettled = z.string();
-const TimeoutSeconds = z.string().regex(/^\d{1,4}$/, "must be a whole number of seconds from 1 to 600").transform(Number)
-  .refine((n) => n >= 1 && n <= MAX_STREAM_TIMEOUT_SECONDS, "must be a whole number of seconds from 1 to 600");
+/** 1 to 600, exactly as the pattern the document shows says (no leading zero, no 0). */
+const TimeoutSeconds = z.string().regex(/^([1-9]|[1-9][0-9]|[1-5][0-9][0-9]|600)$/, "must be a whole number of seconds from 1 to 600").transform(Number);
+
+/** Seconds a client refused for too many open subscriptions is asked to wait (one may end by then). */
+const SUBSCRIPTION_RETRY_AFTER_SECONDS = 5;
 
 export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps) {
   const names = new SessionNames();
+  const subscriptions = limitsOf(app).subscriptions;
   defineRoute(app, deps, {
     method: "GET",
     url: "/realtime/v1/sessions/:session/:io",
@@ -86,6 +94,8 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
     tags: ["sessions"],
     auth: { allow: ["secretKey", "publicJwt"] },
     params: ChannelParams,
+    // Too many subscriptions open for this public token or client address (subscription-limits.ts).
+    errors: [429],
     responseMediaType: "text/event-stream",
     successDescription:
       "An event stream until Timeout-Seconds pass: `event: batch` events whose data is `{\"records\":[{\"seq_num\",\"timestamp\",\"headers\",\"body\"}]}` (a data record's body is the JSON text `{\"data\",\"id\"}`; a control record's is empty, its headers name it), and comment lines as heartbeats",
@@ -109,8 +119,20 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       if (!hub) throw new Error("session streams are not running in this process");
       const last = peekSettled && session ? await lastRecord(deps.engine.db, session.id, "out") : null;
       const settled = last !== null && isControl(last, "turn-complete");
-      openEventStream(reply, settled);
+      // Public tokens hold a bounded number of open streams (a settled peek ends at once: not counted).
+      const held = principal.kind === "publicJwt" && !settled ? subscriptions.acquire(bearerToken(header(request, "authorization")) ?? "", request.ip) : null;
+      if (held && !held.ok) {
+        reply.header("retry-after", String(SUBSCRIPTION_RETRY_AFTER_SECONDS));
+        const who = held.by === "token" ? "this token" : `public tokens from ${request.ip}`;
+        return sendError(reply, 429, `Too many open subscriptions: ${who} may hold at most ${held.max} at once; close one or retry in ${SUBSCRIPTION_RETRY_AFTER_SECONDS} s`);
+      }
       const raw = reply.raw;
+      if (held) {
+        // Released when the response closes; a client that hung up during the awaits above has closed it already.
+        if (raw.destroyed || raw.closed) held.release();
+        else raw.once("close", () => held.release());
+      }
+      openEventStream(reply, settled);
       if (settled) {
         // Nothing more is coming this turn: what is there after the cursor, then the end.
         const rows = await readRecords(deps.engine.db, session!.id, params.io, afterSeq);
@@ -175,7 +197,13 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       auth: { allow: ["secretKey", "publicJwt"] },
       params: ChannelParams,
       bodyLimit: MAX_SESSION_RECORD_BYTES,
-      documentedBody: { mediaType: "*/*", required: true, description: "The record, as text (the SDK sends JSON); stored as a JSON string" },
+      documentedBody: {
+        mediaType: "*/*",
+        required: true,
+        // Text, not bytes: the stored-text rule holds (no NUL), as on every other field.
+        schema: storedText(z.string().min(1)),
+        description: "The record, as UTF-8 text without NUL characters, of any Content-Type (the SDK sends JSON); stored as a JSON string",
+      },
       response: AppendRecordResponse,
       async handler({ principal, params, request }) {
         const env = environmentOf(principal);
@@ -184,6 +212,8 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
         const partId = parseHeader(PartId, header(request, "x-part-id"), "X-Part-Id");
         const text = typeof request.body === "string" ? request.body : "";
         if (text.length === 0) throw new ValidationError("Request body is empty: the body is the record");
+        const unstorable = unstorableReason(text);
+        if (unstorable !== null) throw new ValidationError(`Invalid request body: the record ${unstorable}`);
         const result = await appendRecord(deps.engine, env, params.session, { io: params.io, data: JSON.stringify(text), ...(partId ? { partId } : {}) });
         // An `.in` record to a session without a live run starts one.
         if (result.runStarted) deps.metrics?.runsTriggered.inc();

@@ -4,7 +4,9 @@ import {
   closeSession,
   endAndContinueSession,
   findSession,
+  getRun,
   getSession,
+  isFinalRunStatus,
   listSessionRows,
   PermissionError,
   parseSessionListFilter,
@@ -54,6 +56,20 @@ function requireListScope(principal: Principal, taskIdentifiers: string[]): void
 /** The values of a comma-joined filter. */
 function commaParts(value: string | undefined): string[] {
   return (value ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/**
+ * End-and-continue is the run's own hand-over (Trigger.dev's semantics): the calling run asks for
+ * a successor, then returns. A public token is a browser's, never the run's: it may name a run
+ * that has ended (a restart, as an append to `.in` would make), never a live one, which would
+ * keep running beside its successor. A final status never changes, so the check cannot race.
+ * An unknown run is left to the engine (404).
+ */
+async function requireEndedCallingRun(deps: AppDeps, environmentId: string, callingRunId: string): Promise<void> {
+  const run = await getRun(deps.engine.db, callingRunId, environmentId);
+  if (run && !isFinalRunStatus(run.status)) {
+    throw new PermissionError(`Run ${callingRunId} is still ${run.status}: only the run itself (with the secret key) hands a session over from a live run`);
+  }
 }
 
 export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
@@ -169,7 +185,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
     method: "POST",
     url: "/api/v1/sessions/:session/end-and-continue",
     operation: "sessions.endAndContinue",
-    summary: "Hand the session over from the calling run to a new run of its task",
+    summary: "Hand the session over from the calling run to a new run of its task (a public token only from a run that has ended)",
     tags: ["sessions"],
     auth: { allow: ["secretKey", "publicJwt"] },
     params: SessionParams,
@@ -179,6 +195,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: AppDeps) {
       const env = environmentOf(principal);
       const session = await findSession(deps.engine.db, env.id, params.session);
       requireSessionAccess(principal, "write", params.session, session);
+      if (principal.kind === "publicJwt") await requireEndedCallingRun(deps, env.id, body.callingRunId);
       const continued = await endAndContinueSession(deps.engine, env, params.session, body);
       // Only a hand-over starts a run: while another run of the session is alive, it is returned instead.
       if (continued.swapped) deps.metrics?.runsTriggered.inc();

@@ -11,7 +11,7 @@ export interface FuzzOperation {
   route: string;
   /** The document's path (`/api/v3/runs/{runId}`). */
   path: string;
-  parameters: { name: string; in: "path" | "query"; schema: Json }[];
+  parameters: { name: string; in: "path" | "query" | "header"; schema: Json }[];
   body?: { mediaType: string; schema: Json | undefined };
   /** Other methods of the same path (a wrong method must pick none of them). */
   siblings: Method[];
@@ -176,3 +176,43 @@ export function requestFor(context: FuzzContext, operation: FuzzOperation): fc.A
     }));
 }
 
+
+/**
+ * Positive data: requests the document admits in every part (path, query, body as its schemas
+ * say, opaque cursors only as this API returned them), with the operation's own method and media
+ * type and `authorization`. Whatever the server then answers, it must not be its schema refusing.
+ */
+export function positiveRequestFor(context: FuzzContext, operation: FuzzOperation, authorization: string, onlyKnown: readonly string[]): fc.Arbitrary<FuzzRequest> {
+  const options = { document: context.document, chaos: 0, known: context.known, strict: true, onlyKnown };
+  const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const path = names.length
+    ? fc
+        .tuple(...names.map((name) => arbitraryFor(operation.parameters.find((p) => p.in === "path" && p.name === name)?.schema ?? {}, options, name).map((v) => encodeBytes(String(v)))))
+        .filter((values) => values.every((v) => v.length > 0 && v !== "." && v !== ".."))
+        .map((values) => names.reduce((p, name, i) => p.replace(`{${name}}`, values[i]!), operation.path))
+    : fc.constant(operation.path);
+  const params = operation.parameters.filter((p) => p.in === "query");
+  const query = fc
+    .tuple(...params.map((p) => fc.option(arbitraryFor(p.schema, options, p.name), { freq: 2 }).map((v) => [p.name, v] as const)))
+    .map((pairs) => {
+      const parts = pairs.filter(([, v]) => v !== null && v !== undefined).flatMap(([name, v]) => queryValue(v).map((s) => `${encodeBytes(name)}=${encodeBytes(s)}`));
+      return parts.length ? `?${parts.join("&")}` : "";
+    });
+  const body: fc.Arbitrary<Body> = !operation.body
+    ? fc.constant({ mutation: "no body" })
+    : operation.body.mediaType === "*/*" && operation.body.schema?.type === "string"
+      ? arbitraryFor(operation.body.schema, options).map((text) => ({ payload: String(text), contentType: "text/plain", mutation: "text" }))
+      : operation.body.mediaType === "*/*"
+      ? fc.uint8Array({ maxLength: 256 }).map((bytes) => ({ payload: Buffer.from(bytes), contentType: "application/octet-stream", mutation: "bytes" }))
+      : operation.body.mediaType === "application/x-ndjson"
+        ? fc.array(arbitraryFor(operation.body.schema ?? {}, options), { minLength: 1, maxLength: 3 }).map((lines) => ({ payload: lines.map((l) => JSON.stringify(l)).join("\n"), contentType: "application/x-ndjson", mutation: "ndjson" }))
+        : arbitraryFor(operation.body.schema ?? {}, options).map((v) => ({ payload: JSON.stringify(v) ?? "{}", contentType: "application/json", mutation: "valid" }));
+  return fc.record({ path, query, body }).map(({ path, query, body }) => ({
+    operation,
+    method: operation.method,
+    url: path + query,
+    headers: { authorization, ...(body.contentType ? { "content-type": body.contentType } : {}) },
+    ...(body.payload !== undefined ? { payload: body.payload } : {}),
+    mutation: `positive: ${body.mutation}`,
+  }));
+}

@@ -66,6 +66,12 @@ export interface SchemaArbitraryOptions {
   chaos: number;
   /** Known good values by property name (ids, task names), used for a share of matching leaves. */
   known: Record<string, string[]>;
+  /**
+   * Only values the schema admits (positive data): no boundary values past a limit, no hostile
+   * property names; with `chaos` 0. Names in `onlyKnown` (opaque cursors) take known values only.
+   */
+  strict?: boolean;
+  onlyKnown?: readonly string[];
 }
 
 function resolve(schema: Schema, document: Schema): Schema {
@@ -90,7 +96,15 @@ export function arbitraryFor(input: Schema, options: SchemaArbitraryOptions, nam
 
 function validFor(schema: Schema, options: SchemaArbitraryOptions, name: string, depth: number): fc.Arbitrary<unknown> {
   const known = options.known[name];
+  if (options.onlyKnown?.includes(name)) return fc.constantFrom(...(known?.length ? known : [undefined]));
   const own = validForSchema(schema, options, name, depth);
+  // Known values are shared by name across operations (an `id` of a schedule or of a token):
+  // positive data keeps those this schema admits.
+  if (options.strict && known?.length) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const fitting = known.filter((k) => (schema.type === undefined || types.includes("string")) && (typeof schema.pattern !== "string" || new RegExp(schema.pattern, "u").test(k)) && (!Array.isArray(schema.enum) || schema.enum.includes(k)));
+    return fitting.length ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...fitting) }, { weight: 1, arbitrary: own }) : own;
+  }
   return known?.length ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: own }) : own;
 }
 
@@ -108,13 +122,14 @@ function validForSchema(schema: Schema, options: SchemaArbitraryOptions, name: s
     case "boolean":
       return fc.boolean();
     case "string":
-      return stringFor(schema);
+      return options.strict ? strictStringFor(schema) : stringFor(schema);
     case "integer":
     case "number":
-      return numberFor(schema, type[0] === "integer");
+      return options.strict ? strictNumberFor(schema, type[0] === "integer") : numberFor(schema, type[0] === "integer");
     case "array": {
       const items = schema.items ? arbitraryFor(schema.items, options, name, depth + 1) : fc.jsonValue({ maxDepth: 2 });
-      return fc.array(items, { minLength: 0, maxLength: Math.min(schema.maxItems ?? 4, 4) });
+      const minLength = options.strict ? (schema.minItems ?? 0) : 0;
+      return fc.array(items, { minLength, maxLength: Math.max(minLength, Math.min(schema.maxItems ?? 4, 4)) });
     }
     case "object":
       return objectFor(schema, options, depth);
@@ -157,6 +172,13 @@ function objectFor(schema: Schema, options: SchemaArbitraryOptions, depth: numbe
   const required = (schema.required ?? []) as string[];
   const model = Object.fromEntries(Object.entries(properties).map(([key, s]) => [key, arbitraryFor(s, options, key, depth + 1)]));
   const record = fc.record(model, { requiredKeys: required.filter((key) => key in model) });
+  if (Object.keys(properties).length === 0 && options.strict) {
+    // A map, with names its propertyNames admit and as many as min/maxProperties say.
+    const values = schema.additionalProperties && typeof schema.additionalProperties === "object" ? arbitraryFor(schema.additionalProperties, options, "", depth + 1) : fc.jsonValue({ maxDepth: 2 });
+    const keys = schema.propertyNames ? (strictStringFor(schema.propertyNames) as fc.Arbitrary<string>) : fc.string({ maxLength: 12 });
+    const min = schema.minProperties ?? 0;
+    return fc.dictionary(keys, values, { minKeys: min, maxKeys: Math.max(min, Math.min(schema.maxProperties ?? 4, 4)) });
+  }
   if (Object.keys(properties).length === 0) {
     // A map (env var uploads): keys from the known names and hostile strings.
     const values = schema.additionalProperties && typeof schema.additionalProperties === "object" ? arbitraryFor(schema.additionalProperties, options, "", depth + 1) : fc.jsonValue({ maxDepth: 2 });
@@ -164,4 +186,25 @@ function objectFor(schema: Schema, options: SchemaArbitraryOptions, depth: numbe
   }
   // Missing required fields and extra fields are request-level mutations (see requests.ts).
   return record;
+}
+
+/** Strings the schema admits: its pattern (and length), its length, its format; never a NUL. */
+function strictStringFor(schema: Schema): fc.Arbitrary<string> {
+  if (schema.format === "date-time") return stringFor(schema);
+  const min = schema.minLength ?? 0;
+  const max = Math.min(schema.maxLength ?? 64, 256);
+  const patterns = [schema.pattern, ...((schema.allOf ?? []) as Schema[]).map((s) => s.pattern)].filter((p): p is string => typeof p === "string");
+  const excluded = new Set<string>(schema.not?.enum ?? []);
+  const fits = (value: string) => value.length >= min && value.length <= max && !excluded.has(value) && patterns.every((p) => new RegExp(p, "u").test(value));
+  const [first] = patterns;
+  const base = first !== undefined ? fc.stringMatching(new RegExp(first)) : fc.string({ minLength: min, maxLength: Math.max(min, Math.min(max, 32)) });
+  return base.filter(fits);
+}
+
+/** Numbers within the schema's bounds only. */
+function strictNumberFor(schema: Schema, integer: boolean): fc.Arbitrary<number> {
+  const step = integer ? 1 : Number.EPSILON;
+  const min = schema.minimum ?? (typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + step : -(2 ** 31));
+  const max = Math.min(schema.maximum ?? (typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - step : 2 ** 31), Number.MAX_SAFE_INTEGER);
+  return integer ? fc.integer({ min: Math.ceil(min), max: Math.floor(max) }) : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
 }

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { storedText } from "./text.ts";
 
+/** A variable name as the engine accepts it (envvars/names.ts): the document's pattern for names. */
+const VARIABLE_NAME_SCHEMA = { pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256, not: { enum: ["SERVICE_SECRET_KEY", "SERVICE_API_URL"] } };
+
 /** `{projectRef}` of `/api/v1/projects/{projectRef}/…`. */
 export const ProjectRefParam = storedText(z.string().min(1).max(128));
 
@@ -25,7 +28,7 @@ export const ListEnvironmentVariablesResponse = z.array(EnvironmentVariableItem)
 
 /** `envvars.upload(projectRef, env, { variables, override })`. */
 export const ImportEnvironmentVariablesRequestBody = z.object({
-  variables: z.record(z.string(), z.string()),
+  variables: z.record(z.string().meta(VARIABLE_NAME_SCHEMA), z.string()).meta({ minProperties: 1, maxProperties: 1000 }),
   /** Replace variables that already exist. @default false */
   override: z.boolean().optional(),
   /** Mark every uploaded variable secret (redacted on read). @default false for new variables */
@@ -34,7 +37,7 @@ export const ImportEnvironmentVariablesRequestBody = z.object({
 
 /** `envvars.create(projectRef, env, { name, value, isSecret })`: always replaces an existing value. */
 export const CreateEnvironmentVariableRequestBody = z.object({
-  name: z.string().min(1, "name must not be empty"),
+  name: z.string().min(1, "name must not be empty").meta(VARIABLE_NAME_SCHEMA),
   value: z.string(),
   /** @default false (or the existing variable's flag) */
   isSecret: z.boolean().optional(),

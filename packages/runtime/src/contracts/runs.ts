@@ -2,6 +2,9 @@ import { z } from "zod";
 import { IdempotencyKey, NUL_FREE, storedText } from "./text.ts";
 import { MAX_DURATION_SECONDS } from "./trigger.ts";
 
+/** What parseDuration reads, its first part not zero (so the period is never zero). */
+const RUN_LIST_PERIOD_PATTERN = "^[0-9]*[1-9][0-9]*(ms|s|m|hr|h|d|w)([0-9]+(ms|s|m|hr|h|d|w))*$";
+
 /** `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). */
 const CommaList = z
   .union([z.string().refine(...NUL_FREE), z.array(z.string().refine(...NUL_FREE))])
@@ -24,7 +27,13 @@ export const RunListFilterQuery = z.object({
   "filter[isTest]": z.enum(["true", "false"]).optional(),
   /** Runs these sessions started (`session_…` ids or externalIds); no default time window then. */
   "filter[session]": CommaList.optional(),
-  "filter[createdAt][period]": z.string().min(1).refine(...NUL_FREE).optional(),
+  /** A duration such as 1h, 90m, 1d or 2w (ms, s, m, h, hr, d, w; more than zero). */
+  "filter[createdAt][period]": z
+    .string()
+    .min(1)
+    .refine(...NUL_FREE)
+    .meta({ pattern: RUN_LIST_PERIOD_PATTERN, description: "A duration such as 1h, 90m, 1d or 2w (units ms, s, m, h, hr, d, w), more than zero" })
+    .optional(),
   "filter[createdAt][from]": z.string().min(1).refine(...NUL_FREE).optional(),
   "filter[createdAt][to]": z.string().min(1).refine(...NUL_FREE).optional(),
 });
@@ -50,7 +59,8 @@ export const ReplayRunBody = z.strictObject({
   machine: z.string().optional(),
   version: z.string().optional(),
   region: z.string().optional(),
-  delay: z.union([z.string(), z.coerce.date()]).optional(),
+  // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).
+  delay: z.union([z.string(), z.number().transform((ms) => new Date(ms))]).optional(),
   ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
   idempotencyKey: IdempotencyKey.optional(),
   idempotencyKeyTTL: z.string().optional(),

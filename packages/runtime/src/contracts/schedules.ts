@@ -11,7 +11,8 @@ export const SCHEDULE_PAGE_MAX = 100;
 
 const TaskId = storedText(z.string().min(1, "must not be empty").max(128));
 // Cron and timezone are not stored unless the engine recognises them (422 otherwise).
-const Cron = z.string().max(256);
+// An empty one is a 422 from the engine like any invalid cron: the document says minLength 1 all the same.
+const Cron = z.string().max(256).meta({ minLength: 1 });
 const ExternalId = storedText(z.string().max(256));
 const Timezone = z.string().max(100);
 

@@ -113,7 +113,7 @@ export const ListSessionsFilterQuery = z.object({
   "filter[taskIdentifier]": storedText().optional(),
   "filter[externalId]": storedText().optional(),
   "filter[status]": z.string().optional(),
-  "filter[createdAt][period]": z.string().optional(),
+  "filter[createdAt][period]": z.string().meta({ enum: ["1h", "1d", "7d", "30d"] }).optional(),
   "filter[createdAt][from]": z.string().optional(),
   "filter[createdAt][to]": z.string().optional(),
 });

@@ -9,9 +9,53 @@ export const NUL_FREE = [(value: string) => !value.includes("\u0000"), { message
  */
 export const WELL_FORMED = [(value: string) => value.isWellFormed(), { message: "must be valid Unicode (it holds half a surrogate pair)" }] as const;
 
-/** A string Postgres stores exactly as sent: no NUL, no unpaired surrogate. */
+/** Why `text` cannot be stored exactly as sent (NUL_FREE, WELL_FORMED), or null when it can. */
+export function unstorableReason(text: string): string | null {
+  if (text.includes("\u0000")) return "must not contain NUL characters";
+  if (!text.isWellFormed()) return "must be valid Unicode (it holds half a surrogate pair)";
+  return null;
+}
+
+/**
+ * The first string of a JSON value, property names included, that breaks the stored-text rule,
+ * as `path: reason` (`options.metadata.note: must not contain NUL characters`), or null. One rule
+ * for every field: Postgres text and jsonb hold no NUL, and half a surrogate pair has no UTF-8
+ * form (strict JSON parsers refuse its `\ud800` escape). Values come from JSON.parse of text
+ * whose depth was checked, so the recursion is bounded.
+ */
+export function findUnstorableText(value: unknown, path = ""): string | null {
+  const at = (key: string | number) => (path === "" ? String(key) : `${path}.${key}`);
+  if (typeof value === "string") {
+    const reason = unstorableReason(value);
+    return reason === null ? null : `${path === "" ? "value" : path}: ${reason}`;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnstorableText(value[i], at(i));
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (typeof value === "object" && value !== null) {
+    for (const [key, inner] of Object.entries(value)) {
+      const reason = unstorableReason(key);
+      if (reason !== null) return `${path === "" ? "" : `${path}: `}a property name ${reason}`;
+      const found = findUnstorableText(inner, at(key));
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+/** The stored-text rule as a JSON Schema pattern, for the OpenAPI document (no NUL; half surrogate pairs are said in words). */
+export const STORED_TEXT_PATTERN = "^[^\\u0000]*$";
+
+/**
+ * A string Postgres stores exactly as sent: no NUL, no unpaired surrogate. The document shows
+ * the NUL rule as a pattern (the base schema must not have a pattern of its own).
+ */
 export function storedText(schema: z.ZodString = z.string()) {
-  return schema.refine(...NUL_FREE).refine(...WELL_FORMED);
+  return schema.refine(...NUL_FREE).refine(...WELL_FORMED).meta({ pattern: STORED_TEXT_PATTERN });
 }
 
 /** Longest idempotency key, in characters (Trigger.dev's limit) and in UTF-8 bytes. */

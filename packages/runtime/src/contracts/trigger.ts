@@ -13,7 +13,8 @@ export const TriggerOptions = z
     payloadSize: z.number().int().nonnegative().optional(),
     queue: z.object({ name: storedText(z.string().min(1).max(128)) }).passthrough().optional(),
     concurrencyKey: z.union([storedText(z.string().max(512)), z.number()]).optional(),
-    delay: z.union([z.string(), z.coerce.date()]).optional(),
+    // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).
+    delay: z.union([z.string(), z.number().transform((ms) => new Date(ms))]).optional(),
     ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
     idempotencyKey: IdempotencyKey.optional(),
     idempotencyKeyTTL: z.string().optional(),

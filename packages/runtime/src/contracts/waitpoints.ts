@@ -71,7 +71,7 @@ export const ListWaitpointTokensFilterQuery = z.object({
   "filter[status]": z.string().optional(),
   "filter[idempotencyKey]": storedText(z.string().min(1).max(2048)).optional(),
   "filter[tags]": storedText().optional(),
-  "filter[createdAt][period]": z.string().optional(),
+  "filter[createdAt][period]": z.string().meta({ enum: ["1h", "1d", "7d", "30d"] }).optional(),
   "filter[createdAt][from]": z.string().optional(),
   "filter[createdAt][to]": z.string().optional(),
 });

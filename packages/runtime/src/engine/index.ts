@@ -10,7 +10,7 @@ export { FakeClock, systemClock, type Clock } from "../clock.ts";
 export { newId } from "../ids.ts";
 export { MAX_DURATION_MS, isRealCalendarDate, isStorableDate, parseDuration, parseTtl, storableDate } from "../durations.ts";
 export { LogThrottle } from "../log-throttle.ts";
-export { MAX_JSON_DEPTH, jsonNestingExceeds, parseJsonText, tooDeepError } from "./json-text.ts";
+export { MAX_JSON_DEPTH, assertStorableJson, jsonNestingExceeds, parseJsonText, tooDeepError } from "./json-text.ts";
 export { MicroBatcher } from "./micro-batch.ts";
 export { flushWal, prepared, withTransaction, type Pool, type Queryable } from "../db/queryable.ts";
 

@@ -1,3 +1,4 @@
+import { findUnstorableText } from "../contracts/text.ts";
 import { ValidationError } from "../errors.ts";
 
 /**
@@ -41,14 +42,24 @@ export function tooDeepError(what: string): ValidationError {
 }
 
 /**
- * JSON.parse for text from outside: ValidationError (a 400) when it is too deep or not JSON.
- * `what` prefixes the message.
+ * JSON.parse for text from outside: ValidationError (a 400) when it is too deep, not JSON, or
+ * holds a string Postgres cannot store as sent (a NUL, half a surrogate pair: the stored-text
+ * rule, the same for every field). `what` prefixes the message.
  */
 export function parseJsonText(text: string, what: string): unknown {
   if (jsonNestingExceeds(text)) throw tooDeepError(what);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new ValidationError(`${what}: not valid JSON`);
   }
+  assertStorableJson(value, what);
+  return value;
+}
+
+/** ValidationError naming the first string of `value` that breaks the stored-text rule (see findUnstorableText). */
+export function assertStorableJson(value: unknown, what: string): void {
+  const found = findUnstorableText(value);
+  if (found !== null) throw new ValidationError(`${what}: ${found}`);
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/queryable.ts";
 import { ValidationError } from "../../errors.ts";
-import { jsonNestingExceeds, tooDeepError } from "../json-text.ts";
+import { assertStorableJson, jsonNestingExceeds, tooDeepError } from "../json-text.ts";
 import { parseSuperjson, stringifySuperjson } from "./superjson-text.ts";
 
 export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
@@ -12,10 +12,15 @@ export interface Packet {
   type: string;
 }
 
-/** Text stored as it came: refused when Postgres would not store it as sent (NUL, half a surrogate pair). */
+/**
+ * Text stored as it came: refused when Postgres would not store it as sent (NUL, half a surrogate
+ * pair), and for JSON text also when a string in it holds one as an escape (`"\u0000"`,
+ * `"\ud800"`): the same rule as a payload sent as a JSON value.
+ */
 function storedAsSent(data: string, type: string): Packet {
   if (data.includes("\u0000")) throw new ValidationError("payload: must not contain NUL characters");
   if (!data.isWellFormed()) throw new ValidationError("payload: must be valid Unicode (it holds half a surrogate pair)");
+  if ((type === "application/json" || type === "application/super+json") && data.includes("\\u")) assertStorableJson(JSON.parse(data), "payload");
   return { data, type };
 }
 
