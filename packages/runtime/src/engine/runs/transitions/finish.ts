@@ -31,7 +31,7 @@ export const FINISH_EXECUTIONS_SQL = `WITH input AS (
          ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END,
          job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
        FROM input i
-       WHERE r.id = i.run_id AND ${statusGuard("r.status", FINISH_ENDINGS[0]!)} AND r.claim_token = i.claim_token
+       WHERE r.id = i.run_id AND ${statusGuard("r.status", FINISH_ENDINGS[0]!)} AND r.claim_token = i.claim_token AND r.offered_at IS NULL
          -- A run someone attached to after it was claimed (attachWaiter) must end with its waiters:
          -- the shared statement leaves it out (re-checked on the newest row version if an attach
          -- committed meanwhile) and the caller finishes it with finishWithWaiters.
