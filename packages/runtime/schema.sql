@@ -256,6 +256,7 @@ CASE
     ELSE 'LIVE'::text
 END) STORED NOT NULL,
     offered_start boolean DEFAULT false NOT NULL,
+    claim_from_runs boolean DEFAULT false NOT NULL,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);
@@ -268,6 +269,7 @@ CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DE
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX runs_queue_list ON public.runs USING btree (environment_id, queue_name, created_at DESC, id DESC) WHERE (queue_name <> ('task/'::text || task_identifier));
+CREATE INDEX runs_queued ON public.runs USING btree (environment_id, created_at, id) WHERE ((status = 'QUEUED'::text) AND (available_at IS NULL) AND claim_from_runs);
 CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
 CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);

@@ -1,7 +1,7 @@
 import type { PgBoss } from "pg-boss";
 import type { Dispatcher, RunJob } from "@svc/runtime/engine";
 import { preparedText, type Queryable } from "@svc/runtime/db";
-import { resumeQueueName, startQueueName } from "./names.ts";
+import { resumeQueueName, runsQueueName, startQueueName } from "./names.ts";
 import { insertWithWakeUp, wakeWorkers, type InsertedJobs } from "./wake-workers.ts";
 
 /** Heartbeats are required: a job whose worker stops touching it for this long is retried. */
@@ -25,7 +25,8 @@ export const ENDED_JOB_SECONDS = 3600;
 export const QUEUED_JOB_SECONDS = 10 * 365 * 86_400;
 
 /**
- * Enqueues run jobs with pg-boss inside the caller's transaction (`insert(…, { db })`), so a job
+ * Enqueues run jobs with pg-boss inside the caller's transaction (starts that workers claim from
+ * `runs` get no job, only the wake-up) (`insert(…, { db })`), so a job
  * exists if and only if the state change that needs it commits, and wakes the workers that should
  * fetch them (wakeWorkers: one with a free slot for a few jobs, not every worker).
  */
@@ -65,7 +66,16 @@ export class PgBossDispatcher implements Dispatcher {
 
   async dispatch(tx: Queryable, jobs: RunJob[], now: Date): Promise<void> {
     const byQueue = new Map<string, { environmentId: string; rows: object[] }>();
+    // Starts that workers claim from `runs`: no job, a wake-up of the workers of their queue.
+    const inTable = new Map<string, InsertedJobs>();
     for (const job of jobs) {
+      if (job.inTable && job.kind === "start") {
+        const queue = runsQueueName(job.environmentId, job.queueName);
+        const entry = inTable.get(queue) ?? { environmentId: job.environmentId, queue, count: 0 };
+        entry.count++;
+        inTable.set(queue, entry);
+        continue;
+      }
       // A resumed run of a queue with a concurrencyLimit must take a slot of that queue like a
       // start does: its resume job goes to the queue's own pg-boss queue (where group concurrency
       // counts it); the fast path leaves such runs alone.
@@ -82,6 +92,7 @@ export class PgBossDispatcher implements Dispatcher {
       });
     }
     const inserted: InsertedJobs[] = [...byQueue].map(([queue, { environmentId, rows }]) => ({ environmentId, queue, count: rows.length }));
+    inserted.push(...inTable.values());
     let woken = false;
     let remaining = byQueue.size;
     for (const [name, { rows }] of byQueue) {

@@ -4,6 +4,6 @@ export { PgBossDispatcher, ENDED_JOB_SECONDS, HEARTBEAT_SECONDS, QUEUED_JOB_SECO
 export { JobConsumer, type ConsumedJob, type ConsumerOptions, type QueueDb, type QueueSubscription } from "./consumer.ts";
 export { installQueueSchema } from "./install.ts";
 export { consumerFetch, type FetchTail } from "./fetch-statement.ts";
-export { isStartQueueName, startQueueName, resumeQueueName } from "./names.ts";
+export { isRunsQueueName, isStartQueueName, runsQueueName, startQueueName, resumeQueueName } from "./names.ts";
 export { wakeChannel, wakeWorkers, WAKE_CHANNEL_PREFIX, type InsertedJobs } from "./wake-workers.ts";
 export { PgBoss } from "pg-boss"; // the instance type svc passes around; also the raw pg-boss baseline in bench/

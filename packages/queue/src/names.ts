@@ -21,3 +21,17 @@ export function isStartQueueName(name: string): boolean {
 export function resumeQueueName(environmentId: string): string {
   return `svc-resume.${environmentId}`;
 }
+
+/**
+ * The name a worker's registry entry gives the runs of one svc queue that it claims straight from
+ * `runs` (no job: claim-queued.ts): what a wake-up for such runs names, so that the worker woken
+ * claims from `runs` instead of fetching the queue's jobs. Not a pg-boss queue.
+ */
+export function runsQueueName(environmentId: string, queueName: string): string {
+  return `runs:${startQueueName(environmentId, queueName)}`;
+}
+
+/** Whether a name is runsQueueName's. */
+export function isRunsQueueName(name: string): boolean {
+  return name.startsWith("runs:");
+}

@@ -1,4 +1,4 @@
-import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, runRetention, type RunRetentionOptions, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, moveRunsOfLimitedQueues, runRetention, type RunRetentionOptions, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
 import type { Tracer } from "@opentelemetry/api";
 import type { Task } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
@@ -12,7 +12,8 @@ import { FastPath } from "./parts/fast-path.ts";
 import { FullFlag } from "./parts/full-flag.ts";
 import { Leases } from "./parts/leases.ts";
 import { Offers } from "./parts/offers.ts";
-import { subscribeQueues } from "./parts/queues.ts";
+import { QueuedRuns } from "./parts/queued-runs.ts";
+import { startQueues, subscribeQueues } from "./parts/queues.ts";
 import { createResources } from "./parts/resources.ts";
 import { Slots } from "./parts/slots.ts";
 
@@ -87,6 +88,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const fullFlag = new FullFlag(resources);
   const slots = new Slots(resources, executions, fullFlag);
   const offers = new Offers(resources, slots, batchers.declines, fullFlag);
+  const queuedRuns = new QueuedRuns(resources, slots);
   const timers = new TimerLoop(engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...config.dueWork], {
     maxSleepMs: config.timerMaxSleepMs,
     onError: (error) => report(error, "timers"),
@@ -99,10 +101,11 @@ export function createWorker(options: WorkerOptions): Worker {
         onError: (error) => report(error, "retention"),
       })
     : null;
-  const channels = new Channels(resources, { slots, timers, executions, offers, fastPath: new FastPath(resources, slots) });
+  const channels = new Channels(resources, { slots, timers, executions, offers, fastPath: new FastPath(resources, slots), queuedRuns });
   const leases = new Leases(resources, executions.active, offers, channels);
 
   async function stopBackground() {
+    queuedRuns.stop();
     leases.stop();
     await Promise.all([timers.stop(), retention?.stop()]);
     await channels.stop();
@@ -123,11 +126,15 @@ export function createWorker(options: WorkerOptions): Worker {
       // the run list's version filter reads where this version's claims are.
       await enterWorkerVersion(engine.db, worker.environment.id, worker.version, engine.clock.now());
       await registerTasks(engine.db, worker.environment.id, resources.tasks, worker.version, engine.clock.now());
+      // Its queues with a limit now count it for runs queued before (claimed from `runs` until then).
+      const limited = [...startQueues(resources.tasks)].filter(([, limit]) => limit !== null).map(([name]) => name);
+      await moveRunsOfLimitedQueues(engine, worker.environment.id, limited, engine.clock.now());
       await subscribeQueues(resources, slots);
       await resources.hooks.onRegistered?.(resources.tasks);
       await channels.start();
       await offers.enter(channels);
       slots.start();
+      queuedRuns.start();
       if (config.timerLoop) {
         timers.start();
         retention?.start();
@@ -136,6 +143,7 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     async drain() {
       slots.close();
+      queuedRuns.stop();
       // No more offers; one already on its way is given back (Offers.take sees the slots draining).
       await offers.withdraw().catch((error) => report(error, "registry"));
       await slots.drain();

@@ -30,8 +30,8 @@ afterAll(async () => {
 
 describe("abandoning a worker", () => {
   it("leaves the pg-boss job of an in-flight run active, for its redelivery to recover the run", async () => {
-    // A TTL: the run is enqueued, not offered (see start-offers.test.ts).
-    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {}, { ttl: "1h" });
+    // A concurrency key: the run goes through a start job (see start-offers.test.ts).
+    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {}, { concurrencyKey: "k" });
     await eventually(async () => running.has(id));
     const { job_id: jobId } = await getRunRow(te, id);
     expect(jobId).not.toBeNull();

@@ -14,7 +14,8 @@ let te: TestEngine;
 
 beforeAll(async () => {
   te = await startTestEngine();
-  for (let i = 0; i < BATCH; i++) await triggerRun(te.engine, te.env, "planned", { i });
+  // Each with a concurrency key of its own: such runs go through start jobs (plain ones are claimed from runs).
+  for (let i = 0; i < BATCH; i++) await triggerRun(te.engine, te.env, "planned", { i }, { concurrencyKey: `k${i}` });
   // As a busy queue's statistics often are: analyzed while it held no job.
   await te.db.pool.query(`ANALYZE pgboss.job_common`);
 });

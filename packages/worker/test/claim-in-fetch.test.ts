@@ -34,8 +34,8 @@ afterAll(async () => {
 
 describe("claims in the fetch statement", () => {
   it("returns each start job with its run's claim, which the worker executes", async () => {
-    // A TTL: the run is enqueued, not offered (see start-offers.test.ts).
-    const run = await triggerRun(te.engine, te.env, "claimed-in-fetch", {}, { ttl: "1h" });
+    // A concurrency key: the run goes through a start job (see start-offers.test.ts).
+    const run = await triggerRun(te.engine, te.env, "claimed-in-fetch", {}, { concurrencyKey: "k" });
     await eventually(async () => finished.has(run.id));
     const job = fetched.find((j) => j.data.runId === run.id);
     expect(job?.svc_with).toMatchObject({ id: run.id, previous_status: "QUEUED", attempt_number: 1, task_identifier: "claimed-in-fetch" });
@@ -45,8 +45,8 @@ describe("claims in the fetch statement", () => {
   });
 
   it("returns null for a job whose run cannot be claimed (already finished), and nothing runs again", async () => {
-    // A TTL: the run is enqueued, not offered (see start-offers.test.ts).
-    const run = await triggerRun(te.engine, te.env, "claimed-in-fetch", {}, { ttl: "1h" });
+    // A concurrency key: the run goes through a start job (see start-offers.test.ts).
+    const run = await triggerRun(te.engine, te.env, "claimed-in-fetch", {}, { concurrencyKey: "k" });
     await eventually(async () => finished.has(run.id));
     const row = await getRunRow(te, run.id);
     // A second start job for the finished run (a duplicate delivery), found by the next poll.

@@ -1,6 +1,6 @@
 // Environments whose workers have different tasks: a worker that claims a run of a task it lacks
-// (a queue shared with another worker's tasks; a resume, whose pg-boss queue is the environment's)
-// gives it back undone. A start keeps its attempt number, TTL and "never started"; a resume stays a
+// (a start job of a queue shared with another worker's tasks; a resume, whose pg-boss queue is the
+// environment's) gives it back undone; runs claimed straight from `runs` are only its own tasks'. A start keeps its attempt number, TTL and "never started"; a resume stays a
 // resume of the same attempt and is offered at once to the workers that have the task. The resume
 // fast path only claims runs of the worker's own tasks. Driven by an injected clock and timer ticks.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,10 +75,21 @@ afterAll(async () => {
 });
 
 describe("a start handed back", () => {
+  it("is never needed for a run claimed from runs: a worker claims only runs of its own tasks", async () => {
+    const a = await worker([onShared]);
+    const { id } = await triggerRun(te.engine, te.env, "hb-other", { n: 0 }, { queue: { name: "hb-shared" } });
+    // Woken by the trigger and polling: nothing of its tasks to claim.
+    await a.worker.timers.tick();
+    expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, job_id: null });
+    await stop(a);
+    await te.db.pool.query(`UPDATE runs SET status = 'CANCELED', finished_at = now() WHERE id = $1`, [id]);
+  });
+
   it("returns to QUEUED as it was: same attempt number, its TTL, never started; the TTL still expires it", async () => {
     const a = await worker([onShared]);
     const handedBack = a.worker.events.next("runHandedBack");
-    const { id } = await triggerRun(te.engine, te.env, "hb-other", { n: 1 }, { queue: { name: "hb-shared" }, ttl: "10m" });
+    // A concurrency key: the run goes through a start job of the shared queue, which A fetches.
+    const { id } = await triggerRun(te.engine, te.env, "hb-other", { n: 1 }, { queue: { name: "hb-shared" }, ttl: "10m", concurrencyKey: "k" });
     const before = await getRunRow(te, id);
     expect(before.expire_at).not.toBeNull();
 

@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 describe("job wake-ups", () => {
-  it("wakes one of three idle workers for a single enqueued run: one fetch in all, where every worker used to fetch; an offered start costs none", async () => {
+  it("wakes one of three idle workers for a single start job: one fetch in all, where every worker used to fetch; an offered start or a run claimed from runs costs none", async () => {
     // Polls a minute apart: any fetch after the first pass is a wake-up's.
     const three = [await start({ concurrency: 4, pollIntervalMs: 60_000 }), await start({ concurrency: 4, pollIntervalMs: 60_000 }), await start({ concurrency: 4, pollIntervalMs: 60_000 })];
     // Each registered the queues it fetches from.
@@ -74,8 +74,12 @@ describe("job wake-ups", () => {
     const offered = await triggerRun(te.engine, te.env, "quick", {});
     await eventually(async () => finishedBy.has(offered.id));
     expect(totalFetches() - before).toBe(0);
-    // One it does not offer (a TTL) is enqueued, and its job wakes one worker.
-    const { id } = await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" });
+    // One it does not offer but leaves in `runs` (a TTL) is claimed from there: no fetch either.
+    const inRuns = await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" });
+    await eventually(async () => finishedBy.has(inRuns.id));
+    expect(totalFetches() - before).toBe(0);
+    // One with a concurrency key gets a start job, which wakes one worker.
+    const { id } = await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" });
     await eventually(async () => finishedBy.has(id));
     expect(totalFetches() - before).toBe(1);
     expect((await getRunRow(te, id)).status).toBe("COMPLETED");

@@ -1,9 +1,9 @@
 // Start offers: the transaction that triggers a run offers its first attempt, already claimed, to a
 // live worker of its task with a free slot, on that worker's own channel (as a completion offers a
 // resume), and enqueues no start job for it. Covered here: the offer itself, a worker that has no
-// free slot (it gives the start back: QUEUED again, then a job), an offer nobody takes (its lease
-// lapses: QUEUED again, no attempt counted), a payload too large for a NOTIFY, and the runs that are
-// never offered (limited queues, concurrency keys, TTLs, delays, large batches).
+// free slot (it gives the start back: QUEUED again, then claimed from runs), an offer nobody takes
+// (its lease lapses: QUEUED again, no attempt counted), a payload too large for a NOTIFY, and the runs
+// that are never offered (limited queues, concurrency keys, TTLs, large batches).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
 import { FakeClock, lapsedLeases, triggerRun, triggerRunsInTransaction, withTransaction } from "@svc/runtime/engine";
@@ -61,28 +61,25 @@ describe("start offers", () => {
     expect(await getRunRow(te, id)).toMatchObject({ status: "COMPLETED", output: JSON.stringify({ json: { n: 2, size: 20_000 } }) });
   });
 
-  it("enqueues what it does not offer: a queue with a concurrencyLimit, a concurrency key, a TTL, a batch larger than 16", async () => {
-    const runs = [
-      await triggerRun(te.engine, te.env, "limited", {}),
-      await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" }),
-      await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" }),
-    ];
+  it("offers nothing it cannot: a queue with a concurrencyLimit and a concurrency key get a job, a TTL and a batch larger than 16 wait in runs", async () => {
+    const viaOf = new Map<string, string | undefined>();
+    tw.worker.events.on("runStarted", (e) => viaOf.set(e.runId, e.via));
+    const jobs = [await triggerRun(te.engine, te.env, "limited", {}), await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" })];
+    const inRuns = [await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" })];
     const batch = await withTransaction(te.db.pool, (tx) =>
       triggerRunsInTransaction(te.engine, tx, te.env, Array.from({ length: 17 }, (_, n) => ({ taskIdentifier: "quick", payload: { n } }))),
     );
-    for (const { id } of [...runs, ...batch]) {
-      const finished = await eventually(async () => {
-        const row = await getRunRow(te, id);
-        return row.status === "COMPLETED" && row;
-      });
-      // Started through a job (job_id), never offered.
-      expect(finished.job_id, id).not.toBeNull();
+    inRuns.push(...batch);
+    for (const { id } of [...jobs, ...inRuns]) {
+      await eventually(async () => (await getRunRow(te, id)).status === "COMPLETED");
     }
+    for (const { id } of jobs) expect([viaOf.get(id), (await getRunRow(te, id)).job_id !== null], id).toEqual(["job", true]);
+    for (const { id } of inRuns) expect([viaOf.get(id), (await getRunRow(te, id)).job_id], id).toEqual(["queued", null]);
   });
 });
 
 describe("start offers given back", () => {
-  it("gives a start back when it has no free slot: the run is QUEUED again as if never claimed, and a job starts it", async () => {
+  it("gives a start back when it has no free slot: the run is QUEUED again as if never claimed, and a claim from runs starts it", async () => {
     const full = await startTestWorker(te, [quick, busy], { concurrency: 1, timerLoop: false });
     try {
       const { id: holder } = await triggerRun(te.engine, te.env, "busy", {});
@@ -94,11 +91,11 @@ describe("start offers given back", () => {
       const { id } = await triggerRun(te.engine, te.env, "quick", { n: 3 });
       expect(await givenBack).toMatchObject({ runId: id, reason: "full" });
       expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, available_at: clock.now() });
-      // The timer loop enqueues it (its available time has come); the job starts it once a slot is free.
+      // The timer loop makes it available (its available time has come); the worker claims it once a slot is free.
       expect((await full.worker.timers.tick())["retrying-runs"]).toBe(1);
       const started = full.worker.events.next("runStarted", (e) => e.runId === id);
       gates.get(holder)!();
-      expect(await started).toMatchObject({ via: "job", attempt: 1 });
+      expect(await started).toMatchObject({ via: "queued", attempt: 1 });
       expect((await full.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
       expect(await attemptRows(id)).toEqual([{ number: 1, status: "COMPLETED" }]);
     } finally {
@@ -106,7 +103,7 @@ describe("start offers given back", () => {
     }
   });
 
-  it("takes back an offer nobody takes when its lease lapses: QUEUED again, no attempt counted, and a job starts it", async () => {
+  it("takes back an offer nobody takes when its lease lapses: QUEUED again, no attempt counted, and a claim from runs starts it", async () => {
     await te.db.pool.query(`DELETE FROM workers`);
     // A worker that is live to the registry but takes nothing (a stalled process): its row names
     // a lock that a connection listening to nothing holds.
@@ -127,12 +124,11 @@ describe("start offers given back", () => {
       expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(1);
       expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, lease_expires_at: null });
       expect(await attemptRows(id)).toEqual([]); // no attempt was lost: none ran
-      expect(await jobsOf(id)).toBe(1);
       await te.db.pool.query(`DELETE FROM workers WHERE id = 'worker_stalled'`);
       const next = await startTestWorker(te, [quick], { timerLoop: false });
       try {
         expect((await next.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
-        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 1 });
+        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 1, job_id: null });
       } finally {
         await next.stop();
       }

@@ -12,6 +12,11 @@ export interface RunJob {
   concurrencyKey?: string | null;
   /** A resume that must take a slot of its run's queue (the queue has a concurrencyLimit). */
   throughQueue?: boolean;
+  /**
+   * A start that workers claim straight from `runs` (claim-queued.ts): no job is written, the
+   * workers that should claim it are only woken.
+   */
+  inTable?: boolean;
 }
 
 export interface Dispatcher {

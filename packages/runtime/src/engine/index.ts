@@ -49,6 +49,8 @@ export { FINAL_STATUSES, RUN_STATUSES, canTransition, isFinal as isFinalRunStatu
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_STARTS_SQL, claimStartsCtes } from "./runs/transitions/claim-start.ts";
+export { CLAIM_QUEUED_SQL } from "./runs/transitions/claim-queued.ts";
+export { moveRunsOfLimitedQueues } from "./runs/limited-queue-runs.ts";
 export { CLAIM_RESUME_SQL } from "./runs/transitions/claim-resume.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
 export { FINISH_EXECUTIONS_SQL, FINISH_TARGETS } from "./runs/transitions/finish.ts";

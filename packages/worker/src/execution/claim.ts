@@ -1,5 +1,5 @@
 import {
-  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_RESUME_SQL, CLAIM_STARTS_SQL, CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER,
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_QUEUED_SQL, CLAIM_RESUME_SQL, CLAIM_STARTS_SQL, CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER,
   claimStartsCtes, prepared, ledgerEntryFromRow, type ClaimedRun, type LedgerEntry, type LedgerRow, type Queryable, type RunRow,
 } from "@svc/runtime/engine";
 import type { FetchTail } from "@svc/queue";
@@ -193,4 +193,26 @@ export async function claimFastResumes(db: Queryable, inputs: { runId: string; c
     const { ledger, ledger_version, ...run } = row;
     return { run, previousStatus: "WAITING", ledger: (ledger ?? []).map(ledgerEntryFromRow), ledgerVersion: ledger_version, ledgerFrom: "claim" };
   });
+}
+
+/**
+ * Claims up to `limit` plain QUEUED runs of this worker's tasks straight from `runs` (CLAIM_QUEUED_SQL),
+ * each with a lease of `leaseMs`, oldest first. Run it on a connection with synchronous_commit off
+ * (`claimPool`): a claim lost with the WAL is a run still QUEUED, claimed again.
+ */
+export async function claimQueued(db: Queryable, worker: { id: string; version: string; environmentId: string; tasks: string[] }, limit: number, now: Date, leaseMs: number): Promise<Claim[]> {
+  const { rows } = await db.query<ClaimedRun & LedgerColumns>(prepared(
+    "svc_claim_queued",
+    CLAIM_QUEUED_SQL,
+    [worker.environmentId, worker.tasks, limit, worker.id, worker.version, now, leaseMs],
+  ));
+  return rows.map(({ ledger, ledger_version, ...run }) => ({
+    run,
+    previousStatus: "QUEUED",
+    // Claimed with its TTL cleared, as any start: a run that is never handed back needs none.
+    beforeStart: { expireAt: null, startedAt: null },
+    ledger: (ledger ?? []).map(ledgerEntryFromRow),
+    ledgerVersion: ledger_version,
+    ledgerFrom: "claim",
+  }));
 }

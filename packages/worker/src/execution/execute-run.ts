@@ -27,12 +27,14 @@ import type { ExecutorDeps } from "./executor-deps.ts";
 export type Dispatch =
   /** `claimed`: the claim its job's fetch made (null: the run could not be claimed); absent: claim it now. */
   | { kind: "start"; runId: string; jobId: string; claimed?: Claim | null }
+  /** A start this worker claimed straight from `runs`, with a lease (see queued-runs.ts). */
+  | { kind: "queued"; runId: string; claimed: Claim }
   | { kind: "resume"; runId: string; jobId: string | null }
   /** A resume a completion offered to this worker, or a start a trigger offered it, already claimed for it (see offers.ts). */
   | { kind: "offer"; runId: string; claimToken: string; claim: Claim | Promise<Claim | null> };
 
 /** How an execution came to this worker (worker events report it). */
-export type Via = "offer" | "fast-path" | "job";
+export type Via = "offer" | "fast-path" | "job" | "queued";
 
 /**
  * Claims and executes one run: start (a fresh attempt, or a takeover after a crash) or resume
@@ -42,7 +44,7 @@ export type Via = "offer" | "fast-path" | "job";
  */
 export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch, release: () => void = () => {}): Promise<void> {
   const { engine } = deps;
-  const claimed = dispatch.kind === "start" ? dispatch.claimed : undefined;
+  const claimed = dispatch.kind === "start" || dispatch.kind === "queued" ? dispatch.claimed : undefined;
   // The job's fetch found its run not claimable (finished, canceled, taken by another job).
   if (claimed === null) return;
   const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : claimed ? claimed.run.claim_token! : randomUUID();
@@ -50,6 +52,8 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const claim =
     dispatch.kind === "offer"
       ? await dispatch.claim
+      : dispatch.kind === "queued"
+      ? dispatch.claimed
       : dispatch.kind === "start"
       ? (claimed ?? (await deps.batchers.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })))
       : dispatch.jobId === null
@@ -69,13 +73,14 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   const task = deps.worker.tasks.get(run.task_identifier);
   if (!task) {
     // A shared queue (or the environment's resume queue) can carry a task this worker doesn't have.
-    const kind = dispatch.kind === "start" || claim.previousStatus === "QUEUED" ? "start" : "resume";
+    const kind = dispatch.kind === "start" || dispatch.kind === "queued" || claim.previousStatus === "QUEUED" ? "start" : "resume";
     if (await handBack(engine, claim, claimToken, kind)) deps.events.emit("runHandedBack", { runId: run.id, kind });
     return;
   }
 
   const abort = new AbortController();
-  const via: Via = dispatch.kind === "offer" ? "offer" : dispatch.kind === "resume" && dispatch.jobId === null ? "fast-path" : "job";
+  const via: Via =
+    dispatch.kind === "offer" ? "offer" : dispatch.kind === "queued" ? "queued" : dispatch.kind === "resume" && dispatch.jobId === null ? "fast-path" : "job";
   const leased = via !== "job";
   // This process may still run an older execution of the run (it stalled past its lease or job
   // heartbeat, and the takeover came back to this worker): each is registered by its own claim token.

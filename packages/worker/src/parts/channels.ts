@@ -1,11 +1,12 @@
 import { NotificationListener } from "@svc/runtime/db";
 import { CHANNELS } from "@svc/runtime/engine";
-import { BOSS_NOTIFY_CHANNEL, wakeChannel } from "@svc/queue";
+import { BOSS_NOTIFY_CHANNEL, isRunsQueueName, wakeChannel } from "@svc/queue";
 import { offersChannel } from "../registry/workers.ts";
 import type { TimerLoop } from "../timers/timer-loop.ts";
 import type { Executions } from "./executions.ts";
 import type { FastPath } from "./fast-path.ts";
 import type { ListenerLock, Offers } from "./offers.ts";
+import type { QueuedRuns } from "./queued-runs.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -16,6 +17,7 @@ export interface ChannelTargets {
   executions: Executions;
   offers: Offers;
   fastPath: FastPath;
+  queuedRuns: QueuedRuns;
 }
 
 /**
@@ -28,18 +30,22 @@ export interface ChannelTargets {
 export class Channels implements ListenerLock {
   readonly #listener: NotificationListener;
 
-  constructor({ worker, config, report }: WorkerResources, { slots, timers, executions, offers, fastPath }: ChannelTargets) {
+  constructor({ worker, config, report }: WorkerResources, { slots, timers, executions, offers, fastPath, queuedRuns }: ChannelTargets) {
     const ownOffers = offersChannel(worker.id);
     const ownJobs = wakeChannel(worker.id);
     this.#listener = new NotificationListener({
       url: config.databaseUrl,
       channels: [CHANNELS.resume, CHANNELS.runCanceled, CHANNELS.timers, BOSS_NOTIFY_CHANNEL, ownOffers, ownJobs],
       onNotification(channel, payload) {
+        // A wake-up names start queues with new jobs, and queues with new runs to claim from `runs`.
         if (channel === ownJobs) {
-          for (const queue of payload.split(" ")) slots.notify(queue);
+          for (const queue of payload.split(" ")) {
+            if (isRunsQueueName(queue)) queuedRuns.notify();
+            else slots.notify(queue);
+          }
           return;
         }
-        if (channel === BOSS_NOTIFY_CHANNEL) return slots.notify(payload);
+        if (channel === BOSS_NOTIFY_CHANNEL) return isRunsQueueName(payload) ? queuedRuns.notify() : slots.notify(payload);
         if (channel === CHANNELS.timers) return timers.wake(dueAt(payload));
         if (channel === CHANNELS.runCanceled) return executions.active.abortRun(payload, new Error("run canceled"));
         if (channel === ownOffers) return offers.take(payload);
@@ -47,6 +53,7 @@ export class Channels implements ListenerLock {
       },
       onReconnect: () => {
         slots.notify();
+        queuedRuns.notify();
         timers.wake();
         // Offers follow the LISTEN connection: the registry must name the new one.
         offers.enter(this).catch((error) => report(error, "registry"));

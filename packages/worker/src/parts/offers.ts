@@ -2,7 +2,8 @@ import { claimFromCache, loadOffer, parseOffer, type Offer } from "../execution/
 import { registerWorker, renewWorker, unregisterWorker, type Heartbeat, type WorkerRecord } from "../registry/workers.ts";
 import type { WorkerBatchers } from "./batchers.ts";
 import type { FullFlag } from "./full-flag.ts";
-import { consumedQueues } from "./queues.ts";
+import { consumedQueues, startQueues } from "./queues.ts";
+import { runsQueueName } from "@svc/queue";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -38,7 +39,8 @@ export class Offers {
       tasks: worker.taskIds,
       version: worker.version,
       slots: config.concurrency,
-      queues: consumedQueues(worker.environment.id, tasks).map((q) => q.name),
+      // The pg-boss queues it fetches, and the names under which it claims runs from `runs`.
+      queues: [...consumedQueues(worker.environment.id, tasks).map((q) => q.name), ...[...startQueues(tasks).keys()].map((q) => runsQueueName(worker.environment.id, q))],
     };
   }
 
@@ -73,7 +75,7 @@ export class Offers {
    * once (no free slot, draining) so that another worker or pg-boss takes it.
    */
   take(payload: string): void {
-    const { engine, report } = this.#resources;
+    const { report } = this.#resources;
     let offer: Offer;
     try {
       offer = parseOffer(payload);
@@ -81,6 +83,16 @@ export class Offers {
       report(error, "offer");
       return;
     }
+    // Slots held for a claim from `runs` under way may be free again in a moment: decide then.
+    if (!this.#slots.canTakeLeased && this.#slots.reserving && !this.#slots.draining) {
+      this.#slots.afterReservations(() => this.#takeParsed(offer));
+      return;
+    }
+    this.#takeParsed(offer);
+  }
+
+  #takeParsed(offer: Offer): void {
+    const { engine, report } = this.#resources;
     const { runId, claimToken } = offeredRun(offer);
     if (!this.#slots.canTakeLeased) {
       const reason = this.#slots.draining ? "draining" : "full";

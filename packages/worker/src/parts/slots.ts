@@ -20,6 +20,8 @@ export class Slots {
   #leased = 0;
   /** …and those whose task code still runs: they hold a slot (an ending being written does not). */
   #leasedInSlots = 0;
+  /** Slots reserved for runs being claimed (reserve): taken for fetches, free for the full flag. */
+  #reserved = 0;
   #leasedIdle: (() => void) | null = null;
   #draining = false;
   readonly #concurrency: number;
@@ -35,7 +37,7 @@ export class Slots {
       concurrency: config.concurrency,
       pollIntervalMs: config.pollIntervalMs,
       heartbeatIntervalMs: 4000,
-      externalInFlight: () => this.#leasedInSlots,
+      externalInFlight: () => this.#leasedInSlots + this.#reserved,
       onSlotsChanged: () => this.#slotsChanged(),
       // A start queue's fetch claims the runs of the jobs it takes, in the same statement.
       fetchAlso: (queueName) => (isStartQueueName(queueName) ? startClaimsInFetch(worker, engine.clock.now()) : null),
@@ -63,13 +65,57 @@ export class Slots {
   }
 
   /**
+   * Reserves up to `wanted` free slots for runs about to be claimed (none while draining): counted
+   * as taken until each is run (runLeased with `reserved`) or given back (unreserve), so that a
+   * fetch made meanwhile does not take them too. Returns how many were reserved.
+   */
+  reserve(wanted: number): number {
+    if (this.#draining) return 0;
+    const granted = Math.max(0, Math.min(wanted, this.#consumer.freeSlots()));
+    this.#reserved += granted;
+    return granted;
+  }
+
+  /** Gives back `count` reserved slots that no claim came for. */
+  unreserve(count: number): void {
+    if (count <= 0) return;
+    this.#reserved -= count;
+    this.#consumer.slotFreed();
+    this.#settled();
+  }
+
+  #waitingForReservations: (() => void)[] = [];
+
+  /** Whether slots are reserved for a claim under way (they may be free again in a moment). */
+  get reserving(): boolean {
+    return this.#reserved > 0;
+  }
+
+  /** Calls `then` once no slot is reserved any more (at once if none is). */
+  afterReservations(then: () => void): void {
+    if (this.#reserved === 0) then();
+    else this.#waitingForReservations.push(then);
+  }
+
+  #settled(): void {
+    if (this.#reserved > 0) return;
+    const waiting = this.#waitingForReservations;
+    this.#waitingForReservations = [];
+    for (const then of waiting) then();
+  }
+
+  /**
    * Runs an execution that holds a lease, not a pg-boss job (fast path, offer), in a slot of its
    * own. The slot is free again once its task code is done, while the write that records how it
    * ended is still under way, as a job's is.
    */
-  runLeased(dispatch: Dispatch): void {
+  runLeased(dispatch: Dispatch, options: { reserved?: boolean } = {}): void {
     this.#leased++;
     this.#leasedInSlots++;
+    if (options.reserved) {
+      this.#reserved--;
+      this.#settled();
+    }
     this.#slotsChanged();
     let released = false;
     const release = () => {
@@ -89,8 +135,17 @@ export class Slots {
       });
   }
 
+  readonly #freedListeners: (() => void)[] = [];
+
+  /** Calls `listener` whenever the free slots change and at least one is free. */
+  onSlotFreed(listener: () => void): void {
+    this.#freedListeners.push(listener);
+  }
+
   #slotsChanged(): void {
-    this.#fullFlag.set(this.#consumer.freeSlots() <= 0);
+    // Reserved slots are not taken yet: the registry hears of them once a claim fills them.
+    this.#fullFlag.set(this.#consumer.freeSlots() + this.#reserved <= 0);
+    if (this.#consumer.freeSlots() > 0 && !this.#draining) for (const listener of this.#freedListeners) listener();
   }
 
   subscribe(queue: QueueSubscription): void {

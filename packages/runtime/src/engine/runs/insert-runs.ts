@@ -8,10 +8,10 @@ const COLUMNS = [
   "id", "environment_id", "project_id", "task_identifier", "status", "queue_name", "concurrency_key", "payload", "payload_type",
   "idempotency_key", "idempotency_key_user", "idempotency_key_expires_at", "tags", "metadata", "max_attempts", "max_duration_s",
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
-  "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent",
+  "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs",
 ];
 /** What triggering needs back from an inserted run (fewer columns: less to send and parse). */
-const RETURNED = ["id", "status", "queue_name", "concurrency_key"] as const;
+const RETURNED = ["id", "status", "queue_name", "concurrency_key", "claim_from_runs"] as const;
 export type InsertedRun = Pick<RunRow, (typeof RETURNED)[number]>;
 /** The end of the INSERT of a chunk with tags: the run list's tag lanes (migration 0032), one row per tag of each run made. */
 const TAGGED_TAIL = `, tags, created_at),
@@ -55,7 +55,9 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
            u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
            CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
            u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
-           u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent
+           u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent,
+           -- Workers claim it straight from runs unless its queue counts a limit (migration 0035).
+           u.concurrency_key IS NULL AND NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue_name) q)
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
            $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
            $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[])

@@ -40,6 +40,11 @@ export interface RunRow {
   offered_at: Date | null;
   /** An offered start (migration 0034): QUEUED again, not WAITING, when given back. */
   offered_start: boolean;
+  /**
+   * Set at insert (migration 0035): workers claim the run straight from `runs` (no concurrency key,
+   * its queue without a concurrencyLimit then); false: it goes through a start job.
+   */
+  claim_from_runs: boolean;
   job_id: string | null;
   worker_id: string | null;
   worker_version: string | null;

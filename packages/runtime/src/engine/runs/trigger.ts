@@ -8,7 +8,7 @@ import type { Environment } from "../tenancy/environments.ts";
 import { insertRuns, resolveDefaultQueues, type InsertedRun } from "./insert-runs.ts";
 import { planRun, type RunPlan, type TriggerLineage } from "./plan-run.ts";
 import { freesIdempotencyKey } from "./statuses.ts";
-import { offerStarts } from "./transitions/offer-start.ts";
+import { startRuns } from "./start-runs.ts";
 import type { RunRow } from "./store.ts";
 
 export { normalizeTags, MAX_TAGS, MAX_TAG_LENGTH, DEFAULT_IDEMPOTENCY_TTL_MS, type TriggerLineage } from "./plan-run.ts";
@@ -93,16 +93,8 @@ export async function triggerRunsInTransaction(
     results[index] = { id: cached.id, isCached: true, run: cached };
   }
   const queued = plans.map((p) => inserted.get(p.plan.id)).filter((r): r is InsertedRun => r !== undefined && r.status === "QUEUED");
-  // First attempts a free worker can take are offered to it; the rest are enqueued.
-  const offered = await offerStarts(tx, queued.map((r) => r.id), now);
-  const enqueued = offered.size === 0 ? queued : queued.filter((r) => !offered.has(r.id));
-  if (enqueued.length > 0) {
-    await deps.dispatcher.dispatch(
-      tx,
-      enqueued.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: env.id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
-      now,
-    );
-  }
+  // First attempts a free worker can take are offered to it; the rest are left for workers to claim, or enqueued.
+  await startRuns(deps, tx, queued.map((r) => ({ ...r, environment_id: env.id })), now, { offer: true });
   if (plans.some((p) => p.plan.status === "DELAYED")) await tx.query(`SELECT pg_notify('svc_timers', '')`);
   return results as TriggerResult[];
 }

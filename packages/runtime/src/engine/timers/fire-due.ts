@@ -9,6 +9,7 @@ import { expiredUploads } from "../packets/expired-uploads.ts";
 import { fireDelayed } from "../runs/transitions/fire-delayed.ts";
 import { expireDue } from "../runs/transitions/expire.ts";
 import { dueAt } from "./due-times.ts";
+import { startRuns } from "../runs/start-runs.ts";
 
 /**
  * Time-driven transitions, evaluated against an injected `now` (tests move a fake clock and call
@@ -37,14 +38,9 @@ export interface DueWork {
   nextDueSql?: string;
 }
 
-/** Enqueues start jobs for runs a timer just made runnable (in the same transaction). */
+/** Starts runs a timer just made runnable (in the same transaction): see startRuns. */
 export async function dispatchStarts(deps: Pick<EngineDeps, "dispatcher">, tx: Queryable, runs: RunRow[], now: Date): Promise<void> {
-  if (runs.length === 0) return;
-  await deps.dispatcher.dispatch(
-    tx,
-    runs.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
-    now,
-  );
+  await startRuns(deps, tx, runs, now, { offer: false });
 }
 
 /** DELAYED runs whose delay passed become QUEUED and are enqueued. */

@@ -17,19 +17,19 @@ export const OFFER_START = transition(["QUEUED"], "EXECUTING");
 const OFFERED_RUN = `json_build_object(${CLAIMED_COLUMNS.map((c) => `'${c}', o.${c}`).join(", ")})`;
 
 /**
- * Which runs are offered: first attempts (no ledger to carry) that could start at once, in a queue
- * without a concurrencyLimit and without a concurrency key (those take a slot of their queue, which
- * only the queue's fetch counts), and with no TTL (a start given back gets no TTL back). An offer too
- * large for a NOTIFY carries only the claim token (the worker loads the run). The worker is chosen among the live workers of the run's task whose
- * registry row says they have a free slot (workers.full_since NULL), at random; none: no offer.
+ * Which runs are offered: plain ones (`claim_from_runs`: no concurrency key, a queue without a
+ * concurrencyLimit when inserted; others take a slot of their queue, which only the queue's fetch
+ * counts) in their first attempt that could start at once (no delay; no TTL: a start given back gets
+ * no TTL back), to a live worker of the run's task whose registry row says it has a free slot
+ * (workers.full_since NULL), at random; none: no offer. An offer too large for a NOTIFY carries only
+ * the claim token (the worker loads the run).
  *
  * $1 run ids, $2 now, $3 the offer lease in seconds. Returns each offered run's id. Constant text.
  */
 export const OFFER_STARTS_SQL = `WITH candidates AS (
        SELECT r.id, r.environment_id, r.task_identifier FROM runs r
-       WHERE r.id = ANY ($1::text[]) AND ${statusGuard("r.status", OFFER_START)} AND r.attempt_number = 0 AND r.ledger_epoch = 0
-         AND r.concurrency_key IS NULL AND r.expire_at IS NULL AND r.available_at IS NULL
-         AND NOT (SELECT q.limited FROM svc_queue_is_limited(r.environment_id, r.queue_name) q)
+       WHERE r.id = ANY ($1::text[]) AND ${statusGuard("r.status", OFFER_START)} AND r.claim_from_runs
+         AND r.attempt_number = 0 AND r.ledger_epoch = 0 AND r.expire_at IS NULL AND r.available_at IS NULL
        ORDER BY r.id FOR UPDATE OF r),
      chosen AS (
        SELECT c.id, pick.id AS worker_id, pick.version FROM candidates c CROSS JOIN LATERAL (
@@ -61,8 +61,7 @@ export const MAX_START_OFFERS = RESUME_OFFERS.maxRuns;
 
 /**
  * Offers the runs a trigger just queued to free workers (OFFER_STARTS_SQL), in the trigger's
- * transaction: the offers are sent if and only if it commits. Returns the ids of the runs offered;
- * the caller enqueues the others.
+ * transaction: the offers are sent if and only if it commits. Returns the ids of the runs offered.
  */
 export async function offerStarts(tx: Queryable, runIds: string[], now: Date): Promise<Set<string>> {
   if (runIds.length === 0 || runIds.length > MAX_START_OFFERS) return new Set();
