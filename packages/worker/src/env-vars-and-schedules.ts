@@ -1,6 +1,6 @@
 import { dueSchedules, loadEnvironmentVariables, syncDeclarativeSchedules, type EngineDeps, type Environment } from "@svc/runtime/engine";
 import type { TaskEnv } from "./task-env.ts";
-import type { WorkerOptions } from "./worker.ts";
+import type { WorkerOptions } from "./worker-options.ts";
 
 /** How long loaded env vars are reused before the next run re-reads them. */
 const ENV_VARS_TTL_MS = 2000;

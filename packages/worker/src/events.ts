@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { EnvironmentSweep, RunStatus, RunTally, TriggeredBy } from "@svc/runtime/engine";
-import type { Via } from "./execution/execute-run.ts";
+import type { Via } from "./execution/via.ts";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
 export interface WorkerEventMap {

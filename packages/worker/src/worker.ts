@@ -1,7 +1,5 @@
-import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, moveRunsOfLimitedQueues, runRetention, type RunRetentionOptions, type CreateToken, type DueWork, type EngineDeps, type Environment } from "@svc/runtime/engine";
-import type { Tracer } from "@opentelemetry/api";
-import type { Task } from "@svc/runtime/sdk";
-import type { PgBoss, PgBossDispatcher } from "@svc/queue";
+import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, moveRunsOfLimitedQueues, runRetention } from "@svc/runtime/engine";
+import type { WorkerOptions } from "./worker-options.ts";
 import type { WorkerEvents } from "./events.ts";
 import { registerTasks } from "./tasks/register-tasks.ts";
 import { TimerLoop } from "./timers/timer-loop.ts";
@@ -17,42 +15,7 @@ import { startQueues, subscribeQueues } from "./parts/queues.ts";
 import { createResources } from "./parts/resources.ts";
 import { Slots } from "./parts/slots.ts";
 
-export interface WorkerOptions {
-  engine: EngineDeps;
-  boss: PgBoss;
-  dispatcher: PgBossDispatcher;
-  databaseUrl: string;
-  environment: Environment;
-  tasks: Task[];
-  workerVersion: string;
-  concurrency: number;
-  createToken: CreateToken;
-  /** Extra time-driven work (e.g. schedules). */
-  dueWork?: DueWork[];
-  /** Runs before each execution (e.g. loads env vars into process.env). */
-  prepareEnvironment?: () => Promise<void>;
-  /** Runs once after tasks are registered (e.g. declarative schedules). */
-  onRegistered?: (tasks: Task[]) => Promise<void>;
-  /** false in tests that drive time with `worker.timers.tick()` (and `worker.retention.tick()`). @default true */
-  timerLoop?: boolean;
-  /**
-   * Deletes finished runs (and what hangs off them) once older than their environment's retention
-   * period, on a loop of its own (`worker.retention`). Every worker may run it, in any
-   * environment: it sweeps all environments of the database, each sweep claimed by one worker.
-   * Unset: this worker sweeps nothing (serveWorker sets it from RUN_RETENTION_*). The pace
-   * (`batchSize`, `restRatio`) defaults to DEFAULT_RETENTION_PACE; a bad one throws here.
-   */
-  retention?: Pick<RunRetentionOptions, "defaultDays" | "intervalMs" | "batchSize" | "restRatio" | "paceTimer">;
-  pollIntervalMs?: number;
-  /** The timer loop's longest sleep when nothing is due sooner (it also wakes on NOTIFY). @default 1000 */
-  timerMaxSleepMs?: number;
-  leaseMs?: number;
-  onError?: (error: unknown, where: string) => void;
-  /** Traces on (OTEL_EXPORTER_OTLP_ENDPOINT): spans of attempts, steps and waits. */
-  tracer?: Tracer | null;
-  /** How many suspended runs' ledgers the worker keeps for resume offers (LedgerCache). @default LEDGER_CACHE_DEFAULTS */
-  ledgerCache?: { maxRuns: number; maxBytes: number };
-}
+export type { WorkerOptions };
 
 export interface Worker {
   readonly id: string;

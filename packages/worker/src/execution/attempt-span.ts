@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, type Link, type Span, type Tracer } from "@opentelemetry/api";
 import { contextOf, spanContextOf } from "@svc/runtime/engine";
 import type { Claim } from "./claim.ts";
-import type { Via } from "./execute-run.ts";
+import type { Via } from "./via.ts";
 
 /**
  * The span of one attempt (`attempt <task>`): a child of the span the run was triggered under (its

@@ -23,6 +23,9 @@ import { internalError, serializeError } from "./serialize-error.ts";
 import { endAttemptSpan, startAttemptSpan } from "./attempt-span.ts";
 import type { ActiveExecutions } from "./active-executions.ts";
 import type { ExecutorDeps } from "./executor-deps.ts";
+import type { Via } from "./via.ts";
+
+export type { Via };
 
 export type Dispatch =
   /** `claimed`: the claim its job's fetch made (null: the run could not be claimed); absent: claim it now. */
@@ -33,8 +36,6 @@ export type Dispatch =
   /** A resume a completion offered to this worker, or a start a trigger offered it, already claimed for it (see offers.ts). */
   | { kind: "offer"; runId: string; claimToken: string; claim: Claim | Promise<Claim | null> };
 
-/** How an execution came to this worker (worker events report it). */
-export type Via = "offer" | "fast-path" | "job" | "queued";
 
 /**
  * Claims and executes one run: start (a fresh attempt, or a takeover after a crash) or resume

@@ -7,7 +7,7 @@ import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
 import { LedgerCache } from "../execution/ledger-cache.ts";
-import type { WorkerOptions } from "../worker.ts";
+import type { WorkerOptions } from "../worker-options.ts";
 
 /** The worker's settings, defaults applied. */
 export interface WorkerConfig {
