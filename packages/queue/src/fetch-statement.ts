@@ -11,7 +11,7 @@ import type { QueueDb } from "./consumer.ts";
  * may join the selected jobs to the table the cheap-looking way round: reading every row of the
  * queue, dead ones included, and comparing each with every selected id. With a backlog that made
  * each fetch take ~190 ms instead of ~1 ms (5,000 jobs queued, 200 fetched), and a batched round
- * ran at a quarter of its speed until the next ANALYZE saw rows again (bench/README.md). pg-boss's
+ * ran at a quarter of its speed until the next ANALYZE saw rows again (measured 25 Nov). pg-boss's
  * own remedy for its group-concurrency fetch, `id = ANY (ARRAY(…))`, still reads the whole queue
  * under those statistics (the planner keeps the id out of the index condition). The rows are locked
  * by the statement's own FOR UPDATE, so their tuple ids cannot change before the UPDATE reads them.

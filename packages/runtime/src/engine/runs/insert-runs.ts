@@ -45,7 +45,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
     const chunk = plans.slice(start, start + CHUNK);
     // Runs with tags also get their rows of run_tags in the same statement; a chunk without tags
     // runs the plain INSERT (a data-modifying CTE costs a single trigger ~10 % even when it writes
-    // nothing: bench/README.md).
+    // nothing, measured when this was written: see its commit).
     const withTags = chunk.some((p) => p.tags.length > 0);
     const col = <T>(pick: (p: RunPlan) => T) => chunk.map(pick);
     const { rows } = await db.query<InsertedRun>(

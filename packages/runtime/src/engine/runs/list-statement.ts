@@ -41,7 +41,7 @@ const ANY_ROW: Alternative = { from: [], where: [] };
  * sooner. Any other filter (and the queue, when tasks are filtered too) is tested on the rows a
  * lane reads. With `= ANY` instead of a lane per value the index's order would be lost and every
  * matching run of the window sorted (a million runs: 650 ms for the first page of a list over two
- * environments, bench/README.md). A status lane names its status as a literal (one of
+ * environments, measured when this was written). A status lane names its status as a literal (one of
  * RUN_STATUSES, checked here): a partial index serves only a statement whose condition implies
  * the index's predicate, which a parameter cannot.
  */

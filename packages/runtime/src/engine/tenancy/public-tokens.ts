@@ -47,7 +47,7 @@ const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256" })).toString("bas
  * UTF-8 bytes, signed synchronously with node:crypto. The same bytes jose's SignJWT produces for
  * these claims (a test compares them), where jose signs through WebCrypto: an async job on the
  * libuv thread pool per token, which took 14 % of an API process's CPU under BENCH=scaleout
- * (bench/README.md). Tokens are verified with jose (auth/verifiers.ts).
+ * (measured 25 Nov; the commit that made the change says how). Tokens are verified with jose (auth/verifiers.ts).
  */
 export function signEnvironmentToken(key: string, at: Date, env: Pick<Environment, "id">, scopes: string[], expiresInSeconds: number): string {
   const now = Math.floor(at.getTime() / 1000);
