@@ -91,13 +91,14 @@ describe("the docs' examples", () => {
     expect(scripts.svc).toBe(`node --import tsx ${relative(ROOT, CLI_MAIN)}`);
   });
 
-  // The docs use names of their own (tags, keys, session ids), so they run side by side.
+  // The docs use names of their own (tags, keys, session ids), so they run side by side. A doc of
+  // many CLI calls (each a node process) takes ~30 s alone and passed 120 s on two busy cores.
   for (const doc of DOCS) {
     const runnable = blocksOf.get(doc)!.filter((b) => b.kind === "test");
     if (runnable.length === 0) continue;
     it.concurrent(`${doc}: every runnable example works against a live svc`, async () => {
       ran.set(doc, await runDoc(blocksOf.get(doc)!, live, scratch));
-    }, 120_000);
+    }, 300_000);
   }
 });
 
