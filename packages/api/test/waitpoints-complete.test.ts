@@ -141,6 +141,13 @@ describe("POST to a token's callback URL", () => {
     }
   });
 
+  it("stores a JSON string body as that string, not parsed a second time", async () => {
+    const token = await createTokenOk(api);
+    const res = await postCallback(token.url, '"approved"', "application/json");
+    expect(res.statusCode).toBe(200);
+    expect((await tokenRow(api, token.id)).output).toBe('"approved"');
+  });
+
   it("reads JSON sent with another content type (curl -d sends a form type)", async () => {
     const token = await createTokenOk(api);
     const res = await postCallback(token.url, '{"ok":1}', "application/x-www-form-urlencoded");

@@ -21,7 +21,10 @@ export const MAX_DURATION_MS = 1000 * 365 * 86_400_000;
  * The earliest instant Postgres' timestamptz holds (4714-11-24 BC). JS dates reach further back;
  * the latest JS date (+275760-09-13) is earlier than Postgres' latest, so that end is JS's.
  */
-const EARLIEST_STORABLE_MS = Date.UTC(-4713, 10, 24);
+export const EARLIEST_STORABLE_MS = Date.UTC(-4713, 10, 24);
+
+/** The latest instant a JS Date holds (+275760-09-13). */
+export const LATEST_DATE_MS = 8.64e15;
 
 /** True when `date` is a valid date Postgres can store. */
 export function isStorableDate(date: Date): boolean {

@@ -2,12 +2,14 @@ import { z } from "zod";
 import { isStorableDate, ValidationError } from "@svc/runtime/engine";
 
 const OPAQUE_CURSOR = "An opaque cursor: `pagination.next` / `pagination.previous` of a page this API returned, as is. Any other value is a 400.";
+/** Parameters cannot exclude each other in an OpenAPI document: each says so in words. */
+const notWith = (other: string) => `${OPAQUE_CURSOR} Not together with ${other} (a 400).`;
 
 /** Cursor pages (Trigger.dev): page[size] 1–100, page[after] / page[before] opaque cursors. */
 export const CursorPageQuery = z.object({
   "page[size]": z.coerce.number().int().min(1).max(100).optional(),
-  "page[after]": z.string().min(1).describe(OPAQUE_CURSOR).optional(),
-  "page[before]": z.string().min(1).describe(OPAQUE_CURSOR).optional(),
+  "page[after]": z.string().min(1).describe(notWith("page[before]")).optional(),
+  "page[before]": z.string().min(1).describe(notWith("page[after]")).optional(),
 });
 
 export interface Cursor {

@@ -16,6 +16,7 @@ import {
   EnvironmentVariableResponseBody,
   EnvVarEnvironmentParam,
   EnvVarNameParam,
+  EnvVarWriteNameParam,
   ProjectRefParam,
   ImportEnvironmentVariablesRequestBody,
   ListEnvironmentVariablesResponse,
@@ -35,6 +36,7 @@ const auth: AuthRequirement = { allow: ["secretKey", "personalAccessToken"] };
 
 const EnvParams = z.object({ projectRef: ProjectRefParam, env: EnvVarEnvironmentParam });
 const NameParams = EnvParams.extend({ name: EnvVarNameParam });
+const WriteNameParams = EnvParams.extend({ name: EnvVarWriteNameParam });
 
 function target(deps: AppDeps, request: FastifyRequest, principal: Principal, params: z.infer<typeof EnvParams>): Promise<Environment> {
   // The enum already refused anything else; this only maps `stg` to `staging`.
@@ -132,7 +134,7 @@ export function registerEnvVarRoutes(app: FastifyInstance, deps: AppDeps) {
       summary: method === "PUT" ? "Update an environment variable's value" : "Update an environment variable's value (POST alias of PUT)",
       tags: ["envvars"],
       auth,
-      params: NameParams,
+      params: WriteNameParams,
       body: UpdateEnvironmentVariableRequestBody,
       response: EnvironmentVariableResponseBody,
       async handler({ request, params, body, principal }) {

@@ -5,7 +5,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import {
   assertUploadTokenUsable,
   getPacket,
+  MAX_PACKET_PATH_LENGTH,
   NotFoundError,
+  PACKET_PATH_PATTERN,
   packetDownloadUrl,
   packetForDownloadToken,
   packetUploadUrl,
@@ -25,7 +27,7 @@ import { defineRoute } from "../http/route.ts";
 export const PACKET_BODY_LIMIT = 64 * 1024 * 1024;
 
 /** `{file}` may arrive as one %2F-encoded segment (what the SDK sends) or as several segments. */
-const FileParams = z.object({ "*": z.string().min(1, "file: the packet path is empty") });
+const FileParams = z.object({ "*": z.string().min(1, "file: the packet path is empty").meta({ pattern: PACKET_PATH_PATTERN, maxLength: MAX_PACKET_PATH_LENGTH }) });
 const TokenParams = z.object({ token: z.string().min(1).max(512).regex(/^[A-Za-z0-9._-]+$/, "not a packet URL token") });
 
 /**

@@ -1,15 +1,7 @@
-import { isRealCalendarDate, isRunStatus, MAX_DURATION_MS, parseDuration, RUN_STATUSES, storableDate, ValidationError, type RunListFilters, type RunStatus } from "@svc/runtime/engine";
+import { isRealCalendarDate, isRunStatus, LEGACY_RUN_STATUSES, MAX_DURATION_MS, parseDuration, RUN_STATUSES, storableDate, ValidationError, type RunListFilters, type RunStatus } from "@svc/runtime/engine";
 
 /** Without a period or from/to, run lists cover the last 7 days (as Trigger.dev's do). */
 export const DEFAULT_RUN_LIST_WINDOW_MS = 7 * 86_400_000;
-
-/** Trigger.dev's legacy status names, still accepted in `filter[status]`. */
-const LEGACY_STATUSES: Record<string, RunStatus> = {
-  WAITING_FOR_DEPLOY: "PENDING_VERSION",
-  REATTEMPTING: "EXECUTING",
-  FROZEN: "WAITING",
-  INTERRUPTED: "FAILED",
-};
 
 /** Filters as they arrive on the query string (lists already split on commas). */
 export interface RunListQueryFilters {
@@ -47,11 +39,11 @@ function nonEmpty<T>(list: T[] | undefined): T[] | undefined {
 export function resolveRunListFilters(query: RunListQueryFilters, now: Date): RunListFilters {
   const filters: RunListFilters = {};
   if (query.status?.length) {
-    const invalid = query.status.filter((s) => !isRunStatus(s) && !(s in LEGACY_STATUSES));
+    const invalid = query.status.filter((s) => !isRunStatus(s) && !Object.hasOwn(LEGACY_RUN_STATUSES, s));
     if (invalid.length > 0) {
       throw new ValidationError(`filter[status]: Invalid status values: ${invalid.join(", ")} (valid: ${RUN_STATUSES.join(", ")})`);
     }
-    filters.statuses = [...new Set(query.status.map((s) => (isRunStatus(s) ? s : LEGACY_STATUSES[s]!)))];
+    filters.statuses = [...new Set(query.status.map((s) => (isRunStatus(s) ? s : LEGACY_RUN_STATUSES[s]!)))];
   }
   const lists = {
     taskIdentifiers: nonEmpty(query.taskIdentifier),

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import {
   activeSecretKeys,
@@ -27,6 +27,7 @@ import {
 import { requireScope } from "../auth/scopes.ts";
 import { signingKeyFor } from "../auth/public-tokens.ts";
 import type { AppDeps } from "../deps.ts";
+import { JSON_MEDIA_TYPES, mediaTypeOf } from "../http/body-parsers.ts";
 import { sendError } from "../http/errors.ts";
 import { attachPublicToken } from "../http/jwt-headers.ts";
 import { CursorPageQuery, keysetPage } from "../http/pagination.ts";
@@ -47,10 +48,13 @@ async function urlBuilder(deps: AppDeps, env: Environment): Promise<(id: string)
 
 /**
  * The callback body is the output as sent: JSON with any content type (curl's default form
- * type included), `{}` when empty, 400 when it is not JSON.
+ * type included), `{}` when empty, 400 when it is not JSON. A JSON media type arrives parsed, a
+ * JSON string (`"done"`) as a string too, so only other media types are parsed here.
  */
-function callbackOutput(body: unknown): unknown {
+function callbackOutput(request: FastifyRequest): unknown {
+  const body = request.body;
   if (body === undefined || body === null) return {};
+  if (JSON_MEDIA_TYPES.includes(mediaTypeOf(request))) return body;
   if (typeof body !== "string" && !Buffer.isBuffer(body)) return body;
   const text = body.toString().trim();
   if (text.length === 0) return {};
@@ -154,7 +158,7 @@ export function registerWaitpointRoutes(app: FastifyInstance, deps: AppDeps) {
       if (!env) throw new NotFoundError("Waitpoint not found");
       const keys = await activeSecretKeys(deps.engine.db, deps.engine.secrets, env.parentEnvironmentId ?? env.id, deps.engine.clock.now());
       if (!callbackHashMatches(keys, row.id, params.hash)) return sendError(reply, 401, "Invalid URL, hash doesn't match");
-      const output = callbackOutput(request.body);
+      const output = callbackOutput(request);
       await completeToken(deps.engine, deps.engine.db, row.id, output, { environmentId: env.id });
       return { success: true as const };
     },

@@ -182,7 +182,14 @@ export function requestFor(context: FuzzContext, operation: FuzzOperation): fc.A
  * say, opaque cursors only as this API returned them), with the operation's own method and media
  * type and `authorization`. Whatever the server then answers, it must not be its schema refusing.
  */
-export function positiveRequestFor(context: FuzzContext, operation: FuzzOperation, authorization: string, onlyKnown: readonly string[]): fc.Arbitrary<FuzzRequest> {
+export function positiveRequestFor(
+  context: FuzzContext,
+  operation: FuzzOperation,
+  authorization: string,
+  onlyKnown: readonly string[],
+  /** Query parameters that exclude each other (their descriptions say so): the first present is sent. */
+  exclusive: readonly (readonly string[])[] = [],
+): fc.Arbitrary<FuzzRequest> {
   const options = { document: context.document, chaos: 0, known: context.known, strict: true, onlyKnown };
   const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const path = names.length
@@ -195,7 +202,9 @@ export function positiveRequestFor(context: FuzzContext, operation: FuzzOperatio
   const query = fc
     .tuple(...params.map((p) => fc.option(arbitraryFor(p.schema, options, p.name), { freq: 2 }).map((v) => [p.name, v] as const)))
     .map((pairs) => {
-      const parts = pairs.filter(([, v]) => v !== null && v !== undefined).flatMap(([name, v]) => queryValue(v).map((s) => `${encodeBytes(name)}=${encodeBytes(s)}`));
+      const present = pairs.filter(([, v]) => v !== null && v !== undefined);
+      const excluded = new Set(exclusive.flatMap((group) => group.filter((name) => present.some(([n]) => n === name)).slice(1)));
+      const parts = present.filter(([name]) => !excluded.has(name)).flatMap(([name, v]) => queryValue(v).map((s) => `${encodeBytes(name)}=${encodeBytes(s)}`));
       return parts.length ? `?${parts.join("&")}` : "";
     });
   const body: fc.Arbitrary<Body> = !operation.body

@@ -101,18 +101,65 @@ function validFor(schema: Schema, options: SchemaArbitraryOptions, name: string,
   // Known values are shared by name across operations (an `id` of a schedule or of a token):
   // positive data keeps those this schema admits.
   if (options.strict && known?.length) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    const fitting = known.filter((k) => (schema.type === undefined || types.includes("string")) && (typeof schema.pattern !== "string" || new RegExp(schema.pattern, "u").test(k)) && (!Array.isArray(schema.enum) || schema.enum.includes(k)));
+    const fitting = known.filter((k) => admitsString(schema, k, options.document));
     return fitting.length ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...fitting) }, { weight: 1, arbitrary: own }) : own;
   }
   return known?.length ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: own }) : own;
+}
+
+/** Whether a known string value fits `schema` (its type, pattern and enum, or one of its alternatives'). */
+function admitsString(input: Schema, value: string, document: Schema): boolean {
+  const schema = resolve(input, document);
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const alternatives = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
+  return (
+    (schema.type === undefined || types.includes("string")) &&
+    (typeof schema.pattern !== "string" || new RegExp(schema.pattern, "u").test(value)) &&
+    (!Array.isArray(schema.enum) || schema.enum.includes(value)) &&
+    (!Array.isArray(alternatives) || alternatives.some((alternative) => admitsString(alternative, value, document)))
+  );
+}
+
+/**
+ * `base` and `extra` both (JSON Schema's allOf), for generating from: properties merged one by
+ * one, required lists joined, other keywords from `extra` (an alternative of an anyOf beside
+ * `properties`, such as a payload's type tied to `options.payloadType`).
+ */
+function mergeSchemas(base: Schema, extra: Schema, document: Schema): Schema {
+  const merged: Schema = { ...base, ...extra };
+  if (base.properties || extra.properties) {
+    const properties: Record<string, Schema> = { ...(base.properties ?? {}) };
+    for (const [key, schema] of Object.entries((extra.properties ?? {}) as Record<string, Schema>)) {
+      properties[key] = properties[key] ? mergeSchemas(resolveNullable(properties[key]!, document), schema, document) : schema;
+    }
+    merged.properties = properties;
+  }
+  if (base.required || extra.required) merged.required = [...new Set([...(base.required ?? []), ...(extra.required ?? [])])];
+  return merged;
+}
+
+/** A $ref resolved, and an optional object (`anyOf: [object, …]`) narrowed to its object alternative. */
+function resolveNullable(schema: Schema, document: Schema): Schema {
+  const resolved = resolve(schema, document);
+  const alternatives = (resolved.anyOf ?? resolved.oneOf) as Schema[] | undefined;
+  const object = alternatives?.map((s) => resolve(s, document)).find((s) => s.type === "object" || s.properties);
+  return object ?? resolved;
 }
 
 function validForSchema(schema: Schema, options: SchemaArbitraryOptions, name: string, depth: number): fc.Arbitrary<unknown> {
   if ("const" in schema) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   const alternatives = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(alternatives)) return fc.oneof(...alternatives.map((s: Schema) => arbitraryFor(s, options, name, depth + 1)));
+  if (Array.isArray(alternatives)) {
+    // Alternatives beside constraints of the schema's own (a type, properties) narrow them.
+    const { anyOf: _anyOf, oneOf: _oneOf, ...own } = schema;
+    const narrowing = own.type !== undefined || own.properties !== undefined;
+    return fc.oneof(...alternatives.map((s: Schema) => arbitraryFor(narrowing ? mergeSchemas(own, resolve(s, options.document), options.document) : s, options, name, depth + 1)));
+  }
+  if (schema.not && typeof schema.not.type === "string" && options.strict) {
+    const { not, ...rest } = schema;
+    return validForSchema(rest, options, name, depth).filter((value) => jsonType(value) !== not.type);
+  }
   if (Array.isArray(schema.allOf) && schema.allOf.length) return arbitraryFor(schema.allOf[0], options, name, depth + 1);
   const type = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
   if (type.length > 1) return fc.oneof(...type.map((t: string) => validForSchema({ ...schema, type: t }, options, name, depth)));
@@ -136,6 +183,12 @@ function validForSchema(schema: Schema, options: SchemaArbitraryOptions, name: s
     default:
       return fc.jsonValue({ maxDepth: 3 });
   }
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
 }
 
 function stringFor(schema: Schema): fc.Arbitrary<string> {

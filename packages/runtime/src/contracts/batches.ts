@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { IdempotencyKey, storedText } from "./text.ts";
-import { TriggerOptions } from "./trigger.ts";
+import { payloadTypeAlternatives, TriggerOptions } from "./trigger.ts";
 
 /** Most runs one streamed (v3) batch may hold. */
 export const MAX_STREAMED_BATCH_RUNS = 1000;
@@ -26,12 +26,15 @@ export const CreateBatchResponse = z.object({
 });
 
 /** One NDJSON line of POST /api/v3/batches/{id}/items. */
-export const BatchItem = z.object({
-  index: z.number().int().min(0),
-  task: storedText(z.string().min(1).max(128)),
-  payload: z.unknown().optional(),
-  options: TriggerOptions.optional(),
-});
+export const BatchItem = z
+  .object({
+    // The document's bound is the largest batch; a batch's own runCount is checked with it.
+    index: z.number().int().min(0).meta({ maximum: MAX_STREAMED_BATCH_RUNS - 1 }),
+    task: storedText(z.string().min(1).max(128)),
+    payload: z.unknown().optional(),
+    options: TriggerOptions.optional(),
+  })
+  .meta({ anyOf: payloadTypeAlternatives("options") });
 export type BatchItem = z.infer<typeof BatchItem>;
 
 export const BatchItemsResponse = z.object({
@@ -47,12 +50,14 @@ export const BatchItemsResponse = z.object({
 export const BatchTriggerV2Body = z.object({
   items: z
     .array(
-      z.object({
-        task: storedText(z.string().min(1).max(128)),
-        payload: z.unknown().optional(),
-        context: z.unknown().optional(),
-        options: TriggerOptions.optional(),
-      }),
+      z
+        .object({
+          task: storedText(z.string().min(1).max(128)),
+          payload: z.unknown().optional(),
+          context: z.unknown().optional(),
+          options: TriggerOptions.optional(),
+        })
+        .meta({ anyOf: payloadTypeAlternatives("options") }),
     )
     .min(1, "items: a batch needs at least one item")
     .max(MAX_BATCH_V2_ITEMS, `items: a batch can hold at most ${MAX_BATCH_V2_ITEMS} items`),

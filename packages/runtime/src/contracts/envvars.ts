@@ -10,6 +10,9 @@ export const ProjectRefParam = storedText(z.string().min(1).max(128));
 /** `{name}` of `…/envvars/{env}/{name}`: looked up as given (a name that cannot exist is a 404). */
 export const EnvVarNameParam = storedText(z.string().min(1).max(1024));
 
+/** `{name}` of an update (PUT/POST), which writes it: a name the engine accepts (400 otherwise). */
+export const EnvVarWriteNameParam = EnvVarNameParam.meta(VARIABLE_NAME_SCHEMA);
+
 /** `{env}` in `/api/v1/projects/{projectRef}/envvars/{env}`: `stg` is accepted for staging. */
 export const EnvVarEnvironmentParam = z.enum(["dev", "staging", "stg", "prod", "preview"], {
   error: "env must be one of dev, staging, prod, preview",

@@ -7,3 +7,4 @@ export * from "./run-object.ts";
 export * from "./batches.ts";
 export * from "./text.ts";
 export * from "./sessions.ts";
+export * from "./time.ts";

@@ -1,23 +1,37 @@
 import { z } from "zod";
 import { IdempotencyKey, NUL_FREE, storedText } from "./text.ts";
-import { MAX_DURATION_SECONDS } from "./trigger.ts";
+import { LEGACY_RUN_STATUSES, RUN_STATUSES } from "../engine/runs/statuses.ts";
+import { commaListPattern, DurationOrDateText, DurationText, EPOCH_MS_SCHEMA, INSTANT_QUERY_SCHEMA, MAX_DURATION_WHOLE_SECONDS } from "./time.ts";
+import { MAX_DURATION_SECONDS, payloadTypeAlternatives } from "./trigger.ts";
 
 /** What parseDuration reads, its first part not zero (so the period is never zero). */
 const RUN_LIST_PERIOD_PATTERN = "^[0-9]*[1-9][0-9]*(ms|s|m|hr|h|d|w)([0-9]+(ms|s|m|hr|h|d|w))*$";
 
-/** `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). */
-const CommaList = z
-  .union([z.string().refine(...NUL_FREE), z.array(z.string().refine(...NUL_FREE))])
-  .transform((value) =>
-    (Array.isArray(value) ? value.join(",") : value)
-      .split(",")
-      .map((part) => part.trim())
-      .filter((part) => part.length > 0),
-  );
+/**
+ * `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). `meta` (a pattern)
+ * is what the document shows for each value.
+ */
+function commaList(meta: Record<string, unknown> = {}) {
+  return z
+    .union([z.string().refine(...NUL_FREE).meta(meta), z.array(z.string().refine(...NUL_FREE).meta(meta))])
+    .transform((value) =>
+      (Array.isArray(value) ? value.join(",") : value)
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+    );
+}
+const CommaList = commaList();
+
+/** `filter[status]` of run lists: statuses of either vocabulary (resolveRunListFilters). */
+const RUN_STATUS_LIST_SCHEMA = {
+  pattern: commaListPattern([...RUN_STATUSES, ...Object.keys(LEGACY_RUN_STATUSES)]),
+  description: `Comma-separated run statuses: ${RUN_STATUSES.join(", ")}, or a legacy name (${Object.keys(LEGACY_RUN_STATUSES).join(", ")})`,
+};
 
 /** The `filter[...]` query of GET /api/v1/runs (Trigger.dev's names; unknown filters are ignored). */
 export const RunListFilterQuery = z.object({
-  "filter[status]": CommaList.optional(),
+  "filter[status]": commaList(RUN_STATUS_LIST_SCHEMA).optional(),
   "filter[taskIdentifier]": CommaList.optional(),
   "filter[version]": CommaList.optional(),
   "filter[tag]": CommaList.optional(),
@@ -34,8 +48,8 @@ export const RunListFilterQuery = z.object({
     .refine(...NUL_FREE)
     .meta({ pattern: RUN_LIST_PERIOD_PATTERN, description: "A duration such as 1h, 90m, 1d or 2w (units ms, s, m, h, hr, d, w), more than zero" })
     .optional(),
-  "filter[createdAt][from]": z.string().min(1).refine(...NUL_FREE).optional(),
-  "filter[createdAt][to]": z.string().min(1).refine(...NUL_FREE).optional(),
+  "filter[createdAt][from]": z.string().min(1).refine(...NUL_FREE).meta(INSTANT_QUERY_SCHEMA).optional(),
+  "filter[createdAt][to]": z.string().min(1).refine(...NUL_FREE).meta(INSTANT_QUERY_SCHEMA).optional(),
 });
 export type RunListFilterQuery = z.infer<typeof RunListFilterQuery>;
 
@@ -60,12 +74,12 @@ export const ReplayRunBody = z.strictObject({
   version: z.string().optional(),
   region: z.string().optional(),
   // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).
-  delay: z.union([z.string(), z.number().transform((ms) => new Date(ms))]).optional(),
-  ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
+  delay: z.union([DurationOrDateText, z.number().meta(EPOCH_MS_SCHEMA).transform((ms) => new Date(ms))]).optional(),
+  ttl: z.union([DurationText, z.number().int().nonnegative().meta({ maximum: MAX_DURATION_WHOLE_SECONDS })]).optional(),
   idempotencyKey: IdempotencyKey.optional(),
-  idempotencyKeyTTL: z.string().optional(),
+  idempotencyKeyTTL: DurationText.optional(),
   maxAttempts: z.number().int().min(1).max(100).optional(),
   maxDuration: z.number().int().min(1).max(MAX_DURATION_SECONDS).optional(),
   priority: z.number().optional(),
-});
+}).meta({ anyOf: payloadTypeAlternatives("", ["application/json", "application/super+json"]) });
 export type ReplayRunBody = z.infer<typeof ReplayRunBody>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { storedText } from "./text.ts";
+import { commaListPattern, DURATION_SCHEMA, INSTANT_QUERY_SCHEMA, MAX_DURATION_WHOLE_SECONDS } from "./time.ts";
 
 /** The prefix that marks a session's own id; an externalId may not start with it. */
 export const SESSION_ID_PREFIX = "session_";
@@ -34,7 +35,7 @@ export const SessionTriggerConfig = z
     lockToVersion: z.string().max(128).optional(),
     region: z.string().max(128).optional(),
     idleTimeoutInSeconds: z.number().int().positive().max(3600).optional(),
-    ttl: z.union([z.string().max(64), z.number().int().nonnegative()]).optional(),
+    ttl: z.union([z.string().max(64).meta(DURATION_SCHEMA), z.number().int().nonnegative().meta({ maximum: MAX_DURATION_WHOLE_SECONDS })]).optional(),
   })
   .passthrough();
 export type SessionTriggerConfig = z.infer<typeof SessionTriggerConfig>;
@@ -75,7 +76,8 @@ export type EndAndContinueSessionRequestBody = z.infer<typeof EndAndContinueSess
 
 export const EndAndContinueSessionResponse = z.object({ runId: z.string(), swapped: z.boolean() });
 
-export const SessionStatus = z.enum(["ACTIVE", "CLOSED", "EXPIRED"]);
+export const SESSION_STATUSES = ["ACTIVE", "CLOSED", "EXPIRED"] as const;
+export const SessionStatus = z.enum(SESSION_STATUSES);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** A session as the API hands it out. Nullable fields are always present. */
@@ -112,10 +114,10 @@ export const ListSessionsFilterQuery = z.object({
   "filter[tags]": storedText().optional(),
   "filter[taskIdentifier]": storedText().optional(),
   "filter[externalId]": storedText().optional(),
-  "filter[status]": z.string().optional(),
+  "filter[status]": z.string().meta({ pattern: commaListPattern(SESSION_STATUSES), description: `Comma-separated statuses: ${SESSION_STATUSES.join(", ")}` }).optional(),
   "filter[createdAt][period]": z.string().meta({ enum: ["1h", "1d", "7d", "30d"] }).optional(),
-  "filter[createdAt][from]": z.string().optional(),
-  "filter[createdAt][to]": z.string().optional(),
+  "filter[createdAt][from]": z.string().meta(INSTANT_QUERY_SCHEMA).optional(),
+  "filter[createdAt][to]": z.string().meta(INSTANT_QUERY_SCHEMA).optional(),
 });
 export type ListSessionsFilterQuery = z.infer<typeof ListSessionsFilterQuery>;
 

@@ -1,5 +1,37 @@
 import { z } from "zod";
 import { IdempotencyKey, storedText } from "./text.ts";
+import { DurationOrDateText, DurationText, EPOCH_MS_SCHEMA, MAX_DURATION_WHOLE_SECONDS } from "./time.ts";
+
+/** How a trigger's `payload` is encoded (engine/runs/payloads.ts reads each). */
+export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
+export type PayloadType = (typeof PAYLOAD_TYPES)[number];
+
+/**
+ * What `payload` may be for each payloadType (encodePayload, engine/runs/payloads.ts), as the
+ * document's alternatives of the object holding both; `at` is the property holding payloadType
+ * ("options" in a trigger body, "" when beside payload). application/json (the default) takes any
+ * value; application/super+json any value but a string (a string must be superjson text, which no
+ * schema can say); text/plain a string; application/store the storagePath from PUT /api/v2/packets.
+ */
+export function payloadTypeAlternatives(at: "options" | "", types: readonly PayloadType[] = PAYLOAD_TYPES) {
+  const payloads: Record<PayloadType, { payload?: Record<string, unknown>; required?: boolean }> = {
+    "application/json": {},
+    "application/super+json": { payload: { not: { type: "string" } } },
+    "text/plain": { payload: { type: "string" }, required: true },
+    "application/store": { payload: { type: "string", minLength: 1 }, required: true },
+  };
+  return types.map((type) => {
+    const { payload, required } = payloads[type];
+    // The default type also stands for no payloadType at all.
+    const typed = type === "application/json" ? { properties: { payloadType: { const: type } } } : { properties: { payloadType: { const: type } }, required: ["payloadType"] };
+    const holder = at === "" ? typed : { properties: { [at]: typed }, ...(type === "application/json" ? {} : { required: [at] }) };
+    return {
+      ...holder,
+      properties: { ...holder.properties, ...(payload ? { payload } : {}) },
+      required: [...((holder as { required?: string[] }).required ?? []), ...(required ? ["payload"] : [])],
+    };
+  });
+}
 
 /** Largest maxDuration in seconds: the column is a Postgres integer (about 68 years). */
 export const MAX_DURATION_SECONDS = 2_147_483_647;
@@ -9,18 +41,25 @@ const Tags = z.union([storedText(), z.array(storedText())]);
 /** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
 export const TriggerOptions = z
   .object({
-    payloadType: z.string().optional(),
+    payloadType: z
+      .string()
+      .meta({
+        enum: [...PAYLOAD_TYPES],
+        description: "How `payload` is encoded: application/json (any value; the default), application/super+json (superjson text, or any value but a string), text/plain (a string), application/store (the storagePath of PUT /api/v2/packets)",
+      })
+      .optional(),
     payloadSize: z.number().int().nonnegative().optional(),
     queue: z.object({ name: storedText(z.string().min(1).max(128)) }).passthrough().optional(),
     concurrencyKey: z.union([storedText(z.string().max(512)), z.number()]).optional(),
     // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).
-    delay: z.union([z.string(), z.number().transform((ms) => new Date(ms))]).optional(),
-    ttl: z.union([z.string(), z.number().int().nonnegative()]).optional(),
+    delay: z.union([DurationOrDateText, z.number().meta(EPOCH_MS_SCHEMA).transform((ms) => new Date(ms))]).optional(),
+    ttl: z.union([DurationText, z.number().int().nonnegative().meta({ maximum: MAX_DURATION_WHOLE_SECONDS })]).optional(),
     idempotencyKey: IdempotencyKey.optional(),
-    idempotencyKeyTTL: z.string().optional(),
+    idempotencyKeyTTL: DurationText.optional(),
     idempotencyKeyOptions: z.object({ key: storedText(), scope: z.string().optional() }).passthrough().optional(),
     tags: Tags.optional(),
-    metadata: z.unknown().optional(),
+    // An object (planRun refuses anything else with its own message).
+    metadata: z.unknown().meta({ type: "object" }).optional(),
     metadataType: z.string().optional(),
     maxAttempts: z.number().int().min(1).max(100).optional(),
     maxDuration: z.number().int().min(1).max(MAX_DURATION_SECONDS).optional(),
@@ -35,11 +74,13 @@ export const TriggerOptions = z
   .passthrough();
 export type TriggerOptions = z.infer<typeof TriggerOptions>;
 
-export const TriggerTaskRequestBody = z.object({
-  payload: z.unknown().optional(),
-  context: z.unknown().optional(),
-  options: TriggerOptions.optional(),
-});
+export const TriggerTaskRequestBody = z
+  .object({
+    payload: z.unknown().optional(),
+    context: z.unknown().optional(),
+    options: TriggerOptions.optional(),
+  })
+  .meta({ anyOf: payloadTypeAlternatives("options") });
 export type TriggerTaskRequestBody = z.infer<typeof TriggerTaskRequestBody>;
 
 export const TriggerTaskResponse = z.object({ id: z.string(), isCached: z.boolean() });

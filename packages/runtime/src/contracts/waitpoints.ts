@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { WAITPOINT_STATUSES } from "../engine/waitpoints/statuses.ts";
 import { IdempotencyKey, storedText } from "./text.ts";
+import { commaListPattern, DurationOrDateText, DurationText, EPOCH_MS_SCHEMA, INSTANT_QUERY_SCHEMA } from "./time.ts";
 
 /** A waitpoint id as the API hands it out: `waitpoint_` + an opaque suffix. */
 export const WaitpointId = z
@@ -12,9 +14,9 @@ export const CreateWaitpointTokenRequestBody = z.object({
   /** Reusing a key (within its TTL) returns the existing token with `isCached: true`. */
   idempotencyKey: IdempotencyKey.optional(),
   /** Lifetime of the idempotency key, a duration such as "1h". Default "1h". */
-  idempotencyKeyTTL: z.string().optional(),
+  idempotencyKeyTTL: DurationText.optional(),
   /** A duration ("10m", "1h30m"), an ISO 8601 date, or epoch milliseconds. Default "10m". */
-  timeout: z.union([z.string(), z.number()]).optional(),
+  timeout: z.union([DurationOrDateText, z.number().meta(EPOCH_MS_SCHEMA)]).optional(),
   tags: z.union([storedText(), z.array(storedText())]).optional(),
 });
 export type CreateWaitpointTokenRequestBody = z.infer<typeof CreateWaitpointTokenRequestBody>;
@@ -68,12 +70,12 @@ export type WaitpointTokenDetail = z.infer<typeof WaitpointTokenDetail>;
 
 /** Filters of GET /api/v1/waitpoints/tokens, as the SDK sends them (comma lists, epoch ms). */
 export const ListWaitpointTokensFilterQuery = z.object({
-  "filter[status]": z.string().optional(),
+  "filter[status]": z.string().meta({ pattern: commaListPattern(WAITPOINT_STATUSES), description: `Comma-separated statuses: ${WAITPOINT_STATUSES.join(", ")}` }).optional(),
   "filter[idempotencyKey]": storedText(z.string().min(1).max(2048)).optional(),
   "filter[tags]": storedText().optional(),
   "filter[createdAt][period]": z.string().meta({ enum: ["1h", "1d", "7d", "30d"] }).optional(),
-  "filter[createdAt][from]": z.string().optional(),
-  "filter[createdAt][to]": z.string().optional(),
+  "filter[createdAt][from]": z.string().meta(INSTANT_QUERY_SCHEMA).optional(),
+  "filter[createdAt][to]": z.string().meta(INSTANT_QUERY_SCHEMA).optional(),
 });
 export type ListWaitpointTokensFilterQuery = z.infer<typeof ListWaitpointTokensFilterQuery>;
 

@@ -45,7 +45,7 @@ export {
 export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, signEnvironmentToken } from "./tenancy/public-tokens.ts";
 
 // Runs: the state machine, triggering, reading, listing, cancel and replay, retries, payloads, the tally of runs made and ended
-export { FINAL_STATUSES, RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
+export { FINAL_STATUSES, LEGACY_RUN_STATUSES, RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_STARTS_SQL, claimStartsCtes } from "./runs/transitions/claim-start.ts";
@@ -139,7 +139,7 @@ export { retrieveBatch } from "./batches/retrieve-batch.ts";
 
 // Packets: large payloads and outputs stored beside the run, and their signed URLs
 export {
-  PACKET_UPLOAD_URL_SECONDS, assertUploadTokenUsable, getPacket, presignPacketUpload, storePacketUpload, validatePacketPath,
+  MAX_PACKET_PATH_LENGTH, PACKET_PATH_PATTERN, PACKET_UPLOAD_URL_SECONDS, assertUploadTokenUsable, getPacket, presignPacketUpload, storePacketUpload, validatePacketPath,
 } from "./packets/store.ts";
 export { PACKET_DOWNLOAD_URL_SECONDS, packetDownloadUrl, packetForDownloadToken, packetUploadUrl } from "./packets/urls.ts";
 export { expiredUploads } from "./packets/expired-uploads.ts";

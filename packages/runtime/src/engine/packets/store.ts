@@ -24,6 +24,16 @@ export const PACKET_UPLOAD_URL_SECONDS = 3600;
 
 export const MAX_PACKET_PATH_LENGTH = 1024;
 
+/** A path segment of PACKET_PATH_PATTERN: common file-name characters, and never `.` or `..`. */
+const PACKET_SEGMENT = "([A-Za-z0-9_~@+=,-][A-Za-z0-9_.~@+=,-]*|[.][A-Za-z0-9_~@+=,-][A-Za-z0-9_.~@+=,-]*|[.][.][A-Za-z0-9_.~@+=,-]+)";
+
+/**
+ * Packet paths as the OpenAPI document shows them: `/`-separated segments of common file-name
+ * characters (`run_x/payload.json`), no `.` or `..` segment, nothing to trim. A safe subset of
+ * what validatePacketPath takes, which also takes other characters but no control characters.
+ */
+export const PACKET_PATH_PATTERN = `^${PACKET_SEGMENT}(/${PACKET_SEGMENT})*$`;
+
 /** A storage path as the SDK names it (`trigger/packet_x/payload.json`), checked for safety. */
 export function validatePacketPath(raw: string): string {
   const path = raw.trim();

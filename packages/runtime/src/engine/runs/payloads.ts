@@ -1,10 +1,10 @@
+import { PAYLOAD_TYPES } from "../../contracts/trigger.ts";
 import type { Queryable } from "../../db/queryable.ts";
 import { ValidationError } from "../../errors.ts";
 import { assertStorableJson, jsonNestingExceeds, tooDeepError } from "../json-text.ts";
 import { parseSuperjson, stringifySuperjson } from "./superjson-text.ts";
 
-export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
-export type PayloadType = (typeof PAYLOAD_TYPES)[number];
+export { PAYLOAD_TYPES, type PayloadType } from "../../contracts/trigger.ts";
 
 /** A packet as stored: serialised text plus how to read it. */
 export interface Packet {

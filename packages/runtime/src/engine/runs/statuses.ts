@@ -17,6 +17,14 @@ export const RUN_STATUSES = [
 
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/** Trigger.dev's legacy status names, still accepted in `filter[status]`, and what each means now. */
+export const LEGACY_RUN_STATUSES: Readonly<Record<string, RunStatus>> = {
+  WAITING_FOR_DEPLOY: "PENDING_VERSION",
+  REATTEMPTING: "EXECUTING",
+  FROZEN: "WAITING",
+  INTERRUPTED: "FAILED",
+};
+
 export const FINAL_STATUSES: readonly RunStatus[] = [
   "COMPLETED",
   "CANCELED",
