@@ -19,11 +19,7 @@ export class FastPath {
   resume(payload: string): void {
     const parsed = parseResumePayload(payload);
     if (!parsed || parsed.environmentId !== this.#environmentId) return;
-    // Slots held for a claim from `runs` under way may be free again in a moment: decide then.
-    if (!this.#slots.canTakeLeased && this.#slots.reserving && !this.#slots.draining) {
-      this.#slots.afterReservations(() => this.resume(payload));
-      return;
-    }
+    if (this.#slots.deferWhileReserving(() => this.resume(payload))) return;
     for (const runId of parsed.runIds) {
       // Left for later: the timer loop hands a resume nobody took to pg-boss when it is due.
       if (!this.#slots.canTakeLeased) return;

@@ -83,12 +83,7 @@ export class Offers {
       report(error, "offer");
       return;
     }
-    // Slots held for a claim from `runs` under way may be free again in a moment: decide then.
-    if (!this.#slots.canTakeLeased && this.#slots.reserving && !this.#slots.draining) {
-      this.#slots.afterReservations(() => this.#takeParsed(offer));
-      return;
-    }
-    this.#takeParsed(offer);
+    if (!this.#slots.deferWhileReserving(() => this.#takeParsed(offer))) this.#takeParsed(offer);
   }
 
   #takeParsed(offer: Offer): void {

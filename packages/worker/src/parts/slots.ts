@@ -86,15 +86,15 @@ export class Slots {
 
   #waitingForReservations: (() => void)[] = [];
 
-  /** Whether slots are reserved for a claim under way (they may be free again in a moment). */
-  get reserving(): boolean {
-    return this.#reserved > 0;
-  }
-
-  /** Calls `then` once no slot is reserved any more (at once if none is). */
-  afterReservations(then: () => void): void {
-    if (this.#reserved === 0) then();
-    else this.#waitingForReservations.push(then);
+  /**
+   * When no slot is free now but some are reserved for a claim from `runs` under way (they may be
+   * free again in a moment), calls `then` once that claim returned, and says so: the caller decides
+   * then. False when there is nothing to wait for (the caller decides now).
+   */
+  deferWhileReserving(then: () => void): boolean {
+    if (this.canTakeLeased || this.#reserved === 0 || this.#draining) return false;
+    this.#waitingForReservations.push(then);
+    return true;
   }
 
   #settled(): void {

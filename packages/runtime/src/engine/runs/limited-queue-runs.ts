@@ -1,6 +1,7 @@
 import { withTransaction } from "../../db/queryable.ts";
 import type { EngineDeps } from "../deps.ts";
 import type { RunRow } from "./store.ts";
+import { startRuns } from "./start-runs.ts";
 
 /**
  * A queue that has a concurrencyLimit now (a worker declaring it registered) may hold runs queued
@@ -13,21 +14,14 @@ import type { RunRow } from "./store.ts";
 export async function moveRunsOfLimitedQueues(deps: Pick<EngineDeps, "db" | "dispatcher">, environmentId: string, queues: string[], now: Date): Promise<number> {
   if (queues.length === 0) return 0;
   return withTransaction(deps.db, async (tx) => {
-    const { rows } = await tx.query<Pick<RunRow, "id" | "status" | "queue_name" | "concurrency_key" | "available_at">>(
+    const { rows } = await tx.query<Pick<RunRow, "id" | "environment_id" | "status" | "queue_name" | "concurrency_key" | "available_at" | "claim_from_runs">>(
       `UPDATE runs SET claim_from_runs = false
        WHERE id IN (SELECT id FROM runs WHERE environment_id = $1 AND status IN ('QUEUED', 'DELAYED') AND claim_from_runs AND queue_name = ANY ($2::text[])
                     FOR UPDATE SKIP LOCKED)
-       RETURNING id, status, queue_name, concurrency_key, available_at`,
+       RETURNING id, environment_id, status, queue_name, concurrency_key, available_at, claim_from_runs`,
       [environmentId, queues],
     );
-    const startable = rows.filter((r) => r.status === "QUEUED" && r.available_at === null);
-    if (startable.length > 0) {
-      await deps.dispatcher.dispatch(
-        tx,
-        startable.map((r) => ({ kind: "start" as const, runId: r.id, environmentId, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
-        now,
-      );
-    }
+    await startRuns(deps, tx, rows.filter((r) => r.status === "QUEUED" && r.available_at === null), now, { offer: false });
     return rows.length;
   });
 }
