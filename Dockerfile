@@ -8,7 +8,6 @@ RUN npm install -g pnpm@10.34.9
 WORKDIR /src
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json tsconfig.build.json tsconfig.json ./
 COPY packages/runtime/package.json packages/runtime/
-COPY packages/queue/package.json packages/queue/
 COPY packages/worker/package.json packages/worker/
 COPY packages/api/package.json packages/api/
 COPY packages/cli/package.json packages/cli/

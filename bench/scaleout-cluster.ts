@@ -27,9 +27,9 @@ interface WorkerProcess {
   givenBack: number;
   /** Writes of its full flag (workers.full_since). */
   flagWrites: number;
-  /** pg-boss fetches, and those that found no job. */
-  fetches: number;
-  emptyFetches: number;
+  /** Claims from `runs` (claim statements), and those that found no run. */
+  claims: number;
+  emptyClaims: number;
   /** Statements sent to Postgres, on every connection of the process (pg-boss's included). */
   statements: number;
   slotSamples: number[];
@@ -41,8 +41,8 @@ export interface ClusterTally {
   resumedVia: Record<string, number>;
   givenBack: number;
   flagWrites: number;
-  fetches: number;
-  emptyFetches: number;
+  claims: number;
+  emptyClaims: number;
   statements: number;
 }
 
@@ -89,7 +89,7 @@ export class Cluster {
           child.on("message", (m: WorkerMessage) => m.type === "ready" && resolve(m.workerId));
         });
         child.removeAllListeners("exit");
-        return { child, id, finished: 0, resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, statements: 0, slotSamples: [] } satisfies WorkerProcess;
+        return { child, id, finished: 0, resumedVia: {}, givenBack: 0, flagWrites: 0, claims: 0, emptyClaims: 0, statements: 0, slotSamples: [] } satisfies WorkerProcess;
       }),
     );
     return new Cluster(apis, workers, options.secretKey);
@@ -100,8 +100,8 @@ export class Cluster {
       w.finished += m.finished.length;
       w.givenBack += m.givenBack;
       w.flagWrites += m.flagWrites;
-      w.fetches += m.fetches;
-      w.emptyFetches += m.emptyFetches;
+      w.claims += m.claims;
+      w.emptyClaims += m.emptyClaims;
       w.statements += m.statements;
       for (const [via, n] of Object.entries(m.resumedVia)) w.resumedVia[via] = (w.resumedVia[via] ?? 0) + n;
       for (const id of m.suspended) this.#arrive("suspended", id);
@@ -198,8 +198,8 @@ export class Cluster {
       resumedVia,
       givenBack: sum((w) => w.givenBack),
       flagWrites: sum((w) => w.flagWrites),
-      fetches: sum((w) => w.fetches),
-      emptyFetches: sum((w) => w.emptyFetches),
+      claims: sum((w) => w.claims),
+      emptyClaims: sum((w) => w.emptyClaims),
       statements: sum((w) => w.statements),
     };
   }
@@ -248,8 +248,8 @@ export function tallyDelta(before: ClusterTally, after: ClusterTally): ClusterTa
     resumedVia,
     givenBack: after.givenBack - before.givenBack,
     flagWrites: after.flagWrites - before.flagWrites,
-    fetches: after.fetches - before.fetches,
-    emptyFetches: after.emptyFetches - before.emptyFetches,
+    claims: after.claims - before.claims,
+    emptyClaims: after.emptyClaims - before.emptyClaims,
     statements: after.statements - before.statements,
   };
 }

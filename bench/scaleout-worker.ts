@@ -1,12 +1,11 @@
 // One worker process of the scale-out scenario (bench/scaleout.ts spawns 1, 2 or 4 of them): a
-// worker as `svc worker` runs it (its own pools, pg-boss instance and LISTEN connection), with the
+// worker as `svc worker` runs it (its own pools and LISTEN connection), with the
 // scenario's tasks, telling the benchmark process what it did over the IPC channel. Times are
 // process.hrtime (CLOCK_MONOTONIC): the same clock in every process of the machine.
 import pg from "pg";
 import { createPool } from "../packages/runtime/src/db/index.ts";
-import { connectTestEngine } from "../packages/runtime/src/testing/connect-engine.ts";
+import { connectTestEngine, wakeDispatcher } from "../packages/runtime/src/testing/connect-engine.ts";
 import { forToken, task } from "../packages/runtime/src/sdk/index.ts";
-import { pgBossDispatcher } from "../packages/queue/src/testing.ts";
 import { tokenCreator } from "../packages/worker/src/execution/create-token.ts";
 import { createWorker } from "../packages/worker/src/worker.ts";
 
@@ -14,7 +13,7 @@ import { createWorker } from "../packages/worker/src/worker.ts";
 export type WorkerMessage =
   | { type: "ready"; workerId: string }
   /** Events since the last tally, sent at most once per event-loop turn. */
-  | { type: "tally"; finished: string[]; suspended: string[]; resumedVia: Record<string, number>; givenBack: number; flagWrites: number; fetches: number; emptyFetches: number; statements: number }
+  | { type: "tally"; finished: string[]; suspended: string[]; resumedVia: Record<string, number>; givenBack: number; flagWrites: number; claims: number; emptyClaims: number; statements: number }
   /** The code after a wait ran (`at`: hrtime in ns, as a string). */
   | { type: "resumed"; tokenId: string; at: string }
   | { type: "slots"; inUse: number }
@@ -39,12 +38,10 @@ const waiter = task({
 
 const url = process.env.DATABASE_URL!;
 const pool = createPool(url, { max: 5, applicationName: "svc-bench-worker", onError: (error) => console.error("bench worker pool:", error.message) });
-const connected = await connectTestEngine({ url, pool }, { dispatcher: pgBossDispatcher({ supervise: true, max: 3 }), apiUrl: "http://localhost" });
-const { engine, env, queue } = connected;
+const connected = await connectTestEngine({ url, pool }, { dispatcher: wakeDispatcher, apiUrl: "http://localhost" });
+const { engine, env } = connected;
 const worker = createWorker({
   engine,
-  boss: queue.boss,
-  dispatcher: queue.dispatcher,
   databaseUrl: url,
   environment: env,
   tasks: [noop, waiter],
@@ -54,10 +51,10 @@ const worker = createWorker({
   onError: (error, where) => console.error(`worker error (${where}):`, error),
 });
 
-let tally = { finished: [] as string[], suspended: [] as string[], resumedVia: {} as Record<string, number>, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, statements: 0 };
+let tally = { finished: [] as string[], suspended: [] as string[], resumedVia: {} as Record<string, number>, givenBack: 0, flagWrites: 0, claims: 0, emptyClaims: 0, statements: 0 };
 let scheduled = false;
 
-// Every statement this process sends (all its pools, pg-boss's and the LISTEN connection: one pg
+// Every statement this process sends (all its pools and the LISTEN connection: one pg
 // module serves them all): what a worker process costs Postgres in round trips per run, and of
 // which kind.
 const kinds: Record<string, number> = {};
@@ -67,9 +64,15 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const kind = statementKind(args[0] as string | { name?: string; text: string });
   kinds[kind] = (kinds[kind] ?? 0) + 1;
   flushSoon();
-  return (sendQuery as (...a: unknown[]) => unknown).apply(this, args);
+  const result = (sendQuery as (...a: unknown[]) => unknown).apply(this, args);
+  // Claims from `runs` (and those that found no run): what each worker process added costs the database.
+  if (kind === "svc_claim_ready" || kind === "svc_claim_limited") {
+    tally.claims++;
+    void (result as Promise<pg.QueryResult>).then((r) => r.rowCount === 0 && (tally.emptyClaims++, flushSoon()), () => {});
+  }
+  return result;
 } as typeof pg.Client.prototype.query;
-/** A prepared statement's name, else the text's start with its literals elided (pg-boss names its queue in the text). */
+/** A prepared statement's name, else the text's start with its literals elided. */
 function statementKind(query: string | { name?: string; text: string }): string {
   if (typeof query !== "string" && query.name) return query.name;
   const text = typeof query === "string" ? query : query.text;
@@ -81,7 +84,7 @@ const flushSoon = () => {
   setImmediate(() => {
     scheduled = false;
     send({ type: "tally", ...tally });
-    tally = { finished: [], suspended: [], resumedVia: {}, givenBack: 0, flagWrites: 0, fetches: 0, emptyFetches: 0, statements: 0 };
+    tally = { finished: [], suspended: [], resumedVia: {}, givenBack: 0, flagWrites: 0, claims: 0, emptyClaims: 0, statements: 0 };
   });
 };
 worker.events.on("runFinished", (e) => (tally.finished.push(e.runId), flushSoon()));
@@ -89,17 +92,6 @@ worker.events.on("runSuspended", (e) => (tally.suspended.push(e.runId), flushSoo
 worker.events.on("runResumed", (e) => ((tally.resumedVia[e.via] = (tally.resumedVia[e.via] ?? 0) + 1), flushSoon()));
 worker.events.on("offerGivenBack", () => (tally.givenBack++, flushSoon()));
 worker.events.on("fullnessRecorded", (e) => e.changed && (tally.flagWrites++, flushSoon()));
-
-// The benchmark counts pg-boss fetches (and those that found nothing): what each worker process
-// added costs the database.
-const fetchJobs = queue.boss.fetch.bind(queue.boss);
-queue.boss.fetch = (async (...args: Parameters<typeof fetchJobs>) => {
-  const jobs = await fetchJobs(...args);
-  tally.fetches++;
-  if (jobs.length === 0) tally.emptyFetches++;
-  flushSoon();
-  return jobs;
-}) as typeof queue.boss.fetch;
 
 let sampler: NodeJS.Timeout | null = null;
 process.on("message", (message: { type: "sample"; everyMs: number } | { type: "stop" } | { type: "kinds" }) => {

@@ -112,7 +112,7 @@ async function measureWorkers(workers: number, options: ScaleoutOptions): Promis
       runsPerSecond,
       resumeP50: resume.p50,
       lines: [
-        `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); statements from the workers ${fmt(measured.statements / options.runs)} per run; pg-boss fetches ${fmt(measured.fetches / options.runs)} per run (${Math.round((measured.emptyFetches / Math.max(1, measured.fetches)) * 100)} % empty); full-flag writes ${measured.flagWrites}; runs by status: ${statuses.map((r) => `${r.status} ${r.n}`).join(", ")}`,
+        `${workers} worker process${workers > 1 ? "es" : ""} × ${options.concurrency} slots, ${options.apis} API processes: trigger → COMPLETED ${Math.round(runsPerSecond).toLocaleString("en-US")} runs/s (${options.runs} runs, ${options.inFlight} triggers in flight); runs per worker ${perWorker.join(" / ")} (${share}); statements from the workers ${fmt(measured.statements / options.runs)} per run; claims from runs ${fmt(measured.claims / options.runs)} per run (${Math.round((measured.emptyClaims / Math.max(1, measured.claims)) * 100)} % empty); full-flag writes ${measured.flagWrites}; runs by status: ${statuses.map((r) => `${r.status} ${r.n}`).join(", ")}`,
         `  ${cpu}`,
         `  the workers' statements per run by kind (≥ 0.005): ${kinds.map(([kind, perRun]) => `${perRun.toFixed(3)} ${kind}`).join("; ")}`,
         `  ${idle}`,

@@ -4,9 +4,8 @@ import pg from "pg";
 import { createPool, migrate, type Pool } from "../packages/runtime/src/db/index.ts";
 import type { EngineDeps, Environment, ProjectCredentials } from "../packages/runtime/src/engine/index.ts";
 import type { Task } from "../packages/runtime/src/sdk/index.ts";
-import { connectTestEngine, TEST_ENCRYPTION_KEY } from "../packages/runtime/src/testing/connect-engine.ts";
+import { connectTestEngine, TEST_ENCRYPTION_KEY, wakeDispatcher } from "../packages/runtime/src/testing/connect-engine.ts";
 import { tokenCreator } from "../packages/worker/src/execution/create-token.ts";
-import { pgBossDispatcher } from "../packages/queue/src/testing.ts";
 import { createWorker, type Worker } from "../packages/worker/src/worker.ts";
 import { startTracing } from "../packages/runtime/src/tracing/start-tracing.ts";
 import { freePort, startEmbeddedPostgres } from "../scripts/embedded-postgres.ts";
@@ -66,8 +65,8 @@ export interface BenchStack {
 export async function benchStack(url: string, options: { tasks?: Task[]; api?: boolean; apiMain?: string; concurrency?: number; poolMax?: number }): Promise<BenchStack> {
   const pool = createPool(url, { max: options.poolMax ?? 30, applicationName: "svc-bench", onError: (error) => console.error("bench pool:", error.message) });
   await migrate(pool);
-  const connected = await connectTestEngine({ url, pool }, { dispatcher: pgBossDispatcher({ supervise: true, max: 10 }), apiUrl: "http://localhost" });
-  const { engine, env, project, queue } = connected;
+  const connected = await connectTestEngine({ url, pool }, { dispatcher: wakeDispatcher, apiUrl: "http://localhost" });
+  const { engine, env, project } = connected;
   let api: ChildProcess | undefined;
   let apiUrl: string | undefined;
   if (options.api) {
@@ -81,8 +80,6 @@ export async function benchStack(url: string, options: { tasks?: Task[]; api?: b
   if (options.tasks) {
     worker = createWorker({
       engine,
-      boss: queue.boss,
-      dispatcher: queue.dispatcher,
       databaseUrl: url,
       environment: env,
       tasks: options.tasks,

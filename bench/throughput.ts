@@ -1,6 +1,6 @@
 import pg from "pg";
 import { postJson } from "./http-client.ts";
-import { PgBoss } from "../packages/queue/src/index.ts";
+import { PgBoss } from "pg-boss";
 import { task } from "../packages/runtime/src/sdk/index.ts";
 import { cpuSpent, cpuTimes, type CpuTimes } from "./process-cpu.ts";
 import { benchDatabase, benchStack, type BenchDatabase } from "./setup.ts";

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** In dependency order. */
-export const PACKAGES = ["runtime", "queue", "worker", "api", "cli"] as const;
+export const PACKAGES = ["runtime", "worker", "api", "cli"] as const;
 
 export function packPackages(destination: string, options: { build?: boolean } = {}): string[] {
   const dest = resolve(destination);

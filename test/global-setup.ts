@@ -5,13 +5,11 @@ import type { TestProject } from "vitest/node";
 import pg from "pg";
 import { migrate } from "../packages/runtime/src/db/migrate.ts";
 import { createPool } from "../packages/runtime/src/db/queryable.ts";
-import { installQueueSchema } from "../packages/queue/src/install.ts";
 import { startEmbeddedPostgres } from "../scripts/embedded-postgres.ts";
 
 /**
  * Chooses the database for the whole test run: DATABASE_URL when set, otherwise an embedded
- * Postgres in a temporary folder. Builds one migrated template database (svc schema + pg-boss
- * schema); every test file clones it (CREATE DATABASE … TEMPLATE), which takes ~50 ms.
+ * Postgres in a temporary folder. Builds one migrated template database; every test file clones it (CREATE DATABASE … TEMPLATE), which takes ~50 ms.
  */
 export default async function setup(project: TestProject) {
   let adminUrl = process.env.DATABASE_URL;
@@ -31,7 +29,6 @@ export default async function setup(project: TestProject) {
   const pool = createPool(templateUrl, { max: 2, onError: () => {} });
   await migrate(pool);
   await pool.end();
-  await installQueueSchema(templateUrl);
   project.provide("adminUrl", adminUrl);
   project.provide("templateDatabase", template);
   return async () => {

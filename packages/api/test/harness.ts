@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { createPool, SharedListener } from "@svc/runtime/db";
 import { FakeClock, type Clock } from "@svc/runtime/engine";
-import { startTestEngine, TEST_ENCRYPTION_KEY, type TestEngine } from "@svc/runtime/testing";
-import { pgBossDispatcher, type PgBossTestDispatcher } from "@svc/queue/testing";
+import { startTestEngine, TEST_ENCRYPTION_KEY, wakeDispatcher, type TestEngine } from "@svc/runtime/testing";
 import { createApp } from "../src/app.ts";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import type { ApiLimits } from "../src/http/limits.ts";
@@ -14,8 +13,8 @@ import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
 
 export { FakeClock, TEST_ENCRYPTION_KEY };
 
-/** The test engine (its database, engine deps, default project and pg-boss) with an API app on it. */
-export interface TestApi extends TestEngine<PgBossTestDispatcher> {
+/** The test engine (its database, engine deps and default project) with an API app on it. */
+export interface TestApi extends TestEngine {
   app: FastifyInstance;
   deps: AppDeps;
   /** Authorization header for the default project's dev environment. */
@@ -25,8 +24,8 @@ export interface TestApi extends TestEngine<PgBossTestDispatcher> {
 }
 
 /** An API app on a fresh database (cloned template), driven with `app.inject`. */
-export async function startTestApi(options: { clock?: Clock; limits?: Partial<ApiLimits>; metrics?: (te: TestEngine<PgBossTestDispatcher>) => ApiMetrics } = {}): Promise<TestApi> {
-  const te = await startTestEngine({ dispatcher: pgBossDispatcher({ max: 3 }), clock: options.clock });
+export async function startTestApi(options: { clock?: Clock; limits?: Partial<ApiLimits>; metrics?: (te: TestEngine) => ApiMetrics } = {}): Promise<TestApi> {
+  const te = await startTestEngine({ dispatcher: wakeDispatcher, clock: options.clock });
   const { engine } = te;
   // Wired as main.ts wires it: secret keys are cached while change notices are being received.
   const notices = new SharedListener({ url: te.db.url, onError: (error) => console.error(error) });

@@ -2,15 +2,14 @@ import { decodePacket } from "@svc/runtime/engine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import { dueSchedules, fireSchedule, type EngineDeps, type ScheduleRow } from "@svc/runtime/engine";
-import type { ConnectedEngine } from "@svc/runtime/testing";
-import { pgBossDispatcher } from "@svc/queue/testing";
+import { wakeDispatcher, type ConnectedEngine } from "@svc/runtime/testing";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 import { registerTask, scheduleClient } from "./schedules-helpers.ts";
 
 // Firing is driven by calling dueSchedules.fire with a fake clock: no sleeping.
 let api: TestApi;
 let dev: ReturnType<typeof scheduleClient>;
-/** A second "worker": its own pool and its own pg-boss, sharing only the database. */
+/** A second "worker": its own pool, sharing only the database. */
 let other: EngineDeps;
 let otherConnection: ConnectedEngine;
 const clock = new FakeClock(new Date("2025-01-01T10:15:00Z"));
@@ -19,7 +18,7 @@ beforeAll(async () => {
   api = await startTestApi({ clock });
   dev = scheduleClient(api);
   await registerTask(api, api.project.environments.dev.id, "tick-task");
-  otherConnection = await api.connect({ poolMax: 5, dispatcher: pgBossDispatcher({ max: 3 }) });
+  otherConnection = await api.connect({ poolMax: 5, dispatcher: wakeDispatcher });
   other = otherConnection.engine;
 });
 afterAll(async () => {

@@ -17,11 +17,11 @@ beforeAll(async () => {
 });
 afterAll(async () => te?.close());
 
-/** A run executing through the resume fast path (a lease, no pg-boss job), offered or taken. */
+/** A run executing with a lease, offered or taken. */
 async function fastPathExecution(task: string, options: { offered: boolean }): Promise<string> {
   const { id } = await triggerRun(te.engine, te.env, task, {});
   await te.db.pool.query(
-    `UPDATE runs SET status = 'EXECUTING', claim_token = $2, attempt_number = 1, worker_id = 'worker_gone', job_id = NULL,
+    `UPDATE runs SET status = 'EXECUTING', claim_token = $2, attempt_number = 1, worker_id = 'worker_gone',
             lease_expires_at = $3, offered_at = $4 WHERE id = $1`,
     [id, `claim_${task}`, new Date(clock.now().getTime() + LEASE_MS), options.offered ? clock.now() : null],
   );

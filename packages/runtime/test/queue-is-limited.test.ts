@@ -2,7 +2,7 @@
 // answers, and that the planner inlines it where it is called (a SQL function Postgres does not
 // inline is parsed and planned again by every statement that calls it, completions included).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LIMITED_QUEUE_TEST, triggerRun, type EngineDeps, type Environment } from "@svc/runtime/engine";
+import { triggerRun, type EngineDeps, type Environment } from "@svc/runtime/engine";
 import { startTestEngine, type TestDatabase, type TestEngine } from "@svc/runtime/testing";
 
 let te: TestEngine;
@@ -21,8 +21,10 @@ beforeAll(async () => {
 });
 afterAll(async () => te?.close());
 
+/** The test as a run's insert makes it (insert-runs.ts), in a scalar subquery. */
+const LIMITED = `(SELECT q.limited FROM svc_queue_is_limited(r.environment_id, r.queue_name) q)`;
 const limitedOf = async (runId: string) =>
-  (await db.pool.query<{ limited: boolean }>(`SELECT ${LIMITED_QUEUE_TEST} AS limited FROM runs r WHERE r.id = $1`, [runId])).rows[0]!.limited;
+  (await db.pool.query<{ limited: boolean }>(`SELECT ${LIMITED} AS limited FROM runs r WHERE r.id = $1`, [runId])).rows[0]!.limited;
 
 describe("svc_queue_is_limited", () => {
   it("is true for a run of a queue registered with a concurrencyLimit, false otherwise (also for a task no worker registered)", async () => {
@@ -30,11 +32,14 @@ describe("svc_queue_is_limited", () => {
     const free = await triggerRun(engine, env, "free", {});
     const unknown = await triggerRun(engine, env, "unknown", {});
     expect([await limitedOf(limited.id), await limitedOf(free.id), await limitedOf(unknown.id)]).toEqual([true, false, false]);
+    // What each run was inserted with: claimed by its queue's claim, or by the plain one.
+    const { rows } = await db.pool.query(`SELECT id, claim_from_runs FROM runs WHERE id = ANY($1)`, [[limited.id, free.id, unknown.id]]);
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.claim_from_runs]))).toEqual({ [limited.id]: false, [free.id]: true, [unknown.id]: true });
   });
 
-  it("is inlined by the planner, in an expression (LIMITED_QUEUE_TEST) and in FROM (svc_complete_waitpoint)", async () => {
+  it("is inlined by the planner, in an expression and in FROM", async () => {
     const plans = [
-      `SELECT ${LIMITED_QUEUE_TEST} AS limited FROM runs r WHERE r.id = 'x'`,
+      `SELECT ${LIMITED} AS limited FROM runs r WHERE r.id = 'x'`,
       `SELECT q.limited FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q WHERE r.id = 'x'`,
     ];
     for (const sql of plans) {

@@ -1,6 +1,5 @@
 import { createPool } from "@svc/runtime/db";
-import { SecretBox, systemClock, type EngineDeps } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/queue";
+import { SecretBox, systemClock, WakeDispatcher, type EngineDeps } from "@svc/runtime/engine";
 
 export interface ConnectEngineOptions {
   /** The Postgres database svc runs on (already migrated by the API or worker). */
@@ -22,17 +21,17 @@ export interface ConnectEngineOptions {
    */
   poolMax?: number;
   /**
-   * Told of errors outside any call: a pooled connection that broke while idle, a pg-boss
-   * maintenance error. Calls in flight fail with their own errors as usual.
+   * Told of errors outside any call: a pooled connection that broke while idle. Calls in flight
+   * fail with their own errors as usual.
    * @default writes them to stderr (console.error)
    */
-  onError?: (error: Error, source: "pool" | "pg-boss") => void;
+  onError?: (error: Error, source: "pool") => void;
 }
 
 export interface EngineConnection {
   /** Pass to engine functions such as `completeToken(engine.deps, tx, id, output)`. */
   deps: EngineDeps;
-  /** Closes the pool and the queue client. */
+  /** Closes the pool. */
   close(): Promise<void>;
 }
 
@@ -69,25 +68,12 @@ class MissingSecretBox extends SecretBox {
 export async function connectEngine(options: ConnectEngineOptions): Promise<EngineConnection> {
   const onError = options.onError ?? ((error, source) => console.error(`svc engine client (${source}):`, error));
   const db = createPool(options.databaseUrl, { max: options.poolMax ?? 5, applicationName: "svc-engine-client", onError: (error) => onError(error, "pool") });
-  try {
-    // Only inserts jobs (inside the caller's transaction); workers do the supervising.
-    const boss = await startBoss({ connectionString: options.databaseUrl, supervise: false, max: 2, onError: (error) => onError(error, "pg-boss") });
-    const deps: EngineDeps = {
-      db,
-      clock: systemClock,
-      dispatcher: new PgBossDispatcher(boss),
-      secrets: options.encryptionKey ? new SecretBox(options.encryptionKey) : new MissingSecretBox(),
-      apiUrl: options.apiUrl ?? "http://localhost:3030",
-    };
-    return {
-      deps,
-      async close() {
-        await boss.stop({ graceful: false, close: true });
-        await db.end();
-      },
-    };
-  } catch (error) {
-    await db.end().catch(() => {});
-    throw error;
-  }
+  const deps: EngineDeps = {
+    db,
+    clock: systemClock,
+    dispatcher: new WakeDispatcher(),
+    secrets: options.encryptionKey ? new SecretBox(options.encryptionKey) : new MissingSecretBox(),
+    apiUrl: options.apiUrl ?? "http://localhost:3030",
+  };
+  return { deps, close: () => db.end() };
 }

@@ -23,18 +23,15 @@ export interface WorkerEventMap {
   runsEnded: { status: RunStatus; count: number };
   runRetryScheduled: { runId: string; attempt: number; at: Date };
   runAbandoned: { runId: string; reason: string };
-  runCrashRecovered: { runId: string; attempt: number };
   /**
    * A resume offered to this worker that it gave back without running it: no slot was free (the
    * completion thought one was, or every live worker was full), or the worker is stopping. The run
-   * waits again, its resume due at once (the fast path or pg-boss resumes it).
+   * waits again, its resume due at once (another worker claims it).
    */
   offerGivenBack: { runId: string; reason: "full" | "draining" };
   /** The registry now says whether this worker is full (written when its last free slot was taken, or one is free again). */
   /** The registry row says `full` now; `changed`: this write changed it (false: it already said so, or the row is missing). */
   fullnessRecorded: { full: boolean; changed: boolean };
-  /** Claimed but given back: this worker lacks the run's task (see hand-back.ts). */
-  runHandedBack: { runId: string; kind: "start" | "resume" };
   /** The retention loop swept an environment (any environment of the database, not only this worker's). */
   environmentSwept: EnvironmentSweep;
   error: { error: unknown; where: string };

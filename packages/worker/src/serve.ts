@@ -1,7 +1,6 @@
 import pino from "pino";
 import { openDatabase } from "@svc/runtime/db";
-import { SecretBox, startTracing, systemClock, type EngineDeps } from "@svc/runtime/engine";
-import { PgBossDispatcher, startBoss } from "@svc/queue";
+import { SecretBox, startTracing, systemClock, WakeDispatcher, type EngineDeps } from "@svc/runtime/engine";
 import { parseWorkerConfig } from "./config.ts";
 import { resolveWorkerEnvironment } from "./resolve-environment.ts";
 import { tokenCreator } from "./execution/create-token.ts";
@@ -33,9 +32,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
   const configPath = config.SVC_CONFIG ?? findConfigFile(process.cwd());
   if (!configPath) throw new Error(`invalid worker configuration: no ${CONFIG_FILE_NAMES.join(", ")} in ${process.cwd()}; run \`svc init\`, or set SVC_CONFIG (svc worker --config <file>)`);
   const { db, report, untilReachable } = await openDatabase({ url: config.DATABASE_URL, max: config.DB_POOL_MAX, applicationName: "svc-worker", logger, clock: systemClock, errorMessage: "worker error" });
-  const boss = await untilReachable(() => startBoss({ connectionString: config.DATABASE_URL, supervise: true, max: 10, onError: (error) => report(error, "pg-boss") }));
-  const dispatcher = new PgBossDispatcher(boss);
-  const engine: EngineDeps = { db, clock: systemClock, dispatcher, secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SVC_PUBLIC_URL ?? config.SERVICE_API_URL };
+  const engine: EngineDeps = { db, clock: systemClock, dispatcher: new WakeDispatcher(), secrets: new SecretBox(config.SVC_ENCRYPTION_KEY), apiUrl: config.SVC_PUBLIC_URL ?? config.SERVICE_API_URL };
 
   const { environment, secretKey } = await untilReachable(() => resolveWorkerEnvironment(engine, config.SERVICE_SECRET_KEY, config.SERVICE_PREVIEW_BRANCH));
   // Task code reads its environment's variables from process.env, and its API client (tasks.trigger,
@@ -50,8 +47,6 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
   const tracing = await startTracing(env, "svc-worker");
   const worker = createWorker({
     engine,
-    boss,
-    dispatcher,
     databaseUrl: config.DATABASE_URL,
     environment,
     tasks: loaded.tasks,
@@ -76,7 +71,6 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     metricsServer = await startMetricsServer(metrics.registry, { port: config.WORKER_METRICS_PORT, token: config.METRICS_TOKEN, onError: (error) => report(error, "metrics") });
     logger.info({ port: metricsServer.port, token: config.METRICS_TOKEN !== undefined }, "serving GET /metrics");
   }
-  worker.events.on("runCrashRecovered", (e) => logger.warn(e, "took over a run whose worker died"));
   worker.events.on("environmentSwept", (e) => {
     if (Object.values(e.deleted).some((n) => n > 0)) logger.info(e, "deleted finished runs past their retention");
   });
@@ -91,7 +85,6 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     () => worker.drain(),
     async () => {
       await metricsServer?.close();
-      await boss.stop({ graceful: false, close: true });
       await db.end();
       await tracing?.shutdown();
     },

@@ -2,8 +2,8 @@ import type { Logger } from "pino";
 
 /**
  * SIGTERM/SIGINT: stop claiming, let in-flight runs finish (up to `timeoutMs`), then exit.
- * Runs still in flight at the deadline are left to pg-boss heartbeat expiry and lease lapse,
- * so another worker picks them up. A second signal exits at once.
+ * Runs still in flight at the deadline are left to their leases, which lapse, so another worker
+ * picks them up. A second signal exits at once.
  */
 export function installShutdown(drain: () => Promise<void>, cleanup: () => Promise<void>, logger: Logger, timeoutMs: number): void {
   let stopping = false;

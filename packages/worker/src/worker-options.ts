@@ -1,13 +1,10 @@
 import type { Tracer } from "@opentelemetry/api";
 import type { CreateToken, DueWork, EngineDeps, Environment, RunRetentionOptions } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
-import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 
 /** What a worker is made of (createWorker), in a file of its own: the worker's parts read it too. */
 export interface WorkerOptions {
   engine: EngineDeps;
-  boss: PgBoss;
-  dispatcher: PgBossDispatcher;
   databaseUrl: string;
   environment: Environment;
   tasks: Task[];
@@ -30,6 +27,7 @@ export interface WorkerOptions {
    * (`batchSize`, `restRatio`) defaults to DEFAULT_RETENTION_PACE; a bad one throws here.
    */
   retention?: Pick<RunRetentionOptions, "defaultDays" | "intervalMs" | "batchSize" | "restRatio" | "paceTimer">;
+  /** How often the worker claims from `runs` when no NOTIFY woke it (what takes runs a lost NOTIFY left). @default 1000 */
   pollIntervalMs?: number;
   /** The timer loop's longest sleep when nothing is due sooner (it also wakes on NOTIFY). @default 1000 */
   timerMaxSleepMs?: number;

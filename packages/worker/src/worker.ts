@@ -1,4 +1,4 @@
-import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, moveRunsOfLimitedQueues, runRetention } from "@svc/runtime/engine";
+import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, moveRunsOfChangedQueues, runRetention } from "@svc/runtime/engine";
 import type { WorkerOptions } from "./worker-options.ts";
 import type { WorkerEvents } from "./events.ts";
 import { registerTasks } from "./tasks/register-tasks.ts";
@@ -10,8 +10,8 @@ import { FastPath } from "./parts/fast-path.ts";
 import { FullFlag } from "./parts/full-flag.ts";
 import { Leases } from "./parts/leases.ts";
 import { Offers } from "./parts/offers.ts";
-import { QueuedRuns } from "./parts/queued-runs.ts";
-import { startQueues, subscribeQueues } from "./parts/queues.ts";
+import { ReadyRuns } from "./parts/ready-runs.ts";
+import { startQueues } from "./parts/queues.ts";
 import { createResources } from "./parts/resources.ts";
 import { Slots } from "./parts/slots.ts";
 
@@ -51,7 +51,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const fullFlag = new FullFlag(resources);
   const slots = new Slots(resources, executions, fullFlag);
   const offers = new Offers(resources, slots, batchers.declines, fullFlag);
-  const queuedRuns = new QueuedRuns(resources, slots);
+  const readyRuns = new ReadyRuns(resources, slots);
   const timers = new TimerLoop(engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...config.dueWork], {
     maxSleepMs: config.timerMaxSleepMs,
     onError: (error) => report(error, "timers"),
@@ -64,11 +64,11 @@ export function createWorker(options: WorkerOptions): Worker {
         onError: (error) => report(error, "retention"),
       })
     : null;
-  const channels = new Channels(resources, { slots, timers, executions, offers, fastPath: new FastPath(resources, slots), queuedRuns });
+  const channels = new Channels(resources, { timers, executions, offers, fastPath: new FastPath(resources, slots, readyRuns), readyRuns });
   const leases = new Leases(resources, executions.active, offers, channels);
 
   async function stopBackground() {
-    queuedRuns.stop();
+    readyRuns.stop();
     leases.stop();
     await Promise.all([timers.stop(), retention?.stop()]);
     await channels.stop();
@@ -89,15 +89,12 @@ export function createWorker(options: WorkerOptions): Worker {
       // the run list's version filter reads where this version's claims are.
       await enterWorkerVersion(engine.db, worker.environment.id, worker.version, engine.clock.now());
       await registerTasks(engine.db, worker.environment.id, resources.tasks, worker.version, engine.clock.now());
-      // Its queues with a limit now count it for runs queued before (claimed from `runs` until then).
-      const limited = [...startQueues(resources.tasks)].filter(([, limit]) => limit !== null).map(([name]) => name);
-      await moveRunsOfLimitedQueues(engine, worker.environment.id, limited, engine.clock.now());
-      await subscribeQueues(resources, slots);
+      // A queue that got a limit, or lost it, has runs queued before on the other claim's side.
+      await moveRunsOfChangedQueues(engine, worker.environment.id, [...startQueues(resources.tasks).keys()], engine.clock.now());
       await resources.hooks.onRegistered?.(resources.tasks);
       await channels.start();
       await offers.enter(channels);
-      slots.start();
-      queuedRuns.start();
+      readyRuns.start();
       if (config.timerLoop) {
         timers.start();
         retention?.start();
@@ -106,7 +103,7 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     async drain() {
       slots.close();
-      queuedRuns.stop();
+      readyRuns.stop();
       // No more offers; one already on its way is given back (Offers.take sees the slots draining).
       await offers.withdraw().catch((error) => report(error, "registry"));
       await slots.drain();

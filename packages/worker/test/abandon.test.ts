@@ -1,7 +1,6 @@
 // worker.abandon() stops at once and leaves in-flight runs to recovery by other workers, as a dead
-// process would. A run that came through a pg-boss job is recovered only through that job (its
-// heartbeat lapses and it is delivered again): abandoning must not complete it, or the run stays
-// EXECUTING for good, with no job and no lease.
+// process would: a run stays EXECUTING with its lease, which lapses (nobody renews it) and the lapse
+// pass recovers the run. Abandoning must not end it, or clear the lease.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { triggerRun } from "@svc/runtime/engine";
 import { task } from "@svc/runtime";
@@ -29,20 +28,18 @@ afterAll(async () => {
 });
 
 describe("abandoning a worker", () => {
-  it("leaves the pg-boss job of an in-flight run active, for its redelivery to recover the run", async () => {
-    // A concurrency key: the run goes through a start job (see start-offers.test.ts).
-    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {}, { concurrencyKey: "k" });
+  it("leaves a run claimed from runs EXECUTING with its lease, for the lapse to recover the run", async () => {
+    // A TTL: not offered, the run is claimed from `runs`.
+    const { id } = await triggerRun(te.engine, te.env, "abandon-endless", {}, { ttl: "1h" });
     await eventually(async () => running.has(id));
-    const { job_id: jobId } = await getRunRow(te, id);
-    expect(jobId).not.toBeNull();
     const abandoned = tw.worker.events.next("runAbandoned", (e) => e.runId === id);
     await tw.worker.abandon();
     await abandoned;
-    // Once drain returns, every job completion the worker had scheduled has been written.
+    // Once drain returns, every write the worker had scheduled has been made.
     await tw.worker.drain();
-    const { rows } = await te.db.pool.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE id = $1`, [jobId]);
-    expect(rows[0]!.state).toBe("active");
-    expect((await getRunRow(te, id)).status).toBe("EXECUTING");
+    const row = await getRunRow(te, id);
+    expect(row).toMatchObject({ status: "EXECUTING", worker_id: tw.worker.id });
+    expect(row.lease_expires_at).not.toBeNull();
   });
 
   it("leaves an offered start EXECUTING with its lease, for the lapse to recover the run", async () => {
@@ -56,7 +53,7 @@ describe("abandoning a worker", () => {
     await abandoned;
     await other.worker.drain();
     const row = await getRunRow(te, id);
-    expect(row).toMatchObject({ status: "EXECUTING", job_id: null, worker_id: other.worker.id });
+    expect(row).toMatchObject({ status: "EXECUTING", worker_id: other.worker.id });
     expect(row.lease_expires_at).not.toBeNull();
     await other.kill();
   });

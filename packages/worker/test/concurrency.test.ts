@@ -1,4 +1,4 @@
-// Queue concurrency limits across two in-process workers (each with its own pool and pg-boss).
+// Queue concurrency limits across two in-process workers (each with its own pool).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { forToken, task } from "@svc/runtime/sdk";

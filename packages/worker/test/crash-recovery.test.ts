@@ -4,7 +4,7 @@ import { eventually, getRunRow, startTestEngine, type TestEngine } from "./harne
 import { CRASH_FIXTURE, spawnWorker, type WorkerProcess } from "./processes.ts";
 
 // Real worker processes, killed with SIGKILL: nothing runs after the kill, so recovery must come
-// from pg-boss heartbeat expiry (start jobs) or lease lapse (fast-path resumes).
+// from lease lapse: every execution holds a lease on its run.
 let te: TestEngine;
 const workers: WorkerProcess[] = [];
 
@@ -53,7 +53,6 @@ describe("kill -9 of a worker", () => {
       { number: 1, status: "CRASHED" },
       { number: 2, status: "COMPLETED" },
     ]);
-    // Heartbeats every 4 s, expiry after 10 s, supervision every 2 s: well under pg-boss's 15 minutes.
     expect(recoveredInMs).toBeLessThan(30_000);
     b.child.kill("SIGKILL");
     await b.exited;

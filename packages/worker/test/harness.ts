@@ -1,7 +1,6 @@
 import type { Clock, EngineDeps, RunRow } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
-import { startTestEngine as startEngine, TEST_ENCRYPTION_KEY, type TestEngine as BaseTestEngine } from "@svc/runtime/testing";
-import { pgBossDispatcher, type PgBossTestDispatcher } from "@svc/queue/testing";
+import { startTestEngine as startEngine, TEST_ENCRYPTION_KEY, wakeDispatcher, type TestEngine as BaseTestEngine } from "@svc/runtime/testing";
 import { tokenCreator } from "../src/execution/create-token.ts";
 import { envVarsAndSchedules } from "../src/env-vars-and-schedules.ts";
 import { TaskEnv } from "../src/task-env.ts";
@@ -10,42 +9,35 @@ import type { WorkerEventMap } from "../src/events.ts";
 
 export { TEST_ENCRYPTION_KEY };
 
-/** The test engine with pg-boss as its dispatcher (`te.queue.boss`), as the API holds it. */
-export type TestEngine = BaseTestEngine<PgBossTestDispatcher>;
+/** The test engine with the dispatcher that wakes workers, as the API holds it. */
+export type TestEngine = BaseTestEngine;
 
 /** A fresh database with the default project, and engine deps as the API would hold them. */
 export function startTestEngine(options: { clock?: Clock } = {}): Promise<TestEngine> {
-  return startEngine({ dispatcher: pgBossDispatcher({ max: 4 }), clock: options.clock });
+  return startEngine({ dispatcher: wakeDispatcher, clock: options.clock });
 }
 
 export interface TestWorker {
   worker: Worker;
   engine: EngineDeps;
-  /** Its own pg-boss instance (what its consumer fetches with). */
-  boss: PgBossTestDispatcher["boss"];
   stop(): Promise<void>;
   /** Stops without draining, as if the process died (its runs are left to recovery). */
   kill(): Promise<void>;
 }
 
 /**
- * A worker with its own pool and pg-boss instance, as a separate process would have. Wired like
- * main.ts (env vars into process.env, declarative schedules); `options` override any of it.
- * `beforeStart` sees its pg-boss instance before the worker uses it (e.g. to count fetches).
+ * A worker with its own pool, as a separate process would have. Wired like main.ts (env vars into
+ * process.env, declarative schedules); `options` override any of it.
  */
 export async function startTestWorker(
   te: BaseTestEngine,
   tasks: Task[],
   options: Partial<WorkerOptions> = {},
-  beforeStart?: (boss: PgBossTestDispatcher["boss"]) => void,
 ): Promise<TestWorker> {
-  const own = await te.connect({ poolMax: 8, applicationName: "svc-test-worker", dispatcher: pgBossDispatcher({ supervise: true, max: 6 }) });
-  const { engine, queue } = own;
-  beforeStart?.(queue.boss);
+  const own = await te.connect({ poolMax: 8, applicationName: "svc-test-worker", dispatcher: wakeDispatcher });
+  const { engine } = own;
   const worker = createWorker({
     engine,
-    boss: queue.boss,
-    dispatcher: queue.dispatcher,
     databaseUrl: te.db.url,
     environment: te.env,
     tasks,
@@ -57,13 +49,12 @@ export async function startTestWorker(
     ...options,
   });
   await worker.start();
-  // Tests may stop a worker and stop it again in afterAll: its pool and pg-boss close once.
+  // Tests may stop a worker and stop it again in afterAll: its pool closes once.
   let closed: Promise<void> | undefined;
   const shutdown = () => (closed ??= own.close());
   return {
     worker,
     engine,
-    boss: queue.boss,
     async stop() {
       await worker.drain();
       await shutdown();
@@ -102,7 +93,7 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
 /**
  * Makes completions see `worker` as gone (its registry row names a lock no connection holds), so that
  * resumes reach it the way they reach a worker nobody offers them to: the NOTIFY fast path
- * announced to every worker, or pg-boss. For tests of those paths.
+ * announced to every worker, or a claim from `runs`. For tests of those paths.
  */
 export async function hideFromOffers(te: TestEngine, worker: TestWorker): Promise<void> {
   const { rowCount } = await te.db.pool.query(`UPDATE workers SET listener_lock = 0 WHERE id = $1`, [worker.worker.id]);

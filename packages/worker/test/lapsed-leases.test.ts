@@ -1,6 +1,5 @@
-// A resumed execution holds a lease instead of a pg-boss job. When its lease lapses (the worker
-// died, or stalled), the attempt it was running ended as a crash: it gets its CRASHED attempt row
-// like a crash detected through pg-boss, and a run whose every attempt crashed ends CRASHED
+// Every execution holds a lease on its run. When its lease lapses (the worker died, or stalled),
+// the attempt it was running ended as a crash: it gets its CRASHED attempt row, and a run whose every attempt crashed ends CRASHED
 // instead of being started again forever. Driven by a FakeClock and timers.tick(). The worker
 // whose timers ended the run counts it in svc_runs_finished_total (a requeue is not an ending).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

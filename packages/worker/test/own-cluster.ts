@@ -2,7 +2,6 @@ import { createPool, migrate } from "@svc/runtime/db";
 import { connectTestEngine } from "@svc/runtime/testing";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import { OwnPostgres } from "../../../test/own-postgres.ts";
-import { installQueueSchema } from "@svc/queue";
 import { OUTAGE_FIXTURE, spawnApi, spawnWorker, type ServiceProcess } from "./processes.ts";
 
 /**
@@ -30,7 +29,6 @@ export async function startOwnCluster(options: { workers: number; workerEnv?: Re
   await migrate(pool);
   const { project } = await connectTestEngine({ url: pg.url, pool });
   await pool.end();
-  await installQueueSchema(pg.url);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const secretKey = project.environments.dev.secretKey;

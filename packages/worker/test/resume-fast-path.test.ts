@@ -1,16 +1,16 @@
 // The resume fast path: a completed token that no live worker could be offered (see
-// resume-offers.test.ts) wakes every worker through NOTIFY, and one claims the run directly (a
-// lease, no pg-boss job). A resume nobody took by its due time (here: the only slot is busy) is
-// handed to pg-boss by the timer loop, driven here by an injected clock.
+// resume-offers.test.ts) wakes every worker through NOTIFY, and one claims the run directly by id,
+// with a lease. A resume nobody took (here: the only slot is busy) stays due in `runs`, and the
+// worker claims it there when a slot frees.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeToken, createToken, FakeClock, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { completeToken, createToken, FakeClock, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
 import { eventually, getRunRow, hideFromOffers, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 let te: TestEngine;
 let tw: TestWorker;
-const afterWait = new Map<string, { jobId: string | null; leased: boolean; resumeDue: boolean; calls: number }>();
+const afterWait = new Map<string, { leased: boolean; resumeDue: boolean; calls: number }>();
 const gates = new Map<string, () => void>();
 const gate = (key: string) => new Promise<void>((resolve) => gates.set(key, resolve));
 
@@ -19,12 +19,12 @@ const resumable = task({
   run: async (payload: { tokenId: string; secondTokenId?: string }, { ctx }) => {
     await wait.forToken(payload.tokenId);
     // What the run row says while the resumed execution runs.
-    const { rows } = await te.db.pool.query<{ job_id: string | null; leased: boolean; resume_due: boolean }>(
-      `SELECT job_id, lease_expires_at IS NOT NULL AS leased, resume_due_at IS NOT NULL AS resume_due FROM runs WHERE id = $1`,
+    const { rows } = await te.db.pool.query<{ leased: boolean; resume_due: boolean }>(
+      `SELECT lease_expires_at IS NOT NULL AS leased, resume_due_at IS NOT NULL AS resume_due FROM runs WHERE id = $1`,
       [ctx.run.id],
     );
     const seen = afterWait.get(ctx.run.id);
-    afterWait.set(ctx.run.id, { jobId: rows[0]!.job_id, leased: rows[0]!.leased, resumeDue: rows[0]!.resume_due, calls: (seen?.calls ?? 0) + 1 });
+    afterWait.set(ctx.run.id, { leased: rows[0]!.leased, resumeDue: rows[0]!.resume_due, calls: (seen?.calls ?? 0) + 1 });
     if (payload.secondTokenId) {
       await gate(`${ctx.run.id}:before-second-wait`);
       await wait.forToken(payload.secondTokenId);
@@ -39,10 +39,6 @@ async function newToken() {
 }
 async function complete(tokenId: string) {
   return withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
-}
-async function resumeJobs(runId: string) {
-  const { rows } = await te.db.pool.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [runId]);
-  return rows;
 }
 async function resumeDueAt(runId: string): Promise<Date | null> {
   const { rows } = await te.db.pool.query<{ resume_due_at: Date | null }>(`SELECT resume_due_at FROM runs WHERE id = $1`, [runId]);
@@ -71,7 +67,7 @@ afterAll(async () => {
 });
 
 describe("resume fast path", () => {
-  it("resumes a completed token's run at once with a lease, and no pg-boss job is ever created", async () => {
+  it("resumes a completed token's run at once, by id, with a lease", async () => {
     const tokenId = await newToken();
     const { id } = await triggerRun(te.engine, te.env, "resumable", { tokenId });
     await tw.worker.events.next("runSuspended", (e) => e.runId === id);
@@ -82,46 +78,24 @@ describe("resume fast path", () => {
     expect((await resumed).via).toBe("fast-path");
     expect((await done).status).toBe("COMPLETED");
     // The claim took the lease and cleared the resume mark before the code after the wait ran.
-    expect(afterWait.get(id)).toEqual({ jobId: null, leased: true, resumeDue: false, calls: 1 });
+    expect(afterWait.get(id)).toEqual({ leased: true, resumeDue: false, calls: 1 });
     const lease = await te.db.pool.query(`SELECT lease_expires_at, resume_due_at FROM runs WHERE id = $1`, [id]);
     expect(lease.rows).toEqual([{ lease_expires_at: null, resume_due_at: null }]); // released when the run finished
-    expect(await resumeJobs(id)).toEqual([]);
-    // Nothing is left for the timer loop either.
-    clock.advance(RESUME_GRACE_SECONDS * 1000 + 1);
-    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(0);
   });
 
-  it("hands a resume nobody took to pg-boss once it is due, and the resume job resumes the run", async () => {
+  it("leaves a resume nobody took due in runs, and claims it there when a slot frees", async () => {
     const { id, tokenId, holder } = await waitingBehindBusySlot();
     const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id, 30_000);
     const completedAt = clock.now();
     await complete(tokenId);
     // The NOTIFY came while the only slot was taken: the resume stays due, recorded on the run.
-    expect(await resumeDueAt(id)).toEqual(new Date(completedAt.getTime() + RESUME_GRACE_SECONDS * 1000));
-    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(0); // not due yet
-    expect(await resumeJobs(id)).toEqual([]);
-    clock.advance(RESUME_GRACE_SECONDS * 1000);
-    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(1);
-    expect(await resumeDueAt(id)).toBeNull();
-    expect(await resumeJobs(id)).toHaveLength(1);
+    expect(await resumeDueAt(id)).toEqual(completedAt);
     expect((await getRunRow(te, id)).status).toBe("WAITING");
     const done = tw.worker.events.next("runFinished", (e) => e.runId === id, 30_000);
     gates.get(holder)!();
-    expect((await resumed).via).toBe("job");
+    expect((await resumed).via).toBe("claimed");
     expect((await done).status).toBe("COMPLETED");
-    expect(afterWait.get(id)).toMatchObject({ leased: false, resumeDue: false, calls: 1 });
-    expect(afterWait.get(id)!.jobId).not.toBeNull();
-  });
-
-  it("only clears the resume mark of a run that stopped waiting before it was due (canceled)", async () => {
-    const { id, tokenId, holder } = await waitingBehindBusySlot();
-    await complete(tokenId);
-    await te.db.pool.query(`UPDATE runs SET status = 'CANCELED' WHERE id = $1`, [id]);
-    clock.advance(RESUME_GRACE_SECONDS * 1000);
-    expect((await tw.worker.timers.tick())["due-resumes"]).toBe(1);
-    expect(await resumeDueAt(id)).toBeNull();
-    expect(await resumeJobs(id)).toEqual([]);
-    gates.get(holder)!();
+    expect(afterWait.get(id)).toMatchObject({ leased: true, resumeDue: false, calls: 1 });
   });
 
   it("lets drain() return as soon as a leased execution (here an offered one) suspends again", async () => {

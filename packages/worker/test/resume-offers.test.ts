@@ -5,7 +5,7 @@
 // again, no attempt lost) and the registry's upkeep.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
-import { completeToken, createToken, FakeClock, lapsedLeases, RESUME_GRACE_SECONDS, triggerRun, withTransaction } from "@svc/runtime/engine";
+import { completeToken, createToken, FakeClock, lapsedLeases, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { step, task, wait } from "@svc/runtime";
 import { acceptOffers } from "../src/execution/offers.ts";
 import { eventually, getRunRow, startTestEngine, startTestWorker, triggerAndAwait, type TestEngine, type TestWorker } from "./harness.ts";
@@ -111,7 +111,6 @@ describe("resume offers", () => {
     // The run's columns came through JSON: its timestamps are Dates again, to the millisecond.
     expect(seen.get(id)).toEqual({ workerId: tw.worker.id, leased: true, output: { n: 7 }, payloadSize: 0, createdAt: row.created_at.getTime() });
     expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, worker_version: "test-1", resume_due_at: null });
-    expect(await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1 AND data->>'kind' = 'resume'`, [id])).toMatchObject({ rowCount: 0 });
   });
 
   it("carries the whole ledger: steps, earlier waits and keyed waits replay from the offer, each step once", async () => {
@@ -219,30 +218,27 @@ describe("choosing a worker", () => {
     const [early, later] = [await suspended(dead), await suspended(dead)];
     await dead.kill();
     expect(await registered()).toEqual([dead.worker.id]);
-    // No live worker has the task: the resume is announced to all and marked due, as before offers.
+    // No live worker has the task: the resume is announced to all and marked due at once.
     const completedAt = clock.now();
     await complete(early.tokenId);
-    expect(await getRunRow(te, early.id)).toMatchObject({ status: "WAITING", offered_at: null, resume_due_at: new Date(completedAt.getTime() + RESUME_GRACE_SECONDS * 1000) });
+    expect(await getRunRow(te, early.id)).toMatchObject({ status: "WAITING", offered_at: null, resume_due_at: completedAt });
 
     const live = await startTestWorker(te, [offered], { timerLoop: false });
+    // The resume nobody was offered is claimed from `runs` by the next worker of its task.
+    await eventually(async () => (await getRunRow(te, early.id)).status === "COMPLETED");
+    expect((await getRunRow(te, early.id)).worker_id).toBe(live.worker.id);
     const resumed = live.worker.events.next("runResumed", (e) => e.runId === later.id);
     await complete(later.tokenId);
     expect(await resumed).toMatchObject({ via: "offer" });
     await live.worker.events.next("runFinished", (e) => e.runId === later.id);
     expect((await getRunRow(te, later.id)).worker_id).toBe(live.worker.id);
-    // The resume nobody was offered goes to pg-boss when due.
-    const resumedEarly = live.worker.events.next("runResumed", (e) => e.runId === early.id);
-    clock.advance(RESUME_GRACE_SECONDS * 1000);
-    expect((await live.worker.timers.tick())["due-resumes"]).toBe(1);
-    expect(await resumedEarly).toMatchObject({ via: "job" });
-    await live.worker.events.next("runFinished", (e) => e.runId === early.id);
     await live.stop();
     // drain() took the live worker out of the registry; the killed one's row stays until it ages out.
     expect(await registered()).toEqual([dead.worker.id]);
     await te.db.pool.query(`DELETE FROM workers`);
   });
 
-  it("gives an offer nobody takes back when its lease lapses: the run waits again, same attempt, and resumes through pg-boss", async () => {
+  it("gives an offer nobody takes back when its lease lapses: the run waits again, same attempt, and is claimed from runs", async () => {
     const first = await startTestWorker(te, [offered], { timerLoop: false });
     const { id, tokenId } = await suspended(first);
     await first.stop();
@@ -267,12 +263,10 @@ describe("choosing a worker", () => {
       expect(await getRunRow(te, id)).toMatchObject({ status: "WAITING", attempt_number: 1, claim_token: null, offered_at: null, lease_expires_at: null, resume_due_at: clock.now() });
       expect(await attemptRows(id)).toEqual([]); // no attempt was lost: none ran
       await te.db.pool.query(`DELETE FROM workers WHERE id = 'worker_stalled'`);
-      // The next worker's timer loop hands the due resume to pg-boss, and the job resumes it.
+      // The next worker claims the due resume from `runs` (at its start), same attempt.
       const next = await startTestWorker(te, [offered], { timerLoop: false });
-      const resumed = next.worker.events.next("runResumed", (e) => e.runId === id);
-      expect((await next.worker.timers.tick())["due-resumes"]).toBe(1);
-      expect(await resumed).toMatchObject({ via: "job", attempt: 1 });
-      expect((await next.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+      await eventually(async () => (await getRunRow(te, id)).status === "COMPLETED");
+      expect(await getRunRow(te, id)).toMatchObject({ worker_id: next.worker.id, attempt_number: 1 });
       await next.stop();
     } finally {
       client.release();
@@ -280,7 +274,7 @@ describe("choosing a worker", () => {
     }
   });
 
-  it("passes on an offer it has no free slot for: the run is due at once, and goes to pg-boss", async () => {
+  it("passes on an offer it has no free slot for: the run is due at once, and is claimed when a slot frees", async () => {
     const full = await startTestWorker(te, [offered, busy], { concurrency: 1, timerLoop: false });
     const { id, tokenId } = await suspended(full);
     const holder = await occupySlot();
@@ -293,9 +287,9 @@ describe("choosing a worker", () => {
     });
     expect(row).toMatchObject({ attempt_number: 1, claim_token: null, offered_at: null, resume_due_at: completedAt });
     const resumed = full.worker.events.next("runResumed", (e) => e.runId === id);
-    expect((await full.worker.timers.tick())["due-resumes"]).toBe(1);
     gates.get(holder)!();
-    expect(await resumed).toMatchObject({ via: "job", attempt: 1 });
+    expect(await resumed).toMatchObject({ attempt: 1 });
+    expect(["claimed", "fast-path"]).toContain((await resumed).via);
     expect((await full.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
     await full.stop();
   });

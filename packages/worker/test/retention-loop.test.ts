@@ -105,7 +105,7 @@ describe("the retention loop's pace", () => {
   it("refuses a bad pace when the worker is made, before it starts", () => {
     const made = (retention: WorkerOptions["retention"]) => () =>
       createWorker({
-        engine: te.engine, boss: te.queue.boss, dispatcher: te.queue.dispatcher, databaseUrl: te.db.url, environment: te.env, tasks: [],
+        engine: te.engine, databaseUrl: te.db.url, environment: te.env, tasks: [],
         workerVersion: "test-1", concurrency: 1, createToken: tokenCreator(te.engine), retention,
       });
     expect(made({ defaultDays: 30, intervalMs: 600_000, restRatio: -2 })).toThrow(/rest ratio must be a number from 0 \(no rest\) to 1000, not -2/);

@@ -92,17 +92,15 @@ describe("executing runs", () => {
     expect(run.finished_at).not.toBeNull();
   });
 
-  it("does not start a retry before its backoff when a stale start job arrives (a redelivered job)", async () => {
+  it("does not start a retry before its backoff when a stale wake-up arrives", async () => {
     const { id } = await triggerRun(te.engine, te.env, "fails-once", {});
     await tw.worker.events.next("runRetryScheduled", (e) => e.runId === id);
-    // A start job for the run in its backoff, as pg-boss redelivers one whose completion was lost.
+    // A wake-up for the run in its backoff, then a run the worker claims from `runs` (a TTL: not
+    // offered): that claim saw the run in its backoff and left it.
     const { queue_name } = await getRunRow(te, id);
     await te.engine.dispatcher.dispatch(te.db.pool, [{ kind: "start", runId: id, environmentId: te.env.id, queueName: queue_name }], te.engine.clock.now());
-    // Handled jobs are deleted: both the first attempt's and the stale one are gone once handled.
-    await eventually(async () => {
-      const { rows } = await te.db.pool.query(`SELECT 1 FROM pgboss.job WHERE data->>'runId' = $1`, [id]);
-      return rows.length === 0;
-    });
+    const seen = await triggerRun(te.engine, te.env, "hello", {}, { ttl: "1h" });
+    await tw.worker.events.next("runFinished", (e) => e.runId === seen.id);
     const run = await getRunRow(te, id);
     expect(run).toMatchObject({ status: "QUEUED", attempt_number: 1 });
     expect(backoffCalls).toBe(1);

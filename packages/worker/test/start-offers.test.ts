@@ -1,9 +1,9 @@
 // Start offers: the transaction that triggers a run offers its first attempt, already claimed, to a
 // live worker of its task with a free slot, on that worker's own channel (as a completion offers a
-// resume), and enqueues no start job for it. Covered here: the offer itself, a worker that has no
-// free slot (it gives the start back: QUEUED again, then claimed from runs), an offer nobody takes
-// (its lease lapses: QUEUED again, no attempt counted), a payload too large for a NOTIFY, and the runs
-// that are never offered (limited queues, concurrency keys, TTLs, large batches).
+// resume). Covered here: the offer itself, a worker that has no free slot (it gives the start back:
+// QUEUED again, then claimed from runs), an offer nobody takes (its lease lapses: QUEUED again, no
+// attempt counted), a payload too large for a NOTIFY, and the runs that are never offered (limited
+// queues, TTLs, large batches: claimed from runs).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
 import { FakeClock, lapsedLeases, triggerRun, triggerRunsInTransaction, withTransaction } from "@svc/runtime/engine";
@@ -18,8 +18,6 @@ const limited = task({ id: "limited", queue: { name: "limited-queue", concurrenc
 const gates = new Map<string, () => void>();
 const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
 
-/** The pg-boss start jobs that exist for a run (handled ones are deleted). */
-const jobsOf = async (runId: string) => (await te.db.pool.query(`SELECT id FROM pgboss.job WHERE data->>'runId' = $1`, [runId])).rowCount;
 const attemptRows = async (runId: string) => (await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1 ORDER BY number`, [runId])).rows;
 
 beforeAll(async () => {
@@ -38,16 +36,16 @@ describe("start offers", () => {
     await tw?.stop();
   });
 
-  it("hands a triggered run to the live worker with a free slot, claimed, without a start job", async () => {
+  it("hands a triggered run to the live worker with a free slot, claimed", async () => {
     const started = tw.worker.events.next("runStarted", (e) => e.runId !== "");
     const { id } = await triggerRun(te.engine, te.env, "quick", { n: 1 });
-    // Claimed for the worker in the trigger's own transaction: no job was ever enqueued.
-    expect(await jobsOf(id)).toBe(0);
+    // Claimed for the worker in the trigger's own transaction.
+    expect(await getRunRow(te, id)).toMatchObject({ status: "EXECUTING", attempt_number: 1 });
     expect(await started).toMatchObject({ runId: id, via: "offer", attempt: 1, replayedEntries: 0 });
     const finished = await tw.worker.events.next("runFinished", (e) => e.runId === id);
     expect(finished.status).toBe("COMPLETED");
     const row = await getRunRow(te, id);
-    expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, offered_at: null, offered_start: false, job_id: null });
+    expect(row).toMatchObject({ status: "COMPLETED", attempt_number: 1, worker_id: tw.worker.id, offered_at: null, offered_start: false });
     expect(row.started_at).not.toBeNull();
     expect(await attemptRows(id)).toEqual([{ number: 1, status: "COMPLETED" }]);
   });
@@ -61,20 +59,20 @@ describe("start offers", () => {
     expect(await getRunRow(te, id)).toMatchObject({ status: "COMPLETED", output: JSON.stringify({ json: { n: 2, size: 20_000 } }) });
   });
 
-  it("offers nothing it cannot: a queue with a concurrencyLimit and a concurrency key get a job, a TTL and a batch larger than 16 wait in runs", async () => {
+  it("offers nothing it cannot: a queue with a concurrencyLimit, a TTL and a batch larger than 16 wait in runs; a concurrency key alone is offered", async () => {
     const viaOf = new Map<string, string | undefined>();
     tw.worker.events.on("runStarted", (e) => viaOf.set(e.runId, e.via));
-    const jobs = [await triggerRun(te.engine, te.env, "limited", {}), await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" })];
-    const inRuns = [await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" })];
+    const offered = [await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" })];
+    const inRuns = [await triggerRun(te.engine, te.env, "limited", {}), await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" })];
     const batch = await withTransaction(te.db.pool, (tx) =>
       triggerRunsInTransaction(te.engine, tx, te.env, Array.from({ length: 17 }, (_, n) => ({ taskIdentifier: "quick", payload: { n } }))),
     );
     inRuns.push(...batch);
-    for (const { id } of [...jobs, ...inRuns]) {
+    for (const { id } of [...offered, ...inRuns]) {
       await eventually(async () => (await getRunRow(te, id)).status === "COMPLETED");
     }
-    for (const { id } of jobs) expect([viaOf.get(id), (await getRunRow(te, id)).job_id !== null], id).toEqual(["job", true]);
-    for (const { id } of inRuns) expect([viaOf.get(id), (await getRunRow(te, id)).job_id], id).toEqual(["queued", null]);
+    for (const { id } of offered) expect(viaOf.get(id), id).toBe("offer");
+    for (const { id } of inRuns) expect(viaOf.get(id), id).toBe("claimed");
   });
 });
 
@@ -90,12 +88,11 @@ describe("start offers given back", () => {
       const givenBack = full.worker.events.next("offerGivenBack", (e) => e.runId !== "");
       const { id } = await triggerRun(te.engine, te.env, "quick", { n: 3 });
       expect(await givenBack).toMatchObject({ runId: id, reason: "full" });
-      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, available_at: clock.now() });
-      // The timer loop makes it available (its available time has come); the worker claims it once a slot is free.
-      expect((await full.worker.timers.tick())["retrying-runs"]).toBe(1);
+      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, available_at: null });
+      // Claimable at once: the worker claims it from `runs` once a slot is free.
       const started = full.worker.events.next("runStarted", (e) => e.runId === id);
       gates.get(holder)!();
-      expect(await started).toMatchObject({ via: "queued", attempt: 1 });
+      expect(await started).toMatchObject({ via: "claimed", attempt: 1 });
       expect((await full.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
       expect(await attemptRows(id)).toEqual([{ number: 1, status: "COMPLETED" }]);
     } finally {
@@ -117,7 +114,6 @@ describe("start offers given back", () => {
     try {
       const { id } = await triggerRun(te.engine, te.env, "quick", { n: 4 });
       expect(await getRunRow(te, id)).toMatchObject({ status: "EXECUTING", worker_id: "worker_stalled", attempt_number: 1, offered_start: true });
-      expect(await jobsOf(id)).toBe(0);
       clock.advance(4_000);
       expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(0);
       clock.advance(1_000);
@@ -128,7 +124,7 @@ describe("start offers given back", () => {
       const next = await startTestWorker(te, [quick], { timerLoop: false });
       try {
         expect((await next.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
-        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 1, job_id: null });
+        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 1 });
       } finally {
         await next.stop();
       }

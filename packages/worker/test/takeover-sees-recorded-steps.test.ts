@@ -1,6 +1,6 @@
-// A claim that takes over an EXECUTING run (its previous holder's job redelivered after the holder
-// stopped heartbeating, e.g. through a Postgres outage) may race the previous holder, which can be
-// alive and still writing. Whatever the interleaving, a step the previous holder recorded is either
+// A takeover of an EXECUTING run (its previous holder's lease lapsed, e.g. through a Postgres outage:
+// the lapse pass queues the run again and another worker claims it) may race the previous holder,
+// which can be alive and still writing. Whatever the interleaving, a step the previous holder recorded is either
 // in the ledger the claim loads, or its record was refused (the holder is then fenced): never both
 // recorded and missing from the new execution's ledger, which would run the step again.
 //
@@ -8,7 +8,8 @@
 // is held open until the other side's statement has started (and, when they conflict, is blocked).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdClaim, markKeyedEntryUsed, recordStep, triggerRun, type Queryable } from "@svc/runtime/engine";
-import { claimResume, claimStarts, type Claim } from "../src/execution/claim.ts";
+import { findLapsed, requeueLapsed } from "../../runtime/src/engine/runs/transitions/lapse.ts";
+import { claimReady, type Claim } from "../src/execution/claim.ts";
 import { blockedBackends, eventually, startTestEngine, type TestEngine } from "./harness.ts";
 
 let te: TestEngine;
@@ -18,13 +19,12 @@ beforeAll(async () => {
 });
 afterAll(async () => te?.close());
 
-const worker = { id: "worker_b", version: "v1" };
-
-/** A run worker A executes through job `job-a` (claim token `claim-a`), as a start claim leaves it. */
+/** A run worker A executes (claim token `claim-a`) whose lease lapsed a second ago: A may still be writing. */
 async function executingRun(): Promise<string> {
   const { id } = await triggerRun(te.engine, te.env, "takeover", {});
   await te.db.pool.query(
-    `UPDATE runs SET status = 'EXECUTING', claim_token = 'claim-a', attempt_number = 1, worker_id = 'worker_a', job_id = 'job-a', started_at = now() WHERE id = $1`,
+    `UPDATE runs SET status = 'EXECUTING', claim_token = 'claim-a', attempt_number = 1, worker_id = 'worker_a',
+       lease_expires_at = now() - interval '1 second', started_at = now() WHERE id = $1`,
     [id],
   );
   return id;
@@ -33,10 +33,31 @@ async function executingRun(): Promise<string> {
 const step = (runId: string, db: Queryable, stepKey = "step#0") =>
   recordStep(db, { runId, claimToken: "claim-a", epoch: 0, stepKey, kind: "step", target: "before", outcome: { ok: true, value: "1" }, now: new Date() });
 
-/** The two takeover claims: a redelivered start job, and a redelivered resume job. */
+/**
+ * The takeover: the lapse pass (its lock on the run, then the run queued again) and worker B's claim
+ * from `runs`, on one connection (in one transaction when `db` holds one). It resolves once it has
+ * taken the run: a holder's open transaction makes it wait, as a blocked statement would.
+ */
+let skippedPasses = 0;
 const takeovers: [string, (runId: string, db: Queryable) => Promise<Claim | null>][] = [
-  ["a start job's", async (runId, db) => (await claimStarts(db, [{ runId, claimToken: "claim-b", jobId: "job-a", workerId: worker.id, workerVersion: worker.version, now: new Date() }], worker, new Date()))[0]!],
-  ["a resume job's", (runId, db) => claimResume(db, { runId, claimToken: "claim-b", jobId: "job-a", workerId: worker.id, workerVersion: worker.version, now: new Date() })],
+  [
+    "a lapsed lease's",
+    async (runId, db) => {
+      // The lapse pass skips a run whose row a live holder has locked (SKIP LOCKED): it comes back
+      // to it on its next pass, as here, until the holder's transaction is over.
+      for (;;) {
+        const now = new Date();
+        const lapsed = await findLapsed(db, now, 100);
+        if (lapsed.some((r) => r.id === runId)) {
+          await requeueLapsed(db, [runId], now);
+          const claims = await claimReady(db, { id: "worker_b", version: "v1", environmentId: te.env.id, tasks: ["takeover"] }, 1, now, 15_000);
+          return claims.find((c) => c.run.id === runId) ?? null;
+        }
+        skippedPasses++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+  ],
 ];
 
 /** Runs `work` in a transaction on its own connection and holds it open until `commit()`. */
@@ -53,11 +74,12 @@ async function openTransaction<T>(work: (db: Queryable) => Promise<T>): Promise<
   };
 }
 
-/** Starts `statement` and resolves once it has either finished or is blocked on a lock. */
+/** Starts `statement` and resolves once it has finished, is blocked on a lock, or passed the locked run by. */
 async function startedOrBlocked<T>(statement: Promise<T>): Promise<void> {
   let done = false;
+  const skipped = skippedPasses;
   void statement.finally(() => (done = true)).catch(() => {});
-  await eventually(async () => done || (await blockedBackends(te)) >= 1);
+  await eventually(async () => done || skippedPasses > skipped || (await blockedBackends(te)) >= 1);
 }
 
 const hasStep = (claim: Claim, stepKey = "step#0") => claim.ledger.some((e) => e.stepKey === stepKey && e.resolved);
@@ -122,7 +144,7 @@ describe("an offer whose acceptance was lost (a crash took the unflushed accept)
   async function offeredRun(start: boolean): Promise<string> {
     const { id } = await triggerRun(te.engine, te.env, "takeover", {});
     await te.db.pool.query(
-      `UPDATE runs SET status = 'EXECUTING', claim_token = 'claim-a', attempt_number = 1, worker_id = 'worker_a', job_id = NULL,
+      `UPDATE runs SET status = 'EXECUTING', claim_token = 'claim-a', attempt_number = 1, worker_id = 'worker_a',
          offered_at = now(), offered_start = $2, lease_expires_at = now() + interval '5 seconds', started_at = now() WHERE id = $1`,
       [id, start],
     );

@@ -3,7 +3,6 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, connectTestEngine, type TestDatabase } from "@svc/runtime/testing";
 import { startTracing } from "@svc/runtime/engine";
-import { installQueueSchema } from "@svc/queue";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
 import { spawnApi, spawnWorker, type ServiceProcess } from "./processes.ts";
 
@@ -63,7 +62,6 @@ let secretKey: string;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await installQueueSchema(db.url);
   const { project } = await connectTestEngine(db);
   secretKey = project.environments.dev.secretKey;
   receiver = await startReceiver();

@@ -1,11 +1,11 @@
 // worker_versions (migration 0033): every claim that gives runs a worker version keeps that
 // version's seen_until past the claim's time, so that the run list's version filter may start its
 // walk there. Checked for each way a run gets its version: a start claim, an offer made by a
-// completion, the fast path, a resume job (claimResume), with time driven by an injected clock.
+// completion, the fast path, a limited queue's claim (claimLimited), with time driven by an injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, FakeClock, listRuns, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
-import { claimResume } from "../src/execution/claim.ts";
+import { claimLimited } from "../src/execution/claim.ts";
 import { eventually, hideFromOffers, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const T0 = new Date("2026-11-25T10:00:00Z");
@@ -90,13 +90,16 @@ describe("worker_versions.seen_until", () => {
     expect(await seenUntil()).toEqual(at(31));
   });
 
-  it("moves past a resume job's claim (claimResume), in the run's environment only", async () => {
+  it("moves past a limited queue's claim (claimLimited), in the run's environment only", async () => {
     const other = "20261125.8";
     await te.db.pool.query(`INSERT INTO worker_versions (environment_id, version, seen_until) VALUES ($1, $2, $3), ($4, $2, $3)`, [te.env.id, other, at(0), te.project.environments.prod.id]);
-    const run = await triggerRun(te.engine, te.env, "nobody-serves-this", {});
-    await te.db.pool.query(`UPDATE runs SET status = 'WAITING' WHERE id = $1`, [run.id]);
-    const claim = await claimResume(te.engine.db, { runId: run.id, claimToken: "ct-1", workerId: "w-other", workerVersion: other, now: at(40), jobId: "job-1" });
-    expect(claim?.run.id).toBe(run.id);
+    await te.db.pool.query(
+      `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, concurrency_limit, worker_version) VALUES ($1, 'limited-elsewhere', 'task/limited-elsewhere', 1, $2)`,
+      [te.env.id, other],
+    );
+    const run = await triggerRun(te.engine, te.env, "limited-elsewhere", {});
+    const claims = await claimLimited(te.engine.db, { id: "w-other", version: other, environmentId: te.env.id, tasks: ["limited-elsewhere"] }, "task/limited-elsewhere", 1, at(40), 15_000);
+    expect(claims.map((c) => c.run.id)).toEqual([run.id]);
     expect(await seenUntil(other)).toEqual(at(41));
     const { rows } = await te.db.pool.query(`SELECT seen_until FROM worker_versions WHERE environment_id = $1 AND version = $2`, [te.project.environments.prod.id, other]);
     expect(rows[0]!.seen_until).toEqual(at(0));

@@ -11,7 +11,7 @@
 --
 -- p_records: [{ "data": JSON text | null, "headers": [[name, value]] | null, "partId": text }]
 -- p_writer: null, or a run's appends { runId, claimToken }: fenced by the run's claim.
--- p_context: { recordChannel, inChannel, finalStatuses, graceSeconds, resumeChannel, timersChannel, offers }
+-- p_context: { recordChannel, inChannel, finalStatuses, resumeChannel, readyChannel, offers }
 --
 -- Returns `result`: { error: "fenced" | "not_found" | "closed" | "expired" } or
 -- { sessionId, seqs: [seq per input], duplicates: [bool per input], needsRun }; and the runs the
@@ -123,7 +123,7 @@ BEGIN
           waiting.waitpoint_id, 'COMPLETED', p_now, record_output,
           'application/json', false, p_environment_id, 'SESSION',
           jsonb_strip_nulls(jsonb_build_object('ok', true, 'outputType', 'application/json', 'outAppended', waiting.out_appended, 'output', record_output)),
-          (p_context->>'graceSeconds')::double precision, p_context->>'resumeChannel', p_context->>'timersChannel', p_context->'offers') c;
+          p_context->>'resumeChannel', p_context->>'readyChannel', p_context->'offers') c;
         IF was_changed THEN delivered := delivered + 1; END IF;
         IF run_offers IS NOT NULL THEN
           all_runs := all_runs || run_offers;

@@ -11,9 +11,12 @@
 -- claim token, a lease of p_offers.leaseSeconds that the worker extends when it takes the run)
 -- and returned, with its ledger, for the calling statement to announce on the
 -- worker's own channel (SEND_OFFERS in engine/waitpoints/resume-offers.ts, which owns the offer's
--- shape: the run's claimed columns). Runs no live worker has, and runs of queues with a
--- concurrencyLimit (they resume through their queue), are marked due (resume_due_at) and announced
--- on p_resume_channel. p_offers is RESUME_OFFERS_PARAMETER (engine/waitpoints/resume-offers.ts).
+-- shape: the run's claimed columns). The others are marked due (resume_due_at): from then on any
+-- worker of their task claims them from `runs` (engine/runs/transitions/claim-ready.ts). Plain runs
+-- are announced by id on p_resume_channel (a worker's fast path claims them by id); runs of queues
+-- with a concurrencyLimit (NOT claim_from_runs: they take a slot of their queue, counted by their
+-- queue's claim) wake their environment's workers on p_ready_channel.
+-- p_offers is RESUME_OFFERS_PARAMETER (engine/waitpoints/resume-offers.ts).
 --
 -- Every run whose entries this call resolves gets its ledger_version raised by one (migration
 -- 0026): a worker's in-memory copy of the ledger from before is then known to be behind.
@@ -40,16 +43,14 @@ CREATE OR REPLACE FUNCTION svc_complete_waitpoint(
   p_environment_id text,      -- NULL: any environment
   p_type text,                -- NULL: any type
   p_outcome jsonb,            -- what the ledger records for the waiting code
-  p_grace_seconds double precision,
   p_resume_channel text,
-  p_timers_channel text,
+  p_ready_channel text,
   p_offers jsonb              -- RESUME_OFFERS_PARAMETER: leaseSeconds, maxRuns, maxPayloadBytes, keyedEpoch
 ) RETURNS TABLE (changed boolean, resumed_run_ids text[], waitpoint waitpoints, offered_runs runs[], offered_ledgers json[])
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   w waitpoints;
   resumed text[];
-  limited_count int;
   offer_runs runs[];
   offer_ledgers json[];
   offer_lease interval := make_interval(secs => (p_offers->>'leaseSeconds')::double precision);
@@ -74,15 +75,15 @@ BEGIN
     UPDATE run_ledger SET resolved = true, outcome = p_outcome, resolved_at = p_now
     WHERE waitpoint_id = p_id AND NOT resolved RETURNING *),
   waiting AS (
-    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, q.limited
-    FROM runs r CROSS JOIN LATERAL svc_queue_is_limited(r.environment_id, r.queue_name) q
+    SELECT r.id, r.environment_id, r.task_identifier, r.suspended_worker_id, NOT r.claim_from_runs AS limited
+    FROM runs r
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
     -- One live worker of the run's task, a worker with a free slot first (workers.full_since is
     -- NULL: migration 0028): among those, the one that suspended the run (its copy of the ledger
     -- spares the offer the whole ledger), else one at random. Only when all are full, the one that
     -- suspended the run, else any: it gives the run back if it is still full (a free slot may have
-    -- come since it said so), and the run resumes through the fast path or pg-boss.
+    -- come since it said so), and the run is claimed from `runs`.
     SELECT waiting.id, pick.id AS worker_id, pick.version
     FROM waiting CROSS JOIN LATERAL (
       SELECT wk.id, wk.version FROM workers wk
@@ -98,13 +99,10 @@ BEGIN
   marked AS (
     UPDATE runs r SET
       status = CASE WHEN chosen.id IS NULL THEN r.status ELSE 'EXECUTING' END,
-      resume_due_at = CASE WHEN chosen.id IS NOT NULL THEN NULL
-                           WHEN waiting.limited THEN p_now
-                           ELSE p_now + make_interval(secs => p_grace_seconds) END,
+      resume_due_at = CASE WHEN chosen.id IS NULL THEN p_now END,
       claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
       worker_id = coalesce(chosen.worker_id, r.worker_id),
       worker_version = coalesce(chosen.version, r.worker_version),
-      job_id = CASE WHEN chosen.id IS NULL THEN r.job_id END,
       lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
@@ -117,7 +115,9 @@ BEGIN
     SELECT pg_notify(p_resume_channel, environment_id || ' ' || p_id || ' ' || string_agg(id, ',' ORDER BY id)) FROM (
       SELECT id, environment_id, (row_number() OVER (PARTITION BY environment_id ORDER BY id) - 1) / 100 AS chunk
       FROM marked WHERE NOT limited AND NOT offered) c
-    GROUP BY environment_id, chunk),
+    GROUP BY environment_id, chunk
+    UNION ALL
+    SELECT pg_notify(p_ready_channel, environment_id) FROM (SELECT DISTINCT environment_id FROM marked WHERE limited) l),
   offers AS (
     -- The ledger of each offered run, whose entries resolved here are only visible as this
     -- statement's own output; or, offered to the worker that suspended the run, only those. Its
@@ -135,9 +135,9 @@ BEGIN
             SELECT rr.* FROM resolved rr WHERE rr.run_id = m.id AND rr.epoch IN (m.ledger_epoch, keyed_epoch)) x)) END
       END ORDER BY m.id) AS ledgers
     FROM marked m CROSS JOIN LATERAL (SELECT s.ledger_version FROM runs s WHERE s.id = m.id) seen WHERE m.offered)
-  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'), count(*) FILTER (WHERE marked.limited),
+  SELECT coalesce(array_agg(marked.id ORDER BY marked.id), '{}'),
          (SELECT run_rows FROM offers), (SELECT ledgers FROM offers), (SELECT array_agg(DISTINCT run_id) FROM resolved)
-  INTO resumed, limited_count, offer_runs, offer_ledgers, resolved_runs
+  INTO resumed, offer_runs, offer_ledgers, resolved_runs
   FROM marked
   WHERE (SELECT count(*) FROM notified) >= 0;
 
@@ -156,10 +156,6 @@ BEGIN
     WHERE v.environment_id = s.environment_id AND v.version = s.worker_version AND v.seen_until < p_now + interval '30 seconds';
   END IF;
 
-  -- Resumes of limited queues go through pg-boss at once: wake the timer loops that hand them over.
-  IF limited_count > 0 THEN
-    PERFORM pg_notify(p_timers_channel, 'resume');
-  END IF;
   RETURN QUERY SELECT true, resumed, w, offer_runs, offer_ledgers;
 END;
 $$;

@@ -1,8 +1,8 @@
--- Whether a run's queue has a concurrencyLimit, as its workers registered it: such runs take a
--- slot of their queue to resume, like a start, instead of being offered or claimed on NOTIFY.
--- One definition for svc_complete_waitpoint and the TypeScript that hands resumes to pg-boss
--- (LIMITED_QUEUE_TEST). One row, `limited`: the planner inlines a SQL function that returns a set
--- wherever it is called (in FROM, or in a scalar subquery), where a scalar SQL function whose body
+-- Whether a run's queue has a concurrencyLimit, as its workers registered it: such runs are claimed
+-- by their queue's claim, which counts the limit (CLAIM_LIMITED_SQL, engine/runs/transitions/claim-ready.ts), not by
+-- the plain claim, and are never offered. Read when a run is inserted (runs.claim_from_runs) and
+-- when a worker registers a queue (engine/runs/changed-queue-runs.ts). One row, `limited`: the
+-- planner inlines a SQL function that returns a set wherever it is called (in FROM, or in a scalar subquery), where a scalar SQL function whose body
 -- holds a subquery (EXISTS) is never inlined, and is parsed and planned again on every statement
 -- that calls it (~0.08 ms of each completion).
 CREATE OR REPLACE FUNCTION svc_queue_is_limited(p_environment_id text, p_queue_name text) RETURNS TABLE (limited boolean)

@@ -23,8 +23,8 @@ export function prepared(name: string, text: string, values: unknown[]): { name:
 const autoNames = new Map<string, string>();
 
 /**
- * Like `prepared`, named after a hash of the text: for constant SQL on hot paths (including
- * pg-boss's own statements run through our connection), planned once per connection.
+ * Like `prepared`, named after a hash of the text: for constant SQL on hot paths, planned once
+ * per connection.
  */
 export function preparedText(text: string, values: unknown[] = []): { name: string; text: string; values: unknown[] } {
   let name = autoNames.get(text);

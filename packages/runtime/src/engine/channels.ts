@@ -2,6 +2,13 @@
 export const CHANNELS = {
   /** Comma-separated run ids whose wait resolved: the resume fast path. */
   resume: "svc_resume",
+  /**
+   * An environment id: runs of its limited queues are ready to be claimed (a resume, a hand-back):
+   * every worker of the environment runs its claims (engine/runs/wake-workers.ts wakes starts).
+   */
+  runsReady: "svc_runs_ready",
+  /** Prefix of a worker's own wake-up channel (+ its id): runs of the queues named (space-separated) are ready to be claimed. */
+  wakePrefix: "svc_wake_",
   /** A run id that was canceled: its executing worker aborts it. */
   runCanceled: "svc_run_canceled",
   /** Something time-based was scheduled (delay, retry, timeout, schedule): timer loops re-plan. */

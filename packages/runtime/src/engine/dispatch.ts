@@ -1,8 +1,9 @@
 import type { Queryable } from "../db/queryable.ts";
+import { wakeWorkers, type ReadyRuns } from "./runs/wake-workers.ts";
 
 /**
- * One unit of work for a worker: start (or restart) a run's attempt, or resume a waiting run.
- * The engine only knows this interface; the pg-boss implementation lives in packages/queue (@svc/queue).
+ * A run that became ready to be claimed from `runs`: a start (triggered, its delay or backoff
+ * over, given back) or a resume.
  */
 export interface RunJob {
   kind: "start" | "resume";
@@ -10,19 +11,28 @@ export interface RunJob {
   environmentId: string;
   queueName: string;
   concurrencyKey?: string | null;
-  /** A resume that must take a slot of its run's queue (the queue has a concurrencyLimit). */
-  throughQueue?: boolean;
-  /**
-   * A start that workers claim straight from `runs` (claim-queued.ts): no job is written, the
-   * workers that should claim it are only woken.
-   */
-  inTable?: boolean;
 }
 
+/**
+ * Makes runs that became ready known to the workers that claim them, inside the transaction that
+ * made them ready: the run rows are the queue, so this writes nothing, it only wakes workers
+ * (when the transaction commits). An interface so that tests of the engine alone can wake nobody.
+ */
 export interface Dispatcher {
-  /**
-   * Enqueues the jobs inside `tx`, so they exist if and only if the caller commits. `now` (the
-   * engine's clock) is what the registry's leases are compared with when workers are woken.
-   */
+  /** `now` (the engine's clock) is what the registry's leases are compared with. */
   dispatch(tx: Queryable, jobs: RunJob[], now: Date): Promise<void>;
+}
+
+/** The dispatcher of every process: wakes the workers of each run's queue (wakeWorkers). */
+export class WakeDispatcher implements Dispatcher {
+  async dispatch(tx: Queryable, jobs: RunJob[], now: Date): Promise<void> {
+    const byQueue = new Map<string, ReadyRuns>();
+    for (const job of jobs) {
+      const key = `${job.environmentId}\n${job.queueName}`;
+      const entry = byQueue.get(key) ?? { environmentId: job.environmentId, queueName: job.queueName, count: 0 };
+      entry.count++;
+      byQueue.set(key, entry);
+    }
+    await wakeWorkers(tx, [...byQueue.values()], now);
+  }
 }

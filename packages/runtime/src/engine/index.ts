@@ -14,9 +14,10 @@ export { MAX_JSON_DEPTH, assertStorableJson, jsonNestingExceeds, parseJsonText, 
 export { MicroBatcher } from "./micro-batch.ts";
 export { flushWal, prepared, withTransaction, type Pool, type Queryable } from "../db/queryable.ts";
 
-// What the engine needs from its host: dependencies, the job dispatcher (implemented by @svc/queue), NOTIFY channels
+// What the engine needs from its host: dependencies, the dispatcher that wakes workers, NOTIFY channels
 export type { EngineDeps } from "./deps.ts";
-export type { Dispatcher, RunJob } from "./dispatch.ts";
+export { WakeDispatcher, type Dispatcher, type RunJob } from "./dispatch.ts";
+export { wakeChannel, wakeWorkers, type ReadyRuns } from "./runs/wake-workers.ts";
 export { CHANNELS } from "./channels.ts";
 
 // Tenancy: organizations, projects, environments and branches, users, members, credentials
@@ -48,10 +49,9 @@ export { JWT_AUDIENCE, JWT_ISSUER, environmentSigningKey, mintEnvironmentToken, 
 export { FINAL_STATUSES, LEGACY_RUN_STATUSES, RUN_STATUSES, canTransition, isFinal as isFinalRunStatus, isRunStatus, sourcesOf, statusFlags, type RunStatus } from "./runs/statuses.ts";
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
-export { CLAIM_STARTS_SQL, claimStartsCtes } from "./runs/transitions/claim-start.ts";
-export { CLAIM_QUEUED_SQL } from "./runs/transitions/claim-queued.ts";
-export { moveRunsOfLimitedQueues } from "./runs/limited-queue-runs.ts";
-export { CLAIM_RESUME_SQL } from "./runs/transitions/claim-resume.ts";
+export { CLAIM_READY_SQL } from "./runs/transitions/claim-ready.ts";
+export { CLAIM_LIMITED_SQL, LIMITED_QUEUE_LOCK_SQL } from "./runs/transitions/claim-ready.ts";
+export { moveRunsOfChangedQueues } from "./runs/changed-queue-runs.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
 export { FINISH_EXECUTIONS_SQL, FINISH_TARGETS } from "./runs/transitions/finish.ts";
 export { DECLINE_OFFERS_SQL } from "./runs/transitions/offer-decline.ts";
@@ -74,7 +74,7 @@ export {
 
 // Waitpoints: the state machine's completion, tokens and their callback URLs
 export { getWaitpoint, insertWaitpoint, type WaitpointRow } from "./waitpoints/store.ts";
-export { RESUME_GRACE_SECONDS, completeWaitpoint, parseResumePayload } from "./waitpoints/complete-waitpoint.ts";
+export { completeWaitpoint, parseResumePayload } from "./waitpoints/complete-waitpoint.ts";
 export { callbackHashMatches, callbackUrl } from "./waitpoints/callback-url.ts";
 export { createToken, createTokenInTransaction } from "./waitpoints/create-token.ts";
 export { completeToken } from "./waitpoints/complete-token.ts";
@@ -92,10 +92,9 @@ export { DurableExecution, type CreateToken, type ExecutionEnd, type SuspendedLe
 export type { ExecutionTracing } from "../ledger/execution-tracing.ts";
 export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";
 
-// Timers: time-driven transitions, due resumes, lapsed leases
+// Timers: time-driven transitions, lapsed leases
 export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./timers/fire-due.ts";
 export { dueAt, nextDueTimes } from "./timers/due-times.ts";
-export { LIMITED_QUEUE_TEST, dueResumes } from "./timers/due-resumes.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
 
 // Retention: finished runs and what hangs off them, deleted per environment once old enough

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from "../clock.ts";
 import { withTransaction, type Pool } from "../db/queryable.ts";
 import type { EngineDeps } from "../engine/deps.ts";
-import type { Dispatcher } from "../engine/dispatch.ts";
+import { WakeDispatcher, type Dispatcher } from "../engine/dispatch.ts";
 import { getEnvironment, type Environment } from "../engine/tenancy/environments.ts";
 import { ensureDefaultProject, type ProjectCredentials } from "../engine/tenancy/projects.ts";
 import { SecretBox } from "../engine/tenancy/secret-box.ts";
@@ -15,23 +15,23 @@ export interface EngineDatabase {
   pool: Pool;
 }
 
-/** The dispatcher of a test engine, with whatever it started (pg-boss's has the instance) and how to stop it. */
+/** The dispatcher of a test engine, and how to stop it. */
 export interface TestDispatcher {
   dispatcher: Dispatcher;
   stop(): Promise<void>;
 }
 
-/**
- * Starts a test engine's dispatcher on its database. pg-boss's lives in @svc/queue/testing (this
- * package does not depend on the queue); `noDispatch` is the default.
- */
+/** Starts a test engine's dispatcher on its database; `noDispatch` is the default. */
 export type DispatcherFactory<D extends TestDispatcher> = (db: EngineDatabase) => Promise<D>;
 
 /**
- * Enqueues nothing: for tests of the engine alone, where no worker consumes jobs (runs are still
- * written, QUEUED, as the dispatch would have found them).
+ * Wakes nobody: for tests of the engine alone, where no worker claims runs (runs are still
+ * written, ready to be claimed, as they would be).
  */
 export const noDispatch: DispatcherFactory<TestDispatcher> = async () => ({ dispatcher: { dispatch: async () => {} }, stop: async () => {} });
+
+/** The dispatcher of every process (WakeDispatcher): wakes the workers that claim the runs. */
+export const wakeDispatcher: DispatcherFactory<TestDispatcher> = async () => ({ dispatcher: new WakeDispatcher(), stop: async () => {} });
 
 export interface TestEngineOptions<D extends TestDispatcher> {
   /** Default: systemClock; a FakeClock to drive time by hand. */

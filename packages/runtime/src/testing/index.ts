@@ -1,6 +1,6 @@
 export { createTestDatabase, type TestDatabase } from "./database.ts";
 export {
-  connectTestEngine, noDispatch, TEST_ENCRYPTION_KEY,
+  connectTestEngine, noDispatch, wakeDispatcher, TEST_ENCRYPTION_KEY,
   type ConnectedEngine, type DispatcherFactory, type EngineDatabase, type TestDispatcher, type TestEngineOptions,
 } from "./connect-engine.ts";
 export { startTestEngine, type TestEngine } from "./engine.ts";

@@ -3,12 +3,11 @@ export interface ActiveExecution {
   runId: string;
   claimToken: string;
   abort: AbortController;
-  leased: boolean;
 }
 
 /**
  * Executions this process is running (cancel, lease renewal and the lost-execution check look
- * here). One run can have two: an execution that stalled past its lease or job heartbeat, and the
+ * here). One run can have two: an execution that stalled past its lease, and the
  * takeover this same worker claimed; each is its own entry, by claim token.
  */
 export class ActiveExecutions {
@@ -40,7 +39,8 @@ export class ActiveExecutions {
     this.#byToken.get(claimToken)?.abort.abort(reason);
   }
 
-  leased(): { runId: string; claimToken: string }[] {
-    return this.all().filter((e) => e.leased).map((e) => ({ runId: e.runId, claimToken: e.claimToken }));
+  /** What each execution's lease is known by. */
+  leases(): { runId: string; claimToken: string }[] {
+    return this.all().map((e) => ({ runId: e.runId, claimToken: e.claimToken }));
   }
 }

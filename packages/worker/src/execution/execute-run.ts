@@ -16,8 +16,7 @@ import {
 import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { traceparentOf } from "@svc/runtime/engine";
 import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
-import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
-import { handBack } from "./hand-back.ts";
+import type { Claim, ClaimedRun } from "./claim.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
 import { endAttemptSpan, startAttemptSpan } from "./attempt-span.ts";
@@ -28,14 +27,12 @@ import type { Via } from "./via.ts";
 export type { Via };
 
 export type Dispatch =
-  /** `claimed`: the claim its job's fetch made (null: the run could not be claimed); absent: claim it now. */
-  | { kind: "start"; runId: string; jobId: string; claimed?: Claim | null }
-  /** A start this worker claimed straight from `runs`, with a lease (see queued-runs.ts). */
-  | { kind: "queued"; runId: string; claimed: Claim }
-  | { kind: "resume"; runId: string; jobId: string | null }
+  /** A run this worker claimed straight from `runs`, a start or a resume (see ready-runs.ts). */
+  | { kind: "claimed"; runId: string; claimed: Claim }
+  /** A resume a NOTIFY named: claimed now, by id (the fast path). */
+  | { kind: "resume"; runId: string }
   /** A resume a completion offered to this worker, or a start a trigger offered it, already claimed for it (see offers.ts). */
   | { kind: "offer"; runId: string; claimToken: string; claim: Claim | Promise<Claim | null> };
-
 
 /**
  * Claims and executes one run: start (a fresh attempt, or a takeover after a crash) or resume
@@ -45,47 +42,26 @@ export type Dispatch =
  */
 export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, dispatch: Dispatch, release: () => void = () => {}): Promise<void> {
   const { engine } = deps;
-  const claimed = dispatch.kind === "start" || dispatch.kind === "queued" ? dispatch.claimed : undefined;
-  // The job's fetch found its run not claimable (finished, canceled, taken by another job).
-  if (claimed === null) return;
-  const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : claimed ? claimed.run.claim_token! : randomUUID();
-  const base = { runId: dispatch.runId, claimToken, workerId: deps.worker.id, workerVersion: deps.worker.version, now: engine.clock.now() };
+  const claimToken = dispatch.kind === "offer" ? dispatch.claimToken : dispatch.kind === "claimed" ? dispatch.claimed.run.claim_token! : randomUUID();
   const claim =
     dispatch.kind === "offer"
       ? await dispatch.claim
-      : dispatch.kind === "queued"
+      : dispatch.kind === "claimed"
       ? dispatch.claimed
-      : dispatch.kind === "start"
-      ? (claimed ?? (await deps.batchers.startClaims.add({ runId: dispatch.runId, claimToken, jobId: dispatch.jobId })))
-      : dispatch.jobId === null
-        ? await deps.batchers.fastResumeClaims.add({ runId: dispatch.runId, claimToken })
-        : await claimResume(engine.db, { ...base, jobId: dispatch.jobId });
+      : await deps.batchers.fastResumeClaims.add({ runId: dispatch.runId, claimToken });
   if (!claim) return;
   const { run } = claim;
 
-  if (claim.previousStatus === "EXECUTING") {
-    deps.events.emit("runCrashRecovered", { runId: run.id, attempt: run.attempt_number });
-    if (run.attempt_number > maxAttemptsOf(deps.worker.tasks.get(run.task_identifier)?.retry, run.max_attempts)) {
-      await finishAndReport(deps, run, claimToken, { kind: "crashed", error: internalError("WORKER_CRASHED", "The worker executing this run stopped responding too many times") });
-      return;
-    }
-  }
-
   const task = deps.worker.tasks.get(run.task_identifier);
-  if (!task) {
-    // A shared queue (or the environment's resume queue) can carry a task this worker doesn't have.
-    const kind = dispatch.kind === "start" || dispatch.kind === "queued" || claim.previousStatus === "QUEUED" ? "start" : "resume";
-    if (await handBack(engine, claim, claimToken, kind)) deps.events.emit("runHandedBack", { runId: run.id, kind });
-    return;
-  }
+  // Every claim and offer names this worker's tasks; a run of another task is a bug. Its lease is
+  // not renewed: the lapse pass gives the run to a worker that has its task.
+  if (!task) throw new Error(`claimed run ${run.id} of task ${run.task_identifier}, which this worker does not have`);
 
   const abort = new AbortController();
-  const via: Via =
-    dispatch.kind === "offer" ? "offer" : dispatch.kind === "queued" ? "queued" : dispatch.kind === "resume" && dispatch.jobId === null ? "fast-path" : "job";
-  const leased = via !== "job";
-  // This process may still run an older execution of the run (it stalled past its lease or job
-  // heartbeat, and the takeover came back to this worker): each is registered by its own claim token.
-  const execution = { runId: run.id, claimToken, abort, leased };
+  const via: Via = dispatch.kind === "offer" ? "offer" : dispatch.kind === "claimed" ? "claimed" : "fast-path";
+  // This process may still run an older execution of the run (it stalled past its lease, and the
+  // run came back to this worker): each is registered by its own claim token.
+  const execution = { runId: run.id, claimToken, abort };
   active.add(execution);
   // An offer is taken off the critical path: the code starts now, its first write waits until the
   // offer is taken, and it stops if the offer turns out to have been withdrawn (its short lease

@@ -29,8 +29,7 @@ export interface TaskHooks {
 
 /** The writes of executions that the calls of one event-loop turn share (one statement for all). */
 export interface ExecutionBatchers {
-  startClaims: MicroBatcher<{ runId: string; claimToken: string; jobId: string }, Claim | null>;
-  /** Resume claims of the fast path (no pg-boss job). */
+  /** Resume claims of the fast path (by id, on NOTIFY). */
   fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
   /** Acceptances of resume offers, by claim token. */
   offerAcceptances: MicroBatcher<{ runId: string; claimToken: string }, boolean>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import {
-  CHANNELS, DECLINE_OFFERS_SQL, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, withTransaction, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
+  CHANNELS, DECLINE_OFFERS_SQL, ledgerEntryFromRow, LedgerRowSchema, parseStored, prepared, wakeWorkers, withTransaction, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
 } from "@svc/runtime/engine";
 import { RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type Claim, type ClaimedRun } from "./claim.ts";
 import type { LedgerCache } from "./ledger-cache.ts";
@@ -143,15 +143,15 @@ export async function acceptOffers(db: Queryable, offers: { runId: string; claim
 /**
  * Gives back offers this worker will not run (no free slot, or it is stopping), in one statement,
  * fenced by their claim tokens: a resume waits again, same attempt, with its resume due now; a
- * start is QUEUED again as if never claimed, available now. One NOTIFY announces the resumes to
- * every worker (a worker with a free slot claims them through the fast path) and one wakes the
- * timer loops, which hand what nobody claimed to pg-boss (starts at once), where the runs wait
- * their turn. Offers never go to runs of queues with a concurrencyLimit, so none is one.
+ * start is QUEUED again as if never claimed, claimable now. One NOTIFY announces the resumes to
+ * every worker (a worker with a free slot claims them through the fast path), and the starts wake
+ * the workers of their queues (wakeWorkers); what nobody takes at once waits in `runs` for the
+ * next claim. Offers never go to runs of queues with a concurrencyLimit, so none is one.
  * Returns the runs given back (the rest were canceled or withdrawn meanwhile).
  */
 export async function declineOffers(db: Pool, environmentId: string, offers: { runId: string; claimToken: string }[], now: Date): Promise<Set<string>> {
   return withTransaction(db, async (tx) => {
-    const { rows } = await tx.query<{ id: string; start: boolean }>(
+    const { rows } = await tx.query<{ id: string; queue_name: string; start: boolean }>(
       DECLINE_OFFERS_SQL,
       [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now],
     );
@@ -161,7 +161,9 @@ export async function declineOffers(db: Pool, environmentId: string, offers: { r
     for (let i = 0; i < ids.length; i += 100) {
       await tx.query(`SELECT pg_notify($1, $2)`, [CHANNELS.resume, `${environmentId} - ${ids.slice(i, i + 100).join(",")}`]);
     }
-    await tx.query(`SELECT pg_notify($1, 'resume')`, [CHANNELS.timers]);
+    const starts = new Map<string, number>();
+    for (const r of rows) if (r.start) starts.set(r.queue_name, (starts.get(r.queue_name) ?? 0) + 1);
+    await wakeWorkers(tx, [...starts].map(([queueName, count]) => ({ environmentId, queueName, count })), now);
     return new Set(rows.map((r) => r.id));
   });
 }

@@ -5,7 +5,7 @@ import type { Worker } from "../worker.ts";
 
 /**
  * Buckets of svc_resume_latency_seconds: a resume takes ~1–3 ms through an offer or the fast path,
- * up to the resume grace and the timer loop's period through a pg-boss job.
+ * up to a poll interval when its NOTIFY was lost, and as long as a slot of a limited queue takes.
  */
 export const RESUME_LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -43,7 +43,7 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
   });
   const givenBack = new Counter({
     name: "svc_offers_given_back_total",
-    help: "Resume offers this worker gave back without running them, by reason: full (no free slot) or draining; the run resumes through the fast path or pg-boss",
+    help: "Resume offers this worker gave back without running them, by reason: full (no free slot) or draining; another worker claims the run",
     labelNames: ["reason"] as const,
     registers: [registry],
   });

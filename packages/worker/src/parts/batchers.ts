@@ -1,6 +1,6 @@
 import { MicroBatcher } from "@svc/runtime/engine";
 import { retryWrite } from "@svc/runtime/db";
-import { claimFastResumes, claimStarts } from "../execution/claim.ts";
+import { claimFastResumes } from "../execution/claim.ts";
 import type { ExecutionBatchers } from "../execution/executor-deps.ts";
 import { finishExecutions, type Finish } from "../execution/finish.ts";
 import { acceptOffers, declineOffers } from "../execution/offers.ts";
@@ -23,12 +23,6 @@ export function createBatchers({ engine, claimPool, worker, config }: WorkerReso
   const { db, clock } = engine;
   const { id, version } = worker;
   return {
-    startClaims: new MicroBatcher(
-      (items: { runId: string; claimToken: string; jobId: string }[]) =>
-        retryWrite(() => claimStarts(db, items.map((i) => ({ ...i, workerId: id, workerVersion: version, now: clock.now() })), { id, version }, clock.now())),
-      500,
-      "microtask",
-    ),
     // On the claim pool: these claims commit without waiting for the WAL flush.
     fastResumeClaims: new MicroBatcher(
       (items: { runId: string; claimToken: string }[]) =>

@@ -6,8 +6,8 @@ import type { ListenerLock, Offers } from "./offers.ts";
 import type { WorkerResources } from "./resources.ts";
 
 /**
- * Keeps what this worker holds by lease alive, every `leaseMs / 3`: the leases of its leased
- * executions (fast path, offers) and its registry entry. An execution whose lease lapses anyway
+ * Keeps what this worker holds by lease alive, every `leaseMs / 3`: the leases of its
+ * executions and its registry entry. An execution whose lease lapses anyway
  * (this worker stalled) is another's to take over; an execution whose run was canceled or taken
  * over is aborted here.
  */
@@ -30,7 +30,7 @@ export class Leases {
     const { engine, config, report } = this.#resources;
     await Promise.all([
       this.#offers.renew(this.#listener).catch((error) => report(error, "registry")),
-      retryOnConflict(() => renewLeases(engine.db, this.#active.leased(), engine.clock.now(), config.leaseMs)).catch((error) => report(error, "leases")),
+      retryOnConflict(() => renewLeases(engine.db, this.#active.leases(), engine.clock.now(), config.leaseMs)).catch((error) => report(error, "leases")),
       abortLostExecutions(engine.db, this.#active).catch((error) => report(error, "leases")),
     ]);
   }

@@ -2,8 +2,7 @@ import { claimFromCache, loadOffer, parseOffer, type Offer } from "../execution/
 import { registerWorker, renewWorker, unregisterWorker, type Heartbeat, type WorkerRecord } from "../registry/workers.ts";
 import type { WorkerBatchers } from "./batchers.ts";
 import type { FullFlag } from "./full-flag.ts";
-import { consumedQueues, startQueues } from "./queues.ts";
-import { runsQueueName } from "@svc/queue";
+import { startQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -39,8 +38,8 @@ export class Offers {
       tasks: worker.taskIds,
       version: worker.version,
       slots: config.concurrency,
-      // The pg-boss queues it fetches, and the names under which it claims runs from `runs`.
-      queues: [...consumedQueues(worker.environment.id, tasks).map((q) => q.name), ...[...startQueues(tasks).keys()].map((q) => runsQueueName(worker.environment.id, q))],
+      // The queues whose ready runs it claims: a trigger into one of them wakes it.
+      queues: [...startQueues(tasks).keys()],
     };
   }
 
@@ -72,7 +71,7 @@ export class Offers {
 
   /**
    * An offer NOTIFY: a resume already claimed for this worker. Runs it now, or gives it back at
-   * once (no free slot, draining) so that another worker or pg-boss takes it.
+   * once (no free slot, draining) so that another worker claims it from `runs`.
    */
   take(payload: string): void {
     const { report } = this.#resources;
@@ -89,7 +88,7 @@ export class Offers {
   #takeParsed(offer: Offer): void {
     const { engine, report } = this.#resources;
     const { runId, claimToken } = offeredRun(offer);
-    if (!this.#slots.canTakeLeased) {
+    if (!this.#slots.canTake) {
       const reason = this.#slots.draining ? "draining" : "full";
       this.#declines.add({ runId, claimToken }).then(
         (givenBack) => givenBack && this.#resources.events.emit("offerGivenBack", { runId, reason }),
@@ -100,7 +99,7 @@ export class Offers {
     // An offer with only the entries its completion resolved: this worker's copy of the rest, or
     // the whole ledger loaded when the copy is gone or behind.
     const claim = "claim" in offer ? offer.claim : ("resolved" in offer && claimFromCache(this.#resources.ledgers, offer.resolved)) || loadOffer(engine.db, runId, claimToken);
-    this.#slots.runLeased({ kind: "offer", runId, claimToken, claim });
+    this.#slots.run({ kind: "offer", runId, claimToken, claim });
   }
 
   /** Now by the worker's clock, live for one lease from now, and the slots taken. */

@@ -1,15 +1,13 @@
-import { resumeQueueName, startQueueName, type QueueSubscription } from "@svc/queue";
 import type { Task } from "@svc/runtime/sdk";
 import { queueOf } from "../tasks/register-tasks.ts";
-import type { Slots } from "./slots.ts";
-import type { WorkerResources } from "./resources.ts";
 
 /**
- * The start queues of `tasks` with their concurrency limits (null: none): each task's own
+ * The queues of `tasks` with their concurrency limits (null: none): each task's own
  * (`task/<id>`), and the queues tasks name. Tasks naming one queue share it: its limit is the
- * strictest any of them declares (as svc_complete_waitpoint treats a queue as limited when any of
+ * strictest any of them declares (as svc_queue_is_limited treats a queue as limited when any of
  * its tasks has a limit). Taking the last task's setting let a task declared without a limit lift
- * it for the whole queue.
+ * it for the whole queue. The worker's registry entry names them all (workers.queues: runs made
+ * ready in them wake it), and it claims the runs of each limited one with that queue's claim.
  */
 export function startQueues(tasks: Task[]): Map<string, number | null> {
   const queues = new Map<string, number | null>();
@@ -22,22 +20,7 @@ export function startQueues(tasks: Task[]): Map<string, number | null> {
   return queues;
 }
 
-/**
- * The pg-boss queues a worker with `tasks` takes jobs from in `environmentId`: its start queues
- * (startQueues) and the environment's resume queue. Its registry entry names them
- * (workers.queues), so that a new job wakes a worker that fetches it.
- */
-export function consumedQueues(environmentId: string, tasks: Task[]): QueueSubscription[] {
-  return [
-    ...[...startQueues(tasks)].map(([name, limit]) => ({ name: startQueueName(environmentId, name), concurrencyLimit: limit })),
-    { name: resumeQueueName(environmentId) },
-  ];
-}
-
-/** Makes sure the pg-boss queues of this worker's tasks and environment exist, and takes jobs from them. */
-export async function subscribeQueues({ worker, tasks, queue }: WorkerResources, slots: Slots): Promise<void> {
-  for (const subscription of consumedQueues(worker.environment.id, tasks)) {
-    await queue.dispatcher.ensureQueue(subscription.name);
-    slots.subscribe(subscription);
-  }
+/** The queues of `tasks` that have a concurrencyLimit. */
+export function limitedQueues(tasks: Task[]): string[] {
+  return [...startQueues(tasks)].filter(([, limit]) => limit !== null).map(([name]) => name);
 }

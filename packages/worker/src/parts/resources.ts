@@ -3,7 +3,6 @@ import type { Tracer } from "@opentelemetry/api";
 import { createPool, type Pool } from "@svc/runtime/db";
 import { SessionInArrivals, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
-import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
 import { LedgerCache } from "../execution/ledger-cache.ts";
@@ -13,9 +12,9 @@ import type { WorkerOptions } from "../worker-options.ts";
 export interface WorkerConfig {
   databaseUrl: string;
   concurrency: number;
-  /** The consumer's backstop poll when no NOTIFY arrives. */
+  /** How often the worker claims from `runs` when no NOTIFY woke it. */
   pollIntervalMs: number;
-  /** Lease of executions without a pg-boss job (fast path, offers), and of the registry entry. */
+  /** Lease of executions, and of the registry entry. */
   leaseMs: number;
   /** Whether start() starts the timer loop (tests drive time with `worker.timers.tick()`). */
   timerLoop: boolean;
@@ -33,15 +32,13 @@ export interface WorkerResources {
   engine: EngineDeps;
   /**
    * A second, small pool whose commits do not wait for the WAL flush (~0.2 ms of each resume),
-   * for fast-path claims and offer acceptances. Safe: a claim lost in a database crash leaves the
+   * for claims and offer acceptances. Safe: a claim lost in a database crash leaves the
    * run WAITING with its resume due, so it is resumed again; and any later durable commit of the
    * execution (a step, the finish) flushes the WAL up to and including the claim first.
    */
   claimPool: Pool;
   /** The ledgers of the runs this worker suspended: resume offers to it carry only what changed. */
   ledgers: LedgerCache;
-  /** pg-boss: the jobs of starts and of resumes nobody took at once. */
-  queue: { boss: PgBoss; dispatcher: PgBossDispatcher };
   config: WorkerConfig;
   hooks: TaskHooks & {
     arrivals: SessionInArrivals;
@@ -70,7 +67,6 @@ export function createResources(options: WorkerOptions): WorkerResources {
     engine: options.engine,
     claimPool: createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" }, onError: (error) => report(error, "pool") }),
     ledgers: new LedgerCache(options.ledgerCache),
-    queue: { boss: options.boss, dispatcher: options.dispatcher },
     config: {
       databaseUrl: options.databaseUrl,
       concurrency: options.concurrency,

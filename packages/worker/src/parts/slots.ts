@@ -1,77 +1,62 @@
-import { preparedText } from "@svc/runtime/db";
-import { isStartQueueName, JobConsumer, type ConsumedJob, type QueueSubscription } from "@svc/queue";
-import { claimFromFetch, startClaimsInFetch } from "../execution/claim.ts";
 import type { Dispatch } from "../execution/execute-run.ts";
 import type { Executions } from "./executions.ts";
 import type { FullFlag } from "./full-flag.ts";
-import { fetchUnderQueueLock } from "./queue-fetch-lock.ts";
 import type { WorkerResources } from "./resources.ts";
 
 /**
- * The worker's concurrency slots. pg-boss jobs take theirs through the consumer; leased executions
- * (fast-path resumes and offers, which hold a lease instead of a job) take theirs here, and the
- * consumer counts them. Also whether the worker still takes new work at all (`draining`).
+ * The worker's concurrency slots: every execution (an offer taken, a resume claimed on NOTIFY, a
+ * run claimed from `runs`) holds one while its task code runs, and a lease on its run. Also whether
+ * the worker still takes new work at all (`draining`).
  */
 export class Slots {
-  readonly #consumer: JobConsumer;
   readonly #executions: Executions;
   readonly #report: WorkerResources["report"];
-  /** Leased executions not yet ended (drain waits for them)… */
-  #leased = 0;
+  /** Executions not yet ended (drain waits for them)… */
+  #running = 0;
   /** …and those whose task code still runs: they hold a slot (an ending being written does not). */
-  #leasedInSlots = 0;
-  /** Slots reserved for runs being claimed (reserve): taken for fetches, free for the full flag. */
+  #inSlots = 0;
+  /** Slots reserved for runs being claimed (reserve): taken for other claims, free for the full flag. */
   #reserved = 0;
-  #leasedIdle: (() => void) | null = null;
+  #idle: (() => void) | null = null;
   #draining = false;
   readonly #concurrency: number;
   readonly #fullFlag: FullFlag;
 
   /** `fullFlag` hears of every change of the free slots (it writes only when the worker fills up or stops being full). */
-  constructor({ engine, queue, config, report, worker }: WorkerResources, executions: Executions, fullFlag: FullFlag) {
+  constructor({ config, report }: WorkerResources, executions: Executions, fullFlag: FullFlag) {
     this.#executions = executions;
     this.#report = report;
     this.#concurrency = config.concurrency;
     this.#fullFlag = fullFlag;
-    this.#consumer = new JobConsumer(queue.boss, {
-      concurrency: config.concurrency,
-      pollIntervalMs: config.pollIntervalMs,
-      heartbeatIntervalMs: 4000,
-      externalInFlight: () => this.#leasedInSlots + this.#reserved,
-      onSlotsChanged: () => this.#slotsChanged(),
-      // A start queue's fetch claims the runs of the jobs it takes, in the same statement.
-      fetchAlso: (queueName) => (isStartQueueName(queueName) ? startClaimsInFetch(worker, engine.clock.now()) : null),
-      // Prepared on the worker's pool, so that a fetch is planned once per connection.
-      preparedFetchDb: { executeSql: (text, values) => engine.db.query(preparedText(text, values ?? [])) },
-      handle: (job: ConsumedJob, release) => executions.run(dispatchOf(job), release),
-      onError: (error) => report(error, "consumer"),
-      serializeFetch: (queueName, fetch) => fetchUnderQueueLock(engine.db, queueName, fetch),
-    });
   }
 
-  /** Set by drain and abandon: from then on this worker takes no new work, fast path and offers included. */
+  /** Set by drain and abandon: from then on this worker takes no new work, offers included. */
   get draining(): boolean {
     return this.#draining;
   }
 
-  /** Slots taken now: pg-boss jobs whose code runs, and leased executions. */
+  /** Slots taken now: executions whose code runs, and slots reserved for claims under way. */
   get inUse(): number {
-    return this.#concurrency - this.#consumer.freeSlots();
+    return this.#inSlots + this.#reserved;
   }
 
-  /** Whether a leased execution may start now: not draining, and a slot is free. */
-  get canTakeLeased(): boolean {
-    return !this.#draining && this.#consumer.freeSlots() > 0;
+  #free(): number {
+    return this.#concurrency - this.inUse;
+  }
+
+  /** Whether an execution may start now: not draining, and a slot is free. */
+  get canTake(): boolean {
+    return !this.#draining && this.#free() > 0;
   }
 
   /**
    * Reserves up to `wanted` free slots for runs about to be claimed (none while draining): counted
-   * as taken until each is run (runLeased with `reserved`) or given back (unreserve), so that a
-   * fetch made meanwhile does not take them too. Returns how many were reserved.
+   * as taken until each is run (run with `reserved`) or given back (unreserve), so that another
+   * claim made meanwhile does not take them too. Returns how many were reserved.
    */
   reserve(wanted: number): number {
     if (this.#draining) return 0;
-    const granted = Math.max(0, Math.min(wanted, this.#consumer.freeSlots()));
+    const granted = Math.max(0, Math.min(wanted, this.#free()));
     this.#reserved += granted;
     return granted;
   }
@@ -80,19 +65,19 @@ export class Slots {
   unreserve(count: number): void {
     if (count <= 0) return;
     this.#reserved -= count;
-    this.#consumer.slotFreed();
+    this.#slotsChanged();
     this.#settled();
   }
 
   #waitingForReservations: (() => void)[] = [];
 
   /**
-   * When no slot is free now but some are reserved for a claim from `runs` under way (they may be
-   * free again in a moment), calls `then` once that claim returned, and says so: the caller decides
-   * then. False when there is nothing to wait for (the caller decides now).
+   * When no slot is free now but some are reserved for a claim under way (they may be free again
+   * in a moment), calls `then` once that claim returned, and says so: the caller decides then.
+   * False when there is nothing to wait for (the caller decides now).
    */
   deferWhileReserving(then: () => void): boolean {
-    if (this.canTakeLeased || this.#reserved === 0 || this.#draining) return false;
+    if (this.canTake || this.#reserved === 0 || this.#draining) return false;
     this.#waitingForReservations.push(then);
     return true;
   }
@@ -105,13 +90,13 @@ export class Slots {
   }
 
   /**
-   * Runs an execution that holds a lease, not a pg-boss job (fast path, offer), in a slot of its
-   * own. The slot is free again once its task code is done, while the write that records how it
-   * ended is still under way, as a job's is.
+   * Runs an execution in a slot of its own. The slot is free again once its task code is done,
+   * while the write that records how it ended is still under way. `onEnded` is called once the
+   * execution ended (its ending written).
    */
-  runLeased(dispatch: Dispatch, options: { reserved?: boolean } = {}): void {
-    this.#leased++;
-    this.#leasedInSlots++;
+  run(dispatch: Dispatch, options: { reserved?: boolean; onEnded?: () => void } = {}): void {
+    this.#running++;
+    this.#inSlots++;
     if (options.reserved) {
       this.#reserved--;
       this.#settled();
@@ -121,17 +106,17 @@ export class Slots {
     const release = () => {
       if (released) return;
       released = true;
-      this.#leasedInSlots--;
+      this.#inSlots--;
       this.#slotsChanged();
-      this.#consumer.slotFreed();
     };
     this.#executions
       .run(dispatch, release)
-      .catch((error) => this.#report(error, "resume"))
+      .catch((error) => this.#report(error, "execution"))
       .finally(() => {
         release();
-        this.#leased--;
-        if (this.#leased === 0) this.#leasedIdle?.();
+        options.onEnded?.();
+        this.#running--;
+        if (this.#running === 0) this.#idle?.();
       });
   }
 
@@ -144,21 +129,8 @@ export class Slots {
 
   #slotsChanged(): void {
     // Reserved slots are not taken yet: the registry hears of them once a claim fills them.
-    this.#fullFlag.set(this.#consumer.freeSlots() + this.#reserved <= 0);
-    if (this.#consumer.freeSlots() > 0 && !this.#draining) for (const listener of this.#freedListeners) listener();
-  }
-
-  subscribe(queue: QueueSubscription): void {
-    this.#consumer.subscribe(queue);
-  }
-
-  /** Jobs may be waiting in `queue` (a pg-boss NOTIFY), or anywhere (no queue named). */
-  notify(queue?: string): void {
-    this.#consumer.notify(queue);
-  }
-
-  start(): void {
-    this.#consumer.start();
+    this.#fullFlag.set(this.#concurrency - this.#inSlots <= 0);
+    if (this.#free() > 0 && !this.#draining) for (const listener of this.#freedListeners) listener();
   }
 
   /** Takes no new work from now on (see `draining`). */
@@ -166,23 +138,14 @@ export class Slots {
     this.#draining = true;
   }
 
-  /** Waits until every execution has ended, jobs and leased ones (after close()). */
+  /** Waits until every execution has ended (after close()). */
   async drain(): Promise<void> {
-    await this.#consumer.drain();
-    // Leased executions end by finishing, suspending again or being abandoned: wait for the count.
-    if (this.#leased > 0) await new Promise<void>((resolve) => (this.#leasedIdle = resolve));
+    // Executions end by finishing, suspending again or being abandoned: wait for the count.
+    if (this.#running > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
   }
 
-  /** Stops at once: jobs in flight are left to pg-boss's heartbeat expiry. */
+  /** Stops at once: executions in flight are left to lapse (their leases are no longer renewed). */
   abandon(): void {
     this.#draining = true;
-    this.#consumer.abandon();
   }
-}
-
-/** What executes a job: a start with the claim its fetch made (when it made one), or a resume. */
-function dispatchOf(job: ConsumedJob): Dispatch {
-  const { runId, kind } = job.data;
-  if (kind !== "start") return { kind: "resume", runId, jobId: job.id };
-  return job.fetchedWith === undefined ? { kind: "start", runId, jobId: job.id } : { kind: "start", runId, jobId: job.id, claimed: claimFromFetch(job.fetchedWith) };
 }

@@ -8,7 +8,7 @@ export interface WorkerRecord {
   version: string;
   /** How many runs it may execute at once (its concurrency). */
   slots: number;
-  /** The pg-boss queues it fetches from: new jobs of these wake it (migration 0031). */
+  /** The queues whose ready runs it claims: runs made ready in these wake it (engine/runs/wake-workers.ts). */
   queues: string[];
   /** When it first entered the registry (kept when it enters again after a reconnect). */
   startedAt: Date;

@@ -55,8 +55,7 @@ export function restAfter(batchMs: number, restRatio: number): number {
 }
 
 /**
- * What pacing reads and waits on. The stopwatch is real time on purpose (as pg-boss's around its
- * queries): it measures database work, which the engine's injected clock would read as zero.
+ * What pacing reads and waits on. The stopwatch is real time on purpose: it measures database work, which the engine's injected clock would read as zero.
  * Tests inject one that makes each batch take a set time and records the rests.
  */
 export interface PaceTimer {

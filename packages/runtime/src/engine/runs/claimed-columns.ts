@@ -28,7 +28,10 @@ const claimedWithLedger = (load: string) =>
 
 export const SELECT_CLAIMED_WITH_LEDGER = claimedWithLedger("true");
 /**
- * A first attempt has no ledger yet (only the run's own executions write one): no lookup. Its
- * version is 0: nothing raises it before an execution suspends the run or one of its entries resolves.
+ * The runs a claim from `runs` took (claim-ready.ts), whose CTE `claimed` also returns
+ * `previous_status`: a resume (WAITING before) replays its ledger; a start reads one only when it
+ * is not its run's first attempt, as a first attempt has no ledger yet (only the run's own
+ * executions write one). A first attempt's version is 0: nothing raises it before an execution
+ * suspends the run or one of its entries resolves.
  */
-export const SELECT_CLAIMED_START_WITH_LEDGER = claimedWithLedger("claimed.attempt_number > 1 OR claimed.ledger_epoch > 0");
+export const SELECT_CLAIMED_READY_WITH_LEDGER = claimedWithLedger("claimed.previous_status = 'WAITING' OR claimed.attempt_number > 1 OR claimed.ledger_epoch > 0");

@@ -56,8 +56,9 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
            CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
            u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
            u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent,
-           -- Workers claim it straight from runs unless its queue counts a limit (migration 0035).
-           u.concurrency_key IS NULL AND NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue_name) q)
+           -- The plain claim takes it unless its queue has a concurrencyLimit (migration 0036). A
+           -- concurrency key only splits a limit: in a queue without one it changes nothing.
+           NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue_name) q)
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
            $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
            $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[])

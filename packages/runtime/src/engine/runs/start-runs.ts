@@ -9,20 +9,18 @@ export type QueuedRun = Pick<RunRow, "id" | "environment_id" | "queue_name" | "c
 /**
  * Starts runs that just became QUEUED (triggered, their delay or retry backoff over, taken back
  * from a worker), in the transaction that queued them. A trigger's plain first attempts go to a
- * free worker as offers (`offer`: see offer-start.ts); the other plain runs (`claim_from_runs`) stay
- * in `runs`, where workers claim them (claim-queued.ts), and the dispatcher only wakes workers for
- * them; runs with a concurrency key or in a queue with a concurrencyLimit get a start job, whose
- * queue counts the limit. Returns the ids of the runs offered.
+ * free worker as offers (`offer`: see offer-start.ts); every other run stays in `runs`, where the
+ * workers of its queue claim it (claim-ready.ts), and the dispatcher wakes them.
+ * Returns the ids of the runs offered.
  */
 export async function startRuns(deps: Pick<EngineDeps, "dispatcher">, tx: Queryable, runs: QueuedRun[], now: Date, options: { offer: boolean }): Promise<Set<string>> {
   if (runs.length === 0) return new Set();
-  const plain = runs.filter((r) => r.claim_from_runs);
-  const offered = options.offer ? await offerStarts(tx, plain.map((r) => r.id), now) : new Set<string>();
+  const offered = options.offer ? await offerStarts(tx, runs.filter((r) => r.claim_from_runs).map((r) => r.id), now) : new Set<string>();
   const rest = offered.size === 0 ? runs : runs.filter((r) => !offered.has(r.id));
   if (rest.length > 0) {
     await deps.dispatcher.dispatch(
       tx,
-      rest.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key, inTable: r.claim_from_runs })),
+      rest.map((r) => ({ kind: "start" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name, concurrencyKey: r.concurrency_key })),
       now,
     );
   }

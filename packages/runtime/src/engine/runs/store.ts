@@ -34,7 +34,7 @@ export interface RunRow {
   traceparent: string | null;
   /** W3C traceparent of the wait span the run last suspended on (the resumed attempt links to it). */
   wait_traceparent: string | null;
-  /** Held by an execution that came through the resume fast path (no pg-boss job), renewed while it runs. */
+  /** Held by the execution that claimed the run (every claim gives one), renewed while it runs. */
   lease_expires_at: Date | null;
   /** Set while the run is offered to a worker that has not taken it yet (migration 0018). */
   offered_at: Date | null;
@@ -45,7 +45,6 @@ export interface RunRow {
    * its queue without a concurrencyLimit then); false: it goes through a start job.
    */
   claim_from_runs: boolean;
-  job_id: string | null;
   worker_id: string | null;
   worker_version: string | null;
   /** Raised when an execution suspends the run and when a completion resolves its entries (migration 0027). */

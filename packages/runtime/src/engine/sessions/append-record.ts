@@ -6,7 +6,6 @@ import { CHANNELS } from "../channels.ts";
 import type { EngineDeps } from "../deps.ts";
 import { FINAL_STATUSES } from "../runs/statuses.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { RESUME_GRACE_SECONDS } from "../waitpoints/complete-waitpoint.ts";
 import { RESUME_OFFERS_PARAMETER, SEND_OFFERS } from "../waitpoints/resume-offers.ts";
 import type { RecordHeader } from "./records.ts";
 import { ensureSessionRun } from "./session-runs.ts";
@@ -43,9 +42,8 @@ const APPEND_CONTEXT = JSON.stringify({
   recordChannel: CHANNELS.sessionRecords,
   inChannel: CHANNELS.sessionIn,
   finalStatuses: FINAL_STATUSES,
-  graceSeconds: RESUME_GRACE_SECONDS,
   resumeChannel: CHANNELS.resume,
-  timersChannel: CHANNELS.timers,
+  readyChannel: CHANNELS.runsReady,
   offers: JSON.parse(RESUME_OFFERS_PARAMETER),
 });
 

@@ -4,7 +4,6 @@ import { completeWaitpoint } from "../waitpoints/complete-waitpoint.ts";
 import type { RunRow } from "../runs/store.ts";
 import { NO_RUN_TALLY, type RunTally } from "../runs/run-tally.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
-import { dueResumes } from "./due-resumes.ts";
 import { expiredUploads } from "../packets/expired-uploads.ts";
 import { fireDelayed } from "../runs/transitions/fire-delayed.ts";
 import { expireDue } from "../runs/transitions/expire.ts";
@@ -124,7 +123,7 @@ export const dueWaitpoints: DueWork = {
 
 // Due resumes come after due waitpoints, so a timeout's resume through a limited queue is handed
 // over in the same pass.
-export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints, dueResumes, expiredUploads];
+export const BUILT_IN_DUE_WORK: DueWork[] = [delayedRuns, retryingRuns, expiringRuns, dueWaitpoints, expiredUploads];
 
 /**
  * Fires everything due at `now` until nothing is left; returns the count per kind. `tally` hears

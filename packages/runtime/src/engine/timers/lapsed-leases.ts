@@ -17,31 +17,32 @@ export const WORKER_CRASHED_ERROR = {
 const CRASHED_ATTEMPT_ERROR = { name: "WorkerCrash", message: "The worker executing this attempt stopped responding" };
 
 /**
- * Executions that came through the resume fast path hold a lease instead of a pg-boss job. A run
- * whose lease lapsed lost its worker (kill -9, a crash, a stall): the attempt is recorded as
- * CRASHED, as a crash seen through pg-boss is, and the run goes back to QUEUED to be started
- * again — a new attempt that replays the same ledger, so nothing recorded is lost. When that was
- * its last attempt (the task's maxAttempts, or the run's) the run ends CRASHED instead, and
- * whoever waits on it is resumed: a run that kills its worker every time is not restarted forever.
+ * Every execution holds a lease on its run that its worker renews. A run whose lease lapsed lost
+ * its worker (kill -9, a crash, a stall, a Postgres outage longer than the lease): the attempt is
+ * recorded as CRASHED and the run goes back to QUEUED to be started again — a new attempt that
+ * replays the same ledger, so nothing recorded is lost. When that was its last attempt (the task's
+ * maxAttempts, or the run's) the run ends CRASHED instead, and whoever waits on it is resumed: a
+ * run that kills its worker every time is not restarted forever.
  *
  * A run offered to a worker that never took it (`offered_at` still set: the worker died or
- * stalled between the completion and its acceptance) ran none of its code: it waits again, same
- * attempt, with its resume due at once, and the due-resumes work hands it to pg-boss.
+ * stalled between the offer and its acceptance) ran none of its code: a resume waits again, same
+ * attempt, its resume due at once; a start is QUEUED again as if never claimed.
  */
 export const lapsedLeases: DueWork = {
   name: "lapsed-leases",
   async fire(deps, now, limit, tally) {
     const { handled, crashed } = await withTransaction(deps.db, async (tx) => {
       const found = await findLapsed(tx, now, limit);
-      // A lease left on a run that is no longer executing through the fast path (written before
-      // cancel cleared leases) would keep nextDue in the past: clear it.
-      await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND NOT (status = 'EXECUTING' AND job_id IS NULL)`, [now]);
+      // A lease left on a run that is no longer executing (written before cancel cleared leases)
+      // would keep nextDue in the past: clear it.
+      await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND status <> 'EXECUTING'`, [now]);
       if (found.length === 0) return { handled: 0, crashed: 0 };
-      await lapseOffered(
+      const waitingAgain = await lapseOffered(
         tx,
         found.filter((r) => r.offered && !r.offered_start).map((r) => r.id),
         now,
       );
+      await deps.dispatcher.dispatch(tx, waitingAgain.map((r) => ({ kind: "resume" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name })), now);
       await dispatchStarts(deps, tx, await requeueOfferedStarts(tx, found.filter((r) => r.offered && r.offered_start).map((r) => r.id), now), now);
       const lapsed = found.filter((r) => !r.offered);
       await tx.query(
@@ -64,7 +65,7 @@ export const lapsedLeases: DueWork = {
     if (crashed > 0) tally?.finished("CRASHED", crashed);
     return handled;
   },
-  // Only fast-path executions hold leases (every other path clears it): the partial index alone
+  // Only executions hold leases (every other transition clears it): the partial index alone
   // answers, where a filter on status made the planner scan the whole table.
   ...dueAt(`SELECT min(lease_expires_at) AS at FROM runs WHERE lease_expires_at IS NOT NULL`),
 };

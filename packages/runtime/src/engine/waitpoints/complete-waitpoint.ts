@@ -21,16 +21,11 @@ export interface WaitOutcome {
 export type CompleteResult = { changed: true; waitpoint: WaitpointRow; resumedRunIds: string[] } | { changed: false; waitpoint: WaitpointRow | null };
 
 /**
- * How long a resolved wait may wait for the NOTIFY fast path before the worker's timer loop
- * hands its resume to pg-boss instead (no worker listening, no free slot, a NOTIFY lost).
- */
-export const RESUME_GRACE_SECONDS = 2;
-
-/**
  * Completes (or times out) a waitpoint inside the caller's transaction, first writer wins, in
  * one round trip (the `svc_complete_waitpoint` function): the guarded update, the ledger entries
- * waiting on it resolved, their WAITING runs marked due for resume (`runs.resume_due_at`, the
- * durable record of the resume) and a NOTIFY that wakes the workers. The runs resume if and
+ * waiting on it resolved, their WAITING runs offered to a worker or marked due for resume
+ * (`runs.resume_due_at`: from then on any worker of their task claims them from `runs`) and a
+ * NOTIFY that wakes the workers. The runs resume if and
  * only if the transaction commits. `tx` may also be a pool: the call is then its own transaction.
  */
 export async function completeWaitpoint(
@@ -48,7 +43,7 @@ export async function completeWaitpoint(
     // On a pool the statement is its own transaction, committed without waiting for the WAL flush
     // (synchronous_commit off for this transaction only): see flushWal below.
     `SELECT c.changed, c.resumed_run_ids, (c.waitpoint).*, offers.sent AS offers_sent${onPool ? ", set_config('synchronous_commit', 'off', true) AS async_commit" : ""}
-     FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS c, LATERAL ${SEND_OFFERS} AS offers`,
+     FROM svc_complete_waitpoint($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS c, LATERAL ${SEND_OFFERS} AS offers`,
     [
       waitpointId,
       status,
@@ -59,9 +54,8 @@ export async function completeWaitpoint(
       options.environmentId ?? null,
       options.type ?? null,
       JSON.stringify(outcome),
-      RESUME_GRACE_SECONDS,
       CHANNELS.resume,
-      CHANNELS.timers,
+      CHANNELS.runsReady,
       RESUME_OFFERS_PARAMETER,
     ],
   ));

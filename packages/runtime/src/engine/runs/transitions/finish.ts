@@ -28,8 +28,7 @@ export const FINISH_EXECUTIONS_SQL = `WITH input AS (
          output = i.output, output_type = i.output_type, error = i.error,
          finished_at = CASE WHEN i.retry THEN NULL ELSE $2::timestamptz END,
          available_at = CASE WHEN i.retry THEN i.retry_at ELSE r.available_at END,
-         ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END,
-         job_id = CASE WHEN i.retry THEN NULL ELSE r.job_id END
+         ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END
        FROM input i
        WHERE r.id = i.run_id AND ${statusGuard("r.status", FINISH_ENDINGS[0]!)} AND r.claim_token = i.claim_token AND r.offered_at IS NULL
          -- A run someone attached to after it was claimed (attachWaiter) must end with its waiters:

@@ -4,7 +4,7 @@ import { statusGuard, transition } from "../statuses.ts";
 import type { RunRow } from "../store.ts";
 
 /**
- * A fast-path execution whose lease lapsed: offered but never taken, it waits again; otherwise it
+ * An execution whose lease lapsed: offered but never taken, it waits again; otherwise it
  * is queued for a new attempt, or ends CRASHED after its last one. The three updates act on rows
  * `findLapsed` locked (FOR UPDATE) in the same transaction, and each is guarded again on what it
  * expects (its status, the lease lapsed, offered or not): a run that moved on since it was
@@ -16,12 +16,12 @@ export const LAPSE_OFFERED_START = transition(["EXECUTING"], "QUEUED");
 export const LAPSE_REQUEUE = transition(["EXECUTING"], "QUEUED");
 export const LAPSE_CRASH = transition(["EXECUTING"], "CRASHED");
 
-/** A fast-path execution (no pg-boss job) whose lease ended at `now` (a parameter's text, `$n`). */
-const leaseLapsed = (alias: string, now: string) => `${alias}job_id IS NULL AND ${alias}lease_expires_at <= ${now}`;
+/** An execution whose lease ended at `now` (a parameter's text, `$n`). */
+const leaseLapsed = (alias: string, now: string) => `${alias}lease_expires_at <= ${now}`;
 
 export type LapsedRun = Pick<RunRow, "id" | "attempt_number" | "max_attempts" | "offered_start"> & { retry: RetryPolicy | null; offered: boolean };
 
-/** Locks up to `limit` fast-path executions whose lease lapsed at `now`. */
+/** Locks up to `limit` executions whose lease lapsed at `now`. */
 export async function findLapsed(tx: Queryable, now: Date, limit: number): Promise<LapsedRun[]> {
   const { rows } = await tx.query<LapsedRun>(
     `SELECT r.id, r.attempt_number, r.max_attempts, r.offered_start, wt.retry, r.offered_at IS NOT NULL AS offered
@@ -33,14 +33,17 @@ export async function findLapsed(tx: Queryable, now: Date, limit: number): Promi
   return rows;
 }
 
-/** Offered runs (found by findLapsed) wait again, same attempt, their resume due at once. */
-export async function lapseOffered(tx: Queryable, ids: string[], now: Date): Promise<void> {
-  await tx.query(
+/** Offered runs (found by findLapsed) wait again, same attempt, their resume due at once; returns those that did. */
+export async function lapseOffered(tx: Queryable, ids: string[], now: Date): Promise<RunRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await tx.query<RunRow>(
     `UPDATE runs SET status = '${LAPSE_OFFER.to}', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, offered_at = NULL,
            resume_due_at = $2, updated_at = $2
-         WHERE id = ANY($1::text[]) AND ${statusGuard("status", LAPSE_OFFER)} AND ${leaseLapsed("", "$2")} AND offered_at IS NOT NULL AND NOT offered_start`,
+         WHERE id = ANY($1::text[]) AND ${statusGuard("status", LAPSE_OFFER)} AND ${leaseLapsed("", "$2")} AND offered_at IS NOT NULL AND NOT offered_start
+         RETURNING *`,
     [ids, now],
   );
+  return rows;
 }
 
 /** Offered starts (found by findLapsed) go back to the queue, their attempt not counted; returns those that did. */

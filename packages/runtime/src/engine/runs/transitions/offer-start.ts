@@ -41,7 +41,7 @@ export const OFFER_STARTS_SQL = `WITH candidates AS (
          ORDER BY random() LIMIT 1) pick),
      offered AS (
        UPDATE runs r SET status = '${OFFER_START.to}', attempt_number = r.attempt_number + 1, claim_token = gen_random_uuid()::text,
-         worker_id = chosen.worker_id, worker_version = chosen.version, job_id = NULL,
+         worker_id = chosen.worker_id, worker_version = chosen.version,
          lease_expires_at = $2::timestamptz + make_interval(secs => $3::double precision), offered_at = $2, offered_start = true,
          started_at = $2, updated_at = $2
        FROM chosen WHERE r.id = chosen.id AND ${statusGuard("r.status", OFFER_START)}

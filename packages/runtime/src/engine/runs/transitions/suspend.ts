@@ -30,7 +30,7 @@ export const REGISTER_WAIT_SQL = `WITH wp AS (
                used_epoch = EXCLUDED.used_epoch
          RETURNING 1),
        suspended AS (
-         UPDATE runs SET status = '${SUSPEND.to}', claim_token = NULL, job_id = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $10,
+         UPDATE runs SET status = '${SUSPEND.to}', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $10,
            ledger_version = ledger_version + 1, suspended_worker_id = worker_id
          WHERE id = (SELECT id FROM run) AND (SELECT status FROM wp) = 'WAITING'
          RETURNING ledger_version)

@@ -1,9 +1,9 @@
-// Plain queued runs (no concurrency key, a queue without a concurrencyLimit) are claimed straight
-// from `runs`: no pg-boss job is written for them, the trigger only wakes workers. Covered here: a
-// batch larger than the worker's slots (all claimed, oldest first, each once, none with a job),
-// several workers sharing a backlog, runs that still get a job (limited queue, concurrency key),
-// a claimed run whose worker died (its lease lapses, the next attempt runs), a TTL that passed
-// (never claimed: the expiry pass ends it), and a draining worker (claims nothing).
+// Runs are claimed straight from `runs`, the one queue: the trigger only wakes workers. Covered
+// here: a batch larger than the worker's slots (all claimed, oldest first, each once), several
+// workers sharing a backlog, runs of limited queues (claimed by their queue's claim, within the
+// limit; a concurrency key alone changes nothing), runs moved when a queue gets a limit, a claimed run
+// whose worker died (its lease lapses, the next attempt runs), a TTL that passed (never claimed:
+// the expiry pass ends it), and a draining worker (claims nothing).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUILT_IN_DUE_WORK, FakeClock, lapsedLeases, triggerRun, triggerRunsInTransaction, withTransaction } from "@svc/runtime/engine";
 import { task } from "@svc/runtime";
@@ -35,8 +35,6 @@ const lateLimited = task({
 });
 const held = task({ id: "held", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
 
-/** The pg-boss jobs that exist for a run (handled ones are deleted), and whether it ever had one. */
-const jobsOf = async (runId: string) => (await te.db.pool.query(`SELECT id FROM pgboss.job WHERE data->>'runId' = $1`, [runId])).rowCount;
 const triggerMany = (taskIdentifier: string, n: number, options = {}) =>
   withTransaction(te.db.pool, (tx) => triggerRunsInTransaction(te.engine, tx, te.env, Array.from({ length: n }, (_, i) => ({ taskIdentifier, payload: { i }, options }))));
 const finished = (ids: string[]) =>
@@ -52,12 +50,11 @@ afterAll(async () => {
   await te?.close();
 });
 
-describe("queued runs claimed from runs", () => {
-  it("claims a batch larger than the worker's slots from runs, oldest first, each run once, with no job", async () => {
+describe("runs claimed from runs", () => {
+  it("claims a batch larger than the worker's slots from runs, oldest first, each run once", async () => {
     // Triggered before any worker runs: nothing is offered, every run waits in `runs`.
     const runs = await triggerMany("plain", 40);
     const ids = runs.map((r) => r.id);
-    for (const id of ids.slice(0, 5)) expect(await jobsOf(id)).toBe(0);
     order.length = 0;
     const w = await startTestWorker(te, [plain], { concurrency: 4, timerLoop: false, pollIntervalMs: 60_000 });
     try {
@@ -66,8 +63,8 @@ describe("queued runs claimed from runs", () => {
       // Four slots: the claims start the runs in the order they were queued (one trigger: one
       // created_at, then their ids), four at a time.
       expect(order.slice(0, 4).sort()).toEqual([...ids].sort().slice(0, 4));
-      const rows = (await te.db.pool.query(`SELECT job_id, attempt_number, worker_id FROM runs WHERE id = ANY($1)`, [ids])).rows;
-      expect(rows.every((r) => r.job_id === null && r.attempt_number === 1 && r.worker_id === w.worker.id)).toBe(true);
+      const rows = (await te.db.pool.query(`SELECT attempt_number, worker_id FROM runs WHERE id = ANY($1)`, [ids])).rows;
+      expect(rows.every((r) => r.attempt_number === 1 && r.worker_id === w.worker.id)).toBe(true);
       const attempts = (await te.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM run_attempts WHERE run_id = ANY($1) AND status = 'COMPLETED'`, [ids])).rows[0]!.n;
       expect(attempts).toBe(40);
     } finally {
@@ -80,7 +77,7 @@ describe("queued runs claimed from runs", () => {
     const b = await startTestWorker(te, [plain], { concurrency: 4, timerLoop: false, pollIntervalMs: 60_000 });
     try {
       const by = new Map<string, string>();
-      for (const w of [a, b]) w.worker.events.on("runStarted", (e) => e.via === "queued" && by.set(e.runId, w.worker.id));
+      for (const w of [a, b]) w.worker.events.on("runStarted", (e) => e.via === "claimed" && by.set(e.runId, w.worker.id));
       const ids = (await triggerMany("plain", 60)).map((r) => r.id);
       await finished(ids);
       for (const id of ids) expect(executions.get(id)).toBe(1);
@@ -91,30 +88,30 @@ describe("queued runs claimed from runs", () => {
     }
   });
 
-  it("gives a start job to runs of a queue with a concurrencyLimit and to runs with a concurrency key", async () => {
+  it("leaves runs of a queue with a concurrencyLimit to that queue's claim; a concurrency key in a queue without one is plain", async () => {
     const w = await startTestWorker(te, [plain, limited], { concurrency: 4, timerLoop: false });
     try {
       const keyed = await triggerMany("plain", 20, { concurrencyKey: "k" });
       const limitedRuns = await triggerMany("limited-q", 20);
-      const ids = [...keyed, ...limitedRuns].map((r) => r.id);
-      await finished(ids);
-      const rows = (await te.db.pool.query(`SELECT job_id FROM runs WHERE id = ANY($1)`, [ids])).rows;
-      expect(rows.every((r) => r.job_id !== null)).toBe(true);
+      const flags = async (runs: { id: string }[]) => (await te.db.pool.query(`SELECT DISTINCT claim_from_runs FROM runs WHERE id = ANY($1)`, [runs.map((r) => r.id)])).rows;
+      expect(await flags(keyed)).toEqual([{ claim_from_runs: true }]);
+      expect(await flags(limitedRuns)).toEqual([{ claim_from_runs: false }]);
+      await finished([...keyed, ...limitedRuns].map((r) => r.id));
     } finally {
       await w.stop();
     }
   });
 
-  it("moves runs queued while their queue had no limit onto jobs when a worker declares one, and keeps it", async () => {
+  it("moves runs queued while their queue had no limit to the queue's claim when a worker declares one, and keeps it", async () => {
     // No worker has registered the task: its queue has no limit yet, and the runs wait in `runs`.
     const ids = (await triggerMany("late-limited", 6)).map((r) => r.id);
     const flags = (await te.db.pool.query(`SELECT claim_from_runs FROM runs WHERE id = ANY($1)`, [ids])).rows;
     expect(flags.every((r) => r.claim_from_runs === true)).toBe(true);
     const w = await startTestWorker(te, [lateLimited], { concurrency: 4, timerLoop: false });
     try {
-      const rows = (await te.db.pool.query(`SELECT claim_from_runs, job_id FROM runs WHERE id = ANY($1)`, [ids])).rows;
+      const rows = (await te.db.pool.query(`SELECT claim_from_runs FROM runs WHERE id = ANY($1)`, [ids])).rows;
       expect(rows.every((r) => r.claim_from_runs === false)).toBe(true);
-      // One at a time, through their jobs, though the worker has four slots.
+      // One at a time, though the worker has four slots.
       await eventually(async () => lateRunning.size === 1);
       expect(lateRunning.size).toBe(1);
       while (lateDone.size < ids.length) {
@@ -161,7 +158,7 @@ describe("queued runs claimed from runs", () => {
       const run = await triggerRun(own.engine, own.env, "held", {});
       const dying = await startTestWorker(own, [held], { timerLoop: false, pollIntervalMs: 60_000, leaseMs: 5_000 });
       await eventually(async () => gates.has(run.id));
-      expect(await getRunRow(own, run.id)).toMatchObject({ status: "EXECUTING", job_id: null, attempt_number: 1 });
+      expect(await getRunRow(own, run.id)).toMatchObject({ status: "EXECUTING", attempt_number: 1 });
       await dying.kill();
       clock.advance(6_000);
       expect(await lapsedLeases.fire(own.engine, clock.now(), 100)).toBeGreaterThan(0);

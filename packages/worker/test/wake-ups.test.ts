@@ -1,12 +1,11 @@
-// New jobs wake one worker (wakeWorkers, migration 0031), not every worker: covered with real
-// workers on one database. A single trigger costs one fetch among three idle workers; a batch
-// larger than one worker's slots wakes enough of them and every run completes once; a job whose
-// woken worker is full, or whose notices all go elsewhere, is still taken by another worker's poll.
+// Runs made ready wake one worker (wakeWorkers), not every worker: covered with real workers on one
+// database. A single trigger wakes one of three idle workers (or none: an offer needs no wake-up); a
+// batch larger than one worker's slots wakes enough of them and every run completes once; a run
+// whose woken worker is full, or whose notices all go elsewhere, is still taken by another worker's poll.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
-import { triggerRun, triggerRunsInTransaction, withTransaction } from "@svc/runtime/engine";
+import { triggerRun, triggerRunsInTransaction, wakeChannel, withTransaction } from "@svc/runtime/engine";
 import { task } from "@svc/runtime/sdk";
-import { startQueueName, wakeChannel } from "@svc/queue";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 let te: TestEngine;
@@ -25,24 +24,13 @@ const quick = task({
 });
 const gated = task({ id: "gated", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
 
-/** The pg-boss fetches each worker made since it started (the statement the herd multiplied). */
-const fetches = new Map<TestWorker, { n: number }>();
 async function start(options: { concurrency: number; pollIntervalMs: number }): Promise<TestWorker> {
-  const count = { n: 0 };
-  const w = await startTestWorker(te, [quick, gated], options, (boss) => {
-    const fetch = boss.fetch.bind(boss);
-    boss.fetch = ((...args: Parameters<typeof fetch>) => {
-      count.n++;
-      return fetch(...args);
-    }) as typeof boss.fetch;
-  });
-  fetches.set(w, count);
+  const w = await startTestWorker(te, [quick, gated], options);
   w.worker.events.on("runFinished", (e) => finishedBy.set(e.runId, w.worker.id));
   workers.push(w);
   return w;
 }
 
-const totalFetches = () => [...fetches.values()].reduce((sum, c) => sum + c.n, 0);
 const row = (w: TestWorker) => te.db.pool.query(`SELECT queues, full_since FROM workers WHERE id = $1`, [w.worker.id]).then((r) => r.rows[0]);
 
 beforeAll(async () => {
@@ -53,36 +41,33 @@ afterEach(async () => {
   gates.clear();
   for (const w of workers) await w.stop();
   workers = [];
-  fetches.clear();
   await te.db.pool.query(`DROP TRIGGER IF EXISTS test_keep_free ON workers`);
 });
 afterAll(async () => {
   await te?.close();
 });
 
-describe("job wake-ups", () => {
-  it("wakes one of three idle workers for a single start job: one fetch in all, where every worker used to fetch; an offered start or a run claimed from runs costs none", async () => {
-    // Polls a minute apart: any fetch after the first pass is a wake-up's.
+describe("wake-ups", () => {
+  it("wakes one of three idle workers for a run left in runs; an offered start wakes none", async () => {
+    // Polls a minute apart: only a wake-up gets a run claimed in time.
     const three = [await start({ concurrency: 4, pollIntervalMs: 60_000 }), await start({ concurrency: 4, pollIntervalMs: 60_000 }), await start({ concurrency: 4, pollIntervalMs: 60_000 })];
-    // Each registered the queues it fetches from.
-    expect((await row(three[0]!)).queues).toContain(startQueueName(te.env.id, "task/quick"));
-    // The first pass at start: each worker fetched each of its queues once (quick, gated, resumes).
-    await eventually(async () => [...fetches.values()].every((c) => c.n === 3));
-    const before = totalFetches();
-
-    // A run the trigger can offer goes to one worker with no job and no fetch at all.
-    const offered = await triggerRun(te.engine, te.env, "quick", {});
-    await eventually(async () => finishedBy.has(offered.id));
-    expect(totalFetches() - before).toBe(0);
-    // One it does not offer but leaves in `runs` (a TTL) is claimed from there: no fetch either.
-    const inRuns = await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" });
-    await eventually(async () => finishedBy.has(inRuns.id));
-    expect(totalFetches() - before).toBe(0);
-    // One with a concurrency key gets a start job, which wakes one worker.
-    const { id } = await triggerRun(te.engine, te.env, "quick", {}, { concurrencyKey: "k" });
-    await eventually(async () => finishedBy.has(id));
-    expect(totalFetches() - before).toBe(1);
-    expect((await getRunRow(te, id)).status).toBe("COMPLETED");
+    // Each registered the queues it claims from.
+    expect((await row(three[0]!)).queues).toEqual(["task/quick", "task/gated"]);
+    const heard = await listen(...three.map((w) => wakeChannel(w.worker.id)));
+    try {
+      // A run the trigger can offer goes to one worker with no wake-up at all.
+      const offered = await triggerRun(te.engine, te.env, "quick", {});
+      await eventually(async () => finishedBy.has(offered.id));
+      expect(heard).toHaveLength(0);
+      // One it does not offer but leaves in `runs` (a TTL) wakes one worker, which claims it.
+      const inRuns = await triggerRun(te.engine, te.env, "quick", {}, { ttl: "1h" });
+      await eventually(async () => finishedBy.has(inRuns.id));
+      expect(heard.map((n) => n.payload)).toEqual(["task/quick"]);
+      expect(finishedBy.get(inRuns.id)).toBe(heard[0]!.channel.slice("svc_wake_".length));
+      expect((await getRunRow(te, inRuns.id)).status).toBe("COMPLETED");
+    } finally {
+      await heard.stop();
+    }
   });
 
   it("wakes enough workers for a batch larger than one worker's slots, and completes every run once", async () => {
@@ -96,11 +81,11 @@ describe("job wake-ups", () => {
     for (const id of ids) expect(executions.get(id)).toBe(1);
     const { rows } = await te.db.pool.query(`SELECT status, count(*)::int AS n FROM runs WHERE id = ANY($1) GROUP BY status`, [ids]);
     expect(rows).toEqual([{ status: "COMPLETED", n: 30 }]);
-    // 30 jobs, 4 slots each: all three were woken and took some.
+    // 30 runs, 4 slots each: all three were woken and took some.
     expect(new Set(ids.map((id) => finishedBy.get(id))).size).toBe(3);
   });
 
-  it("leaves a job whose woken worker is full to another worker's poll", async () => {
+  it("leaves a run whose woken worker is full to another worker's poll", async () => {
     const full = await start({ concurrency: 1, pollIntervalMs: 60_000 });
     const holder = await triggerRun(te.engine, te.env, "gated", {});
     await eventually(async () => gates.has(holder.id));
@@ -125,10 +110,10 @@ describe("job wake-ups", () => {
     }
   });
 
-  it("gives a worker that hears no wake-up its jobs by polling", async () => {
+  it("gives a worker that hears no wake-up its runs by polling", async () => {
     const deaf = await start({ concurrency: 4, pollIntervalMs: 200 });
     // Every wake-up goes elsewhere: to a registered "worker" with room for all (its lock held by a
-    // test connection) that never fetches, while the real one's row says full.
+    // test connection) that never claims, while the real one's row says full.
     const ghost = await te.db.pool.connect();
     try {
       const { rows } = await te.db.pool.query<{ queues: string[] }>(`SELECT queues FROM workers WHERE id = $1`, [deaf.worker.id]);

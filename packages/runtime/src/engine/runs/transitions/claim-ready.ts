@@ -1,0 +1,111 @@
+import { RETURN_CLAIMED, SELECT_CLAIMED_READY_WITH_LEDGER } from "../claimed-columns.ts";
+import { statusGuard, transition } from "../statuses.ts";
+import { versionSeenTouch } from "../../workers/worker-versions.ts";
+
+/**
+ * A worker claims runs of its tasks straight from `runs`: the run row is the queue entry. Two
+ * claims, one UPDATE (claimPicked): the plain claim (CLAIM_READY_SQL) and a limited queue's
+ * (CLAIM_LIMITED_SQL). Two kinds of run, one statement: a QUEUED run whose start is due (a new attempt) and a WAITING run whose
+ * resume is due (`resume_due_at` set, same attempt). The claim gives the run a lease that its
+ * worker renews while the code runs; an execution that dies lets it lapse, and the lapse pass
+ * (timers/lapsed-leases.ts) queues the run again or ends it CRASHED.
+ */
+export const CLAIM_START = transition(["QUEUED"], "EXECUTING");
+export const CLAIM_RESUME = transition(["WAITING"], "EXECUTING");
+
+/** Both sources, as one guard. */
+const READY = transition([...CLAIM_START.from, ...CLAIM_RESUME.from], "EXECUTING");
+
+/** A QUEUED run `r` that a claim may start at `now` (a parameter's text). */
+export const startDue = (now: string) => `${statusGuard("r.status", CLAIM_START)} AND r.available_at IS NULL AND (r.expire_at IS NULL OR r.expire_at > ${now})`;
+/** A WAITING run `r` whose resume is due. */
+export const resumeDue = `${statusGuard("r.status", CLAIM_RESUME)} AND r.resume_due_at IS NOT NULL`;
+
+/**
+ * What a claim does to the runs of the CTE `picked` (id, status as locked): the claim's UPDATE and
+ * the claimed runs with their ledgers, as the rest of a statement after `picked`. `worker`,
+ * `version`, `now` and `leaseMs` are the parameters that give them. One text for the plain claim
+ * and the limited queues' claim (CLAIM_LIMITED_SQL, below).
+ */
+export function claimPicked(worker: string, version: string, now: string, leaseMs: string): string {
+  return `claimed AS (
+       UPDATE runs r SET status = '${READY.to}',
+         attempt_number = CASE WHEN picked.status = '${CLAIM_START.from[0]}' THEN r.attempt_number + 1 ELSE r.attempt_number END,
+         claim_token = gen_random_uuid()::text, worker_id = ${worker}, worker_version = ${version},
+         available_at = NULL, expire_at = NULL, resume_due_at = NULL, offered_at = NULL, offered_start = false,
+         lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseMs}::double precision / 1000),
+         started_at = coalesce(r.started_at, ${now}), updated_at = ${now}
+       FROM picked WHERE r.id = picked.id AND ${statusGuard("r.status", READY)}
+       RETURNING ${RETURN_CLAIMED}, picked.status AS previous_status)${versionSeenTouch(version, now)}
+     ${SELECT_CLAIMED_READY_WITH_LEDGER}`;
+}
+
+/**
+ * The prepared statement svc_claim_ready: up to `$3` runs of environment `$1` whose task is one of
+ * `$2` and whose queue has no concurrencyLimit (`claim_from_runs`), resumes first (their runs are
+ * under way), then starts, oldest first; rows another claim holds are skipped (SKIP LOCKED: workers
+ * never wait on each other). A run whose TTL passed is left to the expiry pass. The partial indexes
+ * runs_resumable and runs_queued hold only such runs, so a claim reads its batch, not the history.
+ * $4 worker id, $5 worker version, $6 now, $7 the lease in ms. Constant text.
+ */
+export const CLAIM_READY_SQL = `WITH resumes AS (
+       SELECT r.id, r.status FROM runs r
+       WHERE r.environment_id = $1 AND ${resumeDue} AND r.claim_from_runs AND r.task_identifier = ANY ($2::text[])
+       ORDER BY r.resume_due_at, r.id
+       LIMIT $3 FOR UPDATE OF r SKIP LOCKED),
+     starts AS (
+       SELECT r.id, r.status FROM runs r
+       WHERE r.environment_id = $1 AND ${startDue("$6")} AND r.claim_from_runs AND r.task_identifier = ANY ($2::text[])
+       ORDER BY r.created_at, r.id
+       LIMIT $3 - (SELECT count(*) FROM resumes) FOR UPDATE OF r SKIP LOCKED),
+     picked AS (SELECT * FROM resumes UNION ALL SELECT * FROM starts),
+     ${claimPicked("$4", "$5", "$6", "$7")}`;
+
+/**
+ * How many of a limited queue's ready runs, oldest first, one claim looks through to find runs
+ * whose concurrency key has a free slot. A key whose runs all sit behind this many runs of keys
+ * that are at their limit waits until those move.
+ */
+export const LIMITED_CLAIM_WINDOW = 1000;
+
+/**
+ * The lock a claim of a limited queue holds until it commits (`$1` the environment, `$2` the
+ * queue): claims of one queue take turns, so that each counts the executions the one before it
+ * committed. A transaction-level advisory lock; two queues whose keys collide only take turns too.
+ */
+export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))`;
+
+/**
+ * The prepared statement svc_claim_limited, run after LIMITED_QUEUE_LOCK_SQL in the same
+ * transaction (its snapshot, taken after the lock, sees every claim of the queue before it): up to
+ * `$4` runs of queue `$2` of environment `$1` (a queue with a concurrencyLimit: NOT
+ * claim_from_runs) whose task is one of `$3`, starts and resumes alike, oldest first, as many as
+ * the limit leaves free: the strictest limit the queue's tasks registered, counted per concurrency
+ * key (each key has its own copy of the limit; runs without one share one), against the queue's
+ * EXECUTING runs (offered or leased: a run that waits holds no slot). Indexes runs_limited_ready
+ * and runs_limited_executing (migration 0036) hold only these runs. $5 worker id, $6 worker
+ * version, $7 now, $8 the lease in ms. Constant text.
+ */
+export const CLAIM_LIMITED_SQL = `WITH lim AS (
+       SELECT coalesce(min(wt.concurrency_limit), 2147483647) AS n FROM worker_tasks wt
+       WHERE wt.environment_id = $1 AND wt.queue_name = $2),
+     running AS (
+       SELECT coalesce(r.concurrency_key, '') AS k, count(*) AS n FROM runs r
+       WHERE r.environment_id = $1 AND r.queue_name = $2 AND r.status = 'EXECUTING' AND NOT r.claim_from_runs
+       GROUP BY 1),
+     ready AS (
+       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at FROM runs r
+       WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
+         AND ((r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
+         AND r.task_identifier = ANY ($3::text[])
+       ORDER BY r.created_at, r.id
+       LIMIT ${LIMITED_CLAIM_WINDOW}),
+     ranked AS (
+       SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank FROM ready),
+     picked AS (
+       SELECT r.id, r.status FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k
+       WHERE x.rank + coalesce(running.n, 0) <= (SELECT n FROM lim)
+         AND ((${startDue("$7")}) OR (${resumeDue}))
+       ORDER BY x.created_at, x.id
+       LIMIT $4 FOR UPDATE OF r SKIP LOCKED),
+     ${claimPicked("$5", "$6", "$7", "$8")}`;

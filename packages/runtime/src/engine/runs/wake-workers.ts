@@ -1,0 +1,66 @@
+import { prepared, type Queryable } from "../../db/queryable.ts";
+import { CHANNELS } from "../channels.ts";
+
+/** Runs of one queue, in one environment, that just became ready to be claimed. */
+export interface ReadyRuns {
+  environmentId: string;
+  queueName: string;
+  count: number;
+}
+
+/** The channel a worker hears its wake-ups on. */
+export function wakeChannel(workerId: string): string {
+  return CHANNELS.wakePrefix + workerId;
+}
+
+/**
+ * Wakes, for each queue, the workers that should claim its ready runs from `runs`, in the
+ * transaction that made them ready (the NOTIFYs go out when it commits). The registry (`workers`:
+ * live, its LISTEN connection holding its lock, so that it is there to hear it, as for offers; and
+ * the queues it serves, `workers.queues`) says who:
+ *
+ * - workers with a free slot (`full_since` NULL) in random order, as many as it takes for their
+ *   slots to cover the runs: one for a single trigger, all of them for a batch larger than their
+ *   slots together;
+ * - every live worker of the queue when all are full: a wake-up costs a full worker nothing but a
+ *   note that runs are waiting, so the first one with a free slot claims them;
+ * - nobody registered for the queue (a registry entry being renewed): the environment's
+ *   svc_runs_ready channel, which every worker of the environment hears.
+ *
+ * A worker that is woken and cannot take them all (its row said free a moment too long), dies, or
+ * misses the NOTIFY leaves them to the others' polls (the worker's pollIntervalMs). One statement
+ * for all queues; a worker woken for several gets one NOTIFY naming them all (queue names, one per
+ * line: a queue name may hold a space, never a line break).
+ */
+export async function wakeWorkers(tx: Queryable, ready: ReadyRuns[], now: Date): Promise<void> {
+  if (ready.length === 0) return;
+  await tx.query(prepared(
+    "svc_wake_workers",
+    `WITH wanted AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS w(environment_id, queue, runs)
+     ),
+     live AS MATERIALIZED (
+       SELECT wk.id, wk.environment_id, wk.queues, coalesce(wk.slots, 1) AS slots, wk.full_since IS NOT NULL AS is_full, random() AS draw
+       FROM workers wk
+       WHERE wk.environment_id IN (SELECT environment_id FROM wanted) AND wk.queues IS NOT NULL AND wk.alive_until > $4
+         AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
+     ),
+     ranked AS (
+       SELECT w.queue, l.id, l.is_full, w.runs,
+              sum(l.slots) OVER (PARTITION BY w.environment_id, w.queue ORDER BY l.is_full, l.draw ROWS UNBOUNDED PRECEDING) - l.slots AS slots_before,
+              bool_and(l.is_full) OVER (PARTITION BY w.environment_id, w.queue) AS all_full
+       FROM wanted w JOIN live l ON l.environment_id = w.environment_id AND w.queue = ANY (l.queues)
+     ),
+     woken AS (
+       SELECT id, string_agg(queue, E'\\n') AS queues FROM ranked
+       WHERE all_full OR (NOT is_full AND slots_before < runs)
+       GROUP BY id
+     )
+     SELECT count(pg_notify($5 || id, queues)) AS n FROM woken
+     UNION ALL
+     SELECT count(pg_notify($6, environment_id)) FROM (
+       SELECT DISTINCT w.environment_id FROM wanted w
+       WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.queue = w.queue)) nobody`,
+    [ready.map((r) => r.environmentId), ready.map((r) => r.queueName), ready.map((r) => r.count), now, CHANNELS.wakePrefix, CHANNELS.runsReady],
+  ));
+}

@@ -1,0 +1,114 @@
+import { claimLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
+import { limitedQueues } from "./queues.ts";
+import type { Slots } from "./slots.ts";
+import type { WorkerResources } from "./resources.ts";
+
+/** At most this many runs a claim statement (a worker with more free slots claims again at once). */
+const CLAIM_BATCH = 100;
+
+/**
+ * Runs claimed straight from `runs`, the one queue: due starts and resumes of this worker's tasks
+ * (the plain claim), then those of each of its queues with a concurrencyLimit (that queue's claim,
+ * which counts the limit), as many as it has free slots. It claims when woken (a trigger or
+ * completion names its queues: engine/runs/wake-workers.ts; svc_runs_ready for its environment),
+ * when a slot frees up while runs were left behind, and every `pollIntervalMs` (what takes runs
+ * whose woken worker was full, died or missed the NOTIFY). Each claim runs as a leased execution.
+ */
+export class ReadyRuns {
+  readonly #resources: WorkerResources;
+  readonly #slots: Slots;
+  readonly #claimer: Claimer;
+  readonly #limited: string[];
+  readonly #limitedSet: Set<string>;
+  #running = false;
+  #again = false;
+  /** The last pass filled every slot it had: more runs may be waiting for the next free one. */
+  #backlog = false;
+  #poll: NodeJS.Timeout | null = null;
+
+  constructor(resources: WorkerResources, slots: Slots) {
+    this.#resources = resources;
+    this.#slots = slots;
+    const { worker, tasks } = resources;
+    this.#claimer = { id: worker.id, version: worker.version, environmentId: worker.environment.id, tasks: worker.taskIds };
+    this.#limited = limitedQueues(tasks);
+    this.#limitedSet = new Set(this.#limited);
+    slots.onSlotFreed(() => {
+      if (this.#backlog) this.notify();
+    });
+  }
+
+  start(): void {
+    this.notify();
+    this.#poll = setInterval(() => this.notify(), this.#resources.config.pollIntervalMs);
+  }
+
+  stop(): void {
+    if (this.#poll) clearInterval(this.#poll);
+    this.#poll = null;
+  }
+
+  /** Runs may be waiting: claim as many as there are free slots (one pass at a time). */
+  notify(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = true;
+    void this.#pass().finally(() => {
+      this.#running = false;
+      if (this.#again) {
+        this.#again = false;
+        this.notify();
+      }
+    });
+  }
+
+  /** Runs were left for later (no free slot): claim when one frees up. */
+  leftBehind(): void {
+    if (!this.#slots.draining) this.#backlog = true;
+  }
+
+  async #pass(): Promise<void> {
+    const { claimPool, engine, config } = this.#resources;
+    const claims: ((limit: number) => Promise<Claim[]>)[] = [
+      (limit) => claimReady(claimPool, this.#claimer, limit, engine.clock.now(), config.leaseMs),
+      ...this.#limited.map((queue) => (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs)),
+    ];
+    let full = false;
+    for (const claim of claims) {
+      const result = await this.#claimAll(claim);
+      if (result === null) return;
+      full = result;
+      if (full) break;
+    }
+    // Woken with no slot free, or every slot filled: runs may wait for the next free one.
+    this.#backlog = full && !this.#slots.draining;
+  }
+
+  /** Claims with `claim` until it finds fewer runs than free slots; true when the slots ran out first, null on an error. */
+  async #claimAll(claim: (limit: number) => Promise<Claim[]>): Promise<boolean | null> {
+    for (;;) {
+      const reserved = this.#slots.reserve(CLAIM_BATCH);
+      if (reserved === 0) return true;
+      let claimed = 0;
+      try {
+        const claims = await claim(reserved);
+        claimed = claims.length;
+        for (const c of claims) {
+          // A run of a limited queue that ends (finished, waiting, retrying) frees a slot of its
+          // queue: claim again, as no trigger will say so.
+          const onEnded = this.#limitedSet.has(c.run.queue_name) ? () => this.notify() : undefined;
+          this.#slots.run({ kind: "claimed", runId: c.run.id, claimed: c }, { reserved: true, onEnded });
+        }
+      } catch (error) {
+        this.#resources.report(error, "claim");
+        this.#backlog = false;
+        return null;
+      } finally {
+        this.#slots.unreserve(reserved - claimed);
+      }
+      if (claimed < reserved) return false;
+    }
+  }
+}
