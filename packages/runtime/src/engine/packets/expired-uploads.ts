@@ -1,5 +1,5 @@
 import { dueAt } from "../timers/due-times.ts";
-import type { DueWork } from "../timers/fire-due.ts";
+import type { DueWork } from "../timers/due-work.ts";
 
 /**
  * Packet rows whose upload URL expired before any upload: nothing can reference them (a trigger

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/queryable.ts";
-import type { DueWork } from "./fire-due.ts";
+import type { DueWork } from "./due-work.ts";
 
 /** A kind's nextDue and nextDueSql, from one query whose one row's one column (`at`) is the time. */
 export function dueAt(sql: string): Pick<DueWork, "nextDue" | "nextDueSql"> {
