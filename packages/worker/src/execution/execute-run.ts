@@ -15,7 +15,7 @@ import {
 } from "@svc/runtime/engine";
 import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { traceparentOf } from "@svc/runtime/engine";
-import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
+import { runInExecution, type IdempotencyKeyScope, type Task, type TaskContext } from "@svc/runtime/sdk";
 import { claimResume, type Claim, type ClaimedRun } from "./claim.ts";
 import { handBack } from "./hand-back.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
@@ -276,6 +276,7 @@ function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext
       isTest: run.is_test,
       createdAt: run.created_at,
       ...(run.idempotency_key_user ? { idempotencyKey: run.idempotency_key_user } : {}),
+      ...(run.idempotency_key_scope ? { idempotencyKeyScope: run.idempotency_key_scope as IdempotencyKeyScope } : {}),
       ...(run.max_attempts ? { maxAttempts: run.max_attempts } : {}),
       version: deps.worker.version,
     },
