@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, configure, NotFoundError, runs, tasks } from "@trigger.dev/sdk";
 import { ApiClient, AuthenticationError } from "@trigger.dev/core/v3";
 import { startTestApi, type TestApi } from "./harness.ts";
-import { insertRun } from "./runs-fixtures.ts";
+import { insertRun, type RunFixture } from "./runs-fixtures.ts";
 
 // What finished runs produced, read through the published SDK's API client, whose zod schemas
 // check every answer: a run's result, a batch's results, a stored payload's download URL. No
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-const finished = (fields: Parameters<typeof insertRun>[1]) =>
+const finished = (fields: Omit<RunFixture, "createdAt">) =>
   insertRun(api, { taskIdentifier: "result-task", createdAt: new Date(), startedAt: new Date(), finishedAt: new Date(), ...fields });
 
 describe("a run's result (GET /api/v1/runs/{id}/result)", () => {
@@ -86,7 +86,7 @@ describe("a batch's results (GET /api/v1/batches/{id}/results)", () => {
     expect(members[0]).toBe(earlier.id);
     await runs.cancel(members[3]!);
     await api.db.pool.query(`UPDATE runs SET status = 'COMPLETED', output = '{"n":1}', output_type = 'application/json', finished_at = now() WHERE id = $1`, [members[1]]);
-    const results = await client.getBatchResults(batch.batchId);
+    const results = (await client.getBatchResults(batch.batchId))!;
     expect(results.id).toBe(batch.batchId);
     expect(results.items.map((r) => [r.id, r.ok])).toEqual([[earlier.id, false], [members[1], true], [members[3], false]]);
     expect(results.items[1]).toEqual({ ok: true, id: members[1], taskIdentifier: "result-task", output: '{"n":1}', outputType: "application/json" });
