@@ -37,6 +37,18 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
     marker,
     unique,
     run: (reuse) => once("run", async () => (await post(`/api/v1/tasks/${task}/trigger`, { payload: { secret: marker }, options: { tags: [marker] } })).id, reuse),
+    delayedRun: async () => (await post(`/api/v1/tasks/${task}/trigger`, { payload: { secret: marker }, options: { delay: "1h" } })).id,
+    storedRun: async () => {
+      const path = `matrix/${unique("stored")}/payload.json`;
+      const presign = await api.app.inject({ method: "PUT", url: `/api/v2/packets/${encodeURIComponent(path)}`, headers: bearer(owner.environments.dev.secretKey) });
+      const upload = await api.app.inject({ method: "PUT", url: new URL(presign.json().presignedUrl).pathname, headers: { "content-type": "application/json" }, payload: JSON.stringify({ secret: marker }) });
+      if (upload.statusCode !== 200) throw new Error(`packet upload failed: ${upload.body}`);
+      return (await post(`/api/v1/tasks/${task}/trigger`, { payload: path, options: { payloadType: "application/store" } })).id;
+    },
+    idempotentRun: async () => {
+      const key = unique("idem");
+      return { runId: (await post(`/api/v1/tasks/${task}/trigger`, { payload: {}, options: { idempotencyKey: key } })).id, key };
+    },
     batch: async () => (await post("/api/v3/batches", { runCount: 1, taskIdentifiers: [task] })).id,
     token: (reuse) => once("token", async () => (await post("/api/v1/waitpoints/tokens", { timeout: "1h", tags: [marker] })).id, reuse),
     schedule: (reuse) =>

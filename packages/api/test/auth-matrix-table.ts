@@ -1,3 +1,4 @@
+import { spanIdOf } from "@svc/runtime/engine";
 import type { CredentialKind } from "../src/auth/principal.ts";
 
 /**
@@ -27,6 +28,12 @@ export interface MatrixFixtures {
   marker: string;
   /** A run of A/dev (tags and payload carry the marker); fresh on every call unless `shared`. */
   run(shared?: boolean): Promise<string>;
+  /** A run of A/dev delayed by an hour (fresh on every call). */
+  delayedRun(): Promise<string>;
+  /** A run of A/dev whose payload is a stored packet (fresh on every call). */
+  storedRun(): Promise<string>;
+  /** A run of A/dev triggered with a fresh idempotency key, and that key. */
+  idempotentRun(): Promise<{ runId: string; key: string }>;
   batch(): Promise<string>;
   token(shared?: boolean): Promise<string>;
   schedule(shared?: boolean): Promise<string>;
@@ -121,6 +128,61 @@ export const MATRIX: Record<string, MatrixEntry> = {
     build: async (fx) => {
       await fx.run(true);
       return { url: `/api/v1/projects/${fx.projectRef}/runs?filter[env]=dev` };
+    },
+  },
+  "POST /api/v1/runs/:runId/reschedule": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/runs/${await fx.delayedRun()}/reschedule`, payload: { delay: "2h" } }),
+  },
+  "POST /api/v1/runs/:runId/tags": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/runs/${await fx.run()}/tags`, payload: { tags: ["matrix-tag"] } }),
+  },
+  "GET /api/v1/runs/:runId/result": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run();
+      await fx.cancel(id);
+      return { url: `/api/v1/runs/${id}/result` };
+    },
+  },
+  "GET /api/v1/batches/:batchId/results": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/batches/${await fx.batch()}/results` }),
+  },
+  "GET /api/v1/runs/:runId/packets/:field": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.storedRun();
+      return { url: `/api/v1/runs/${id}/packets/payload`, scope: `read:runs:${id}`, wrongScope: "read:runs:run_someotherrun" };
+    },
+  },
+  "GET /api/v1/runs/:runId/trace": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run(true);
+      return { url: `/api/v1/runs/${id}/trace`, scope: `read:runs:${id}`, wrongScope: "read:runs:run_someotherrun" };
+    },
+  },
+  "GET /api/v1/runs/:runId/spans/:spanId": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run(true);
+      return { url: `/api/v1/runs/${id}/spans/${spanIdOf(id, "run")}`, scope: `read:tasks:${fx.task}`, wrongScope: "read:tasks:some-other-task" };
+    },
+  },
+  "GET /api/v1/runs/:runId/events": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run(true);
+      return { url: `/api/v1/runs/${id}/events`, scope: `read:tags:${fx.marker}`, wrongScope: "read:tags:some-other-tag" };
+    },
+  },
+  "POST /api/v1/idempotencyKeys/:key/reset": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const { key } = await fx.idempotentRun();
+      return { url: `/api/v1/idempotencyKeys/${key}/reset`, payload: { taskIdentifier: fx.task }, scope: "write:runs", wrongScope: "read:runs" };
     },
   },
 

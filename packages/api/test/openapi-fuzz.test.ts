@@ -166,10 +166,20 @@ function documentOperations(): FuzzOperation[] {
  * Refusals (400) that hang on a resource's state or on the clock, which no schema can say: a
  * closed or expired session (Trigger.dev answers 400 there too), an index past this batch's
  * runCount (the document bounds it by the largest batch), an expiresAt already past, an
- * application/store payload naming a packet never uploaded. Every other
- * 400 to a request the document admits is the document and the server disagreeing.
+ * application/store payload naming a packet never uploaded, a reschedule of a run that is not
+ * DELAYED or to a time already past (Trigger.dev answers 400 to both), a trace page cursor of
+ * another run's trace. Every other 400 to a request the document admits is the document and the
+ * server disagreeing.
  */
-const STATE_REFUSALS = [/^Cannot (continue|append to) an? (closed|expired) session$/, /^index [0-9]+ is out of range: batch \S+ has runCount/, /^expiresAt: \S+ has passed/, /payload: packet ".*" not found; get an upload URL/];
+const STATE_REFUSALS = [
+  /^Cannot (continue|append to) an? (closed|expired) session$/,
+  /^index [0-9]+ is out of range: batch \S+ has runCount/,
+  /^expiresAt: \S+ has passed/,
+  /payload: packet ".*" not found; get an upload URL/,
+  /^Cannot reschedule a run that is not delayed: /,
+  /^Invalid delay: .* is not in the future$/,
+  /^page\[after\]: .* is not a span of this run's trace$/,
+];
 
 it("keeps to the document's patterns: no \\d, \\w or \\s, which tools read as Unicode classes", () => {
   const patterns: string[] = [];

@@ -2,7 +2,7 @@
 // Server-only code lives under "@svc/runtime/engine".
 
 // Declaring tasks and the project config.
-export { task, type Task, type TaskOptions, type TaskContext, type TaskRunParams, type QueueOptions } from "./sdk/task.ts";
+export { task, type Task, type TaskOptions, type TaskContext, type TaskRunParams, type QueueOptions, type IdempotencyKeyScope } from "./sdk/task.ts";
 export { defineConfig, type SvcConfig } from "./sdk/config.ts";
 export type { ScheduledTaskPayload, ScheduledTaskOptions, CronOption } from "./sdk/schedules-task.ts";
 export type { RetryPolicy } from "./engine/runs/retry-policy.ts";

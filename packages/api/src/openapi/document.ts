@@ -23,7 +23,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   envvars: "Environment variables of a project's environments",
   health: "Liveness, readiness and this document",
   packets: "Large payloads and outputs, stored out of band",
-  runs: "Runs: list, retrieve, cancel, replay",
+  runs: "Runs: list, retrieve, cancel, replay, reschedule, tags, results, traces, idempotency keys",
   schedules: "Cron schedules",
   sessions: "Sessions: a task's conversation with its callers, over an `.in` and an `.out` channel, across runs",
   tasks: "Triggering tasks",

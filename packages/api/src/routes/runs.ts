@@ -1,11 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import {
+  addRunTags,
   cancelRun,
   getRun,
   listRuns,
   PermissionError,
   replayRun,
+  rescheduleRun,
   resolveSessionIds,
   retrieveRun,
   type RunListRow,
@@ -14,7 +16,10 @@ import {
   waitsOfRuns,
 } from "@svc/runtime/engine";
 import {
+  AddRunTagsBody,
+  AddRunTagsResponse,
   ReplayRunBody,
+  RescheduleRunBody,
   RetrieveRunResponse,
   RunIdParams,
   RunIdResponse,
@@ -22,6 +27,7 @@ import {
   RunListResponse,
   type RunListItem,
 } from "@svc/runtime/contracts";
+import { runReadScopes } from "../auth/run-access.ts";
 import { requireScope } from "../auth/scopes.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
@@ -115,13 +121,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
     async handler({ principal, params }) {
       const env = environmentOf(principal);
       const run = presentRetrievedRun(await retrieveRun(deps.engine, env.id, params.runId));
-      requireScope(principal, [
-        `read:runs:${run.id}`,
-        `read:tasks:${run.taskIdentifier}`,
-        ...run.tags.map((tag) => `read:tags:${tag}`),
-        ...(run.batchId ? [`read:batch:${run.batchId}`] : []),
-        "read:runs",
-      ]);
+      requireScope(principal, runReadScopes(run));
       return run;
     },
   });
@@ -175,6 +175,41 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
       const result = await replayRun(deps.engine, env, params.runId, overrides.data);
       if (!result.isCached) deps.metrics?.runsTriggered.inc();
       return { id: result.id };
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: "/api/v1/runs/:runId/reschedule",
+    operation: "runs.reschedule",
+    summary: "Move a DELAYED run's due time: a new delay from now, or a date (a run of any other status is refused with 400)",
+    tags: ["runs"],
+    auth: { allow: ["secretKey"] },
+    params: RunIdParams,
+    body: RescheduleRunBody,
+    response: RetrieveRunResponse,
+    async handler({ principal, params, body }) {
+      const env = environmentOf(principal);
+      await rescheduleRun(deps.engine, env.id, params.runId, body.delay);
+      return presentRetrievedRun(await retrieveRun(deps.engine, env.id, params.runId));
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: "/api/v1/runs/:runId/tags",
+    operation: "runs.addTags",
+    errors: [422],
+    summary: "Add tags to a run (at most 10 per run, each at most 128 characters; those it has are skipped)",
+    tags: ["runs"],
+    auth: { allow: ["secretKey"] },
+    params: RunIdParams,
+    body: AddRunTagsBody,
+    response: AddRunTagsResponse,
+    async handler({ principal, params, body }) {
+      const env = environmentOf(principal);
+      const added = await addRunTags(deps.engine, env.id, params.runId, typeof body.tags === "string" ? [body.tags] : body.tags);
+      return { message: added.length === 0 ? "No new tags to add" : `Successfully set ${added.length} new tags.` };
     },
   });
 }

@@ -1,8 +1,10 @@
 // An explicit client: owns its credential, base URL and preview branch, isolated from configure(),
 // withAuth() and every other instance. The global functions use one built from the ambient config.
 import { applyLayer, configFromEnvironment, processEnvironment, type ClientConfig, type ResolvedConfig } from "./config.ts";
+import { BatchesResource } from "./batches.ts";
 import { EnvVarsResource } from "./envvars.ts";
 import { HttpTransport } from "./http.ts";
+import { IdempotencyKeysResource } from "./idempotency-keys.ts";
 import { flattenScopes, signPublicToken, type Expiration, type PublicTokenScopes } from "./public-tokens.ts";
 import { RunsResource } from "./runs.ts";
 import { SchedulesResource } from "./schedules.ts";
@@ -45,6 +47,8 @@ export class FixedConfig {
 export class ApiClient {
   readonly tasks: TasksResource;
   readonly runs: RunsResource;
+  readonly batches: BatchesResource;
+  readonly idempotencyKeys: IdempotencyKeysResource;
   readonly envvars: EnvVarsResource;
   readonly schedules: SchedulesResource;
   readonly waitpoints: WaitpointsResource;
@@ -61,6 +65,8 @@ export class ApiClient {
     const connect = () => new HttpTransport(this.#resolve());
     this.tasks = new TasksResource(connect);
     this.runs = new RunsResource(connect);
+    this.batches = new BatchesResource(connect);
+    this.idempotencyKeys = new IdempotencyKeysResource(connect);
     this.envvars = new EnvVarsResource(connect);
     this.schedules = new SchedulesResource(connect);
     this.waitpoints = new WaitpointsResource(connect);

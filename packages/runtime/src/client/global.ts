@@ -4,7 +4,9 @@
 import { ApiClient, FixedConfig, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
 import { ambientConfig } from "./auth-scope.ts";
 import type { ClientConfig } from "./config.ts";
+import type { BatchesResource } from "./batches.ts";
 import type { EnvVarsResource } from "./envvars.ts";
+import type { IdempotencyKeysResource } from "./idempotency-keys.ts";
 import type { RunsResource } from "./runs.ts";
 import type { SchedulesResource } from "./schedules.ts";
 import type { SessionsResource } from "./sessions.ts";
@@ -92,19 +94,45 @@ export const auth = {
 };
 
 /**
- * Runs: list, retrieve, poll, cancel, replay.
+ * Runs: list, retrieve, poll, cancel, replay, reschedule, tags, and a run's result, trace and events.
  *
  * @example
  * const run = await runs.retrieve("run_abc");
  * const finished = await runs.poll(await tasks.trigger("hello-world", { name: "Ada" }));
  * for await (const failed of runs.list({ status: "FAILED", period: "1d" })) await runs.replay(failed.id);
  */
-export const runs: Pick<RunsResource, "list" | "retrieve" | "poll" | "cancel" | "replay"> = {
+export const runs: Pick<RunsResource, "list" | "retrieve" | "poll" | "cancel" | "replay" | "reschedule" | "addTags" | "result" | "trace" | "events"> = {
   list: ((...args: Parameters<RunsResource["list"]>) => currentApiClient().runs.list(...(args as [string]))) as RunsResource["list"],
   retrieve: (runId) => currentApiClient().runs.retrieve(runId),
   poll: (run, options) => currentApiClient().runs.poll(run, options),
   cancel: (runId) => currentApiClient().runs.cancel(runId),
-  replay: (runId) => currentApiClient().runs.replay(runId),
+  replay: (runId, overrides) => currentApiClient().runs.replay(runId, overrides),
+  reschedule: (runId, options) => currentApiClient().runs.reschedule(runId, options),
+  addTags: (runId, tags) => currentApiClient().runs.addTags(runId, tags),
+  result: (runId) => currentApiClient().runs.result(runId),
+  trace: (runId) => currentApiClient().runs.trace(runId),
+  events: (runId) => currentApiClient().runs.events(runId),
+};
+
+/**
+ * Batches: retrieve one, and its runs' results.
+ *
+ * @example
+ * const { items } = await batches.results(handle.batchId);
+ */
+export const batches: Pick<BatchesResource, "retrieve" | "results"> = {
+  retrieve: (batchId) => currentApiClient().batches.retrieve(batchId),
+  results: (batchId) => currentApiClient().batches.results(batchId),
+};
+
+/**
+ * Idempotency keys: free one so the next trigger with it makes a new run.
+ *
+ * @example
+ * await idempotencyKeys.reset("charge-order", "order-7");
+ */
+export const idempotencyKeys: Pick<IdempotencyKeysResource, "reset"> = {
+  reset: (taskIdentifier, key) => currentApiClient().idempotencyKeys.reset(taskIdentifier, key),
 };
 
 /**

@@ -1,5 +1,5 @@
 // The management client: what backends (and task code) use to call svc's HTTP API.
-export { configure, withAuth, auth, runs, envvars, tasksClient, waitClient, schedulesClient, sessionsClient, currentApiClient } from "./global.ts";
+export { configure, withAuth, auth, runs, batches, idempotencyKeys, envvars, tasksClient, waitClient, schedulesClient, sessionsClient, currentApiClient } from "./global.ts";
 export { ApiClient, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
 export type { ClientConfig, RequestOptions, RetryOptions, ResolvedConfig } from "./config.ts";
 export {
@@ -18,7 +18,10 @@ export {
 export { CursorPage, OffsetPage, type PagePromise } from "./pagination.ts";
 export { flattenScopes, type PublicTokenScopes, type ScopeTarget, type ScopeTargets, type Expiration } from "./public-tokens.ts";
 export type { TriggerOptions, RunHandle, BatchItem, BatchTaskItem, BatchHandle, BatchTriggerOptions } from "./tasks.ts";
-export type { RunStatus, RunSummary, RunWaitSummary, RelatedRunSummary, RetrievedRun, ListRunsQuery, ListProjectRunsQuery } from "./runs.ts";
+export type {
+  RunStatus, RunSummary, RunWaitSummary, RelatedRunSummary, RetrievedRun, ListRunsQuery, ListProjectRunsQuery, ReplayOverrides, RunResult, RunTrace, RunEvent,
+} from "./runs.ts";
+export type { BatchObject, BatchResults } from "./batches.ts";
 export type { EnvironmentSlug, EnvironmentVariable, UploadEnvironmentVariables, CreateEnvironmentVariable } from "./envvars.ts";
 export type { ScheduleObject, CreateScheduleOptions, UpdateScheduleOptions, ListSchedulesOptions } from "./schedules.ts";
 export type {

@@ -1,12 +1,46 @@
-// Runs: list (GET /api/v1/runs, or /api/v1/projects/{ref}/runs with a PAT), retrieve, poll, cancel, replay.
+// Runs: list (GET /api/v1/runs, or /api/v1/projects/{ref}/runs with a PAT), retrieve, poll, cancel,
+// replay, reschedule, tags, and what svc knows of a run: its result, trace and events.
 import superjson from "superjson";
+import type { z } from "zod";
 import { RUN_DATE_FIELDS, RetrieveRunResponse, RunListResponse, type RelatedRun, type RunListItem, type RunObject, type RunWaitingFor } from "../contracts/run-object.ts";
+import { RunResult as RunResultSchema } from "../contracts/run-results.ts";
+import { RunEventsResponse, RunTraceResponse } from "../contracts/run-trace.ts";
+import { AddRunTagsResponse } from "../contracts/runs.ts";
+import { NotFoundError } from "./errors.ts";
+import { serializePayload } from "./packets.ts";
 import { isFinal, RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
-import { absoluteUrl, listParam, segment, timeParam, type HttpTransport } from "./http.ts";
+import { absoluteUrl, listParam, segment, timeParam, type HttpResponse, type HttpTransport } from "./http.ts";
 import { CursorPage, pagePromise, reviveDates, type PagePromise } from "./pagination.ts";
 import { validateResponse } from "./validate-response.ts";
 
 export { RUN_STATUSES, type RunStatus };
+
+/** A finished run's result: its output as stored (JSON or SuperJSON text, or a packet path), or its error. */
+export type RunResult = z.output<typeof RunResultSchema>;
+/** A run's trace: the run's span, its attempts under it, and the steps, waits and runs triggered in each. */
+export type RunTrace = z.output<typeof RunTraceResponse>["trace"];
+/** One span of a run's trace as an event (times in nanoseconds). */
+export type RunEvent = z.output<typeof RunEventsResponse>["events"][number];
+
+/** What a replay changes of the original run (anything left out is copied). */
+export interface ReplayOverrides {
+  /** The new run's payload (sent as JSON). */
+  payload?: unknown;
+  /** Start later: a duration ("1h30m") or a date. */
+  delay?: string | Date;
+  tags?: string | string[];
+  metadata?: Record<string, unknown>;
+  /** Queue name. */
+  queue?: string;
+  concurrencyKey?: string;
+  /** Not started within this time (a duration, or seconds) → EXPIRED. */
+  ttl?: string | number;
+  idempotencyKey?: string;
+  idempotencyKeyTTL?: string;
+  maxAttempts?: number;
+  /** Seconds. */
+  maxDuration?: number;
+}
 
 /** A run object (contracts/run-object.ts) with its ISO date strings as Dates. */
 type WithDates<T> = { [K in keyof T]: K extends (typeof RUN_DATE_FIELDS)[number] ? Date : T[K] };
@@ -147,14 +181,7 @@ export class RunsResource {
   async retrieve<TPayload = any, TOutput = any>(runId: string): Promise<RetrievedRun<TPayload, TOutput>> {
     const http = this.connect();
     const path = `/api/v3/runs/${segment(runId)}`;
-    const { payloadPresignedUrl, outputPresignedUrl, relatedRuns, waitingFor, ...run } = validateResponse(RetrieveRunResponse, await http.request<unknown>({ method: "GET", path }), `GET ${path}`);
-    if (run.payload === undefined && payloadPresignedUrl) run.payload = await fetchPresigned(http, payloadPresignedUrl);
-    if (run.output === undefined && outputPresignedUrl) run.output = await fetchPresigned(http, outputPresignedUrl);
-    const related: RetrievedRun["relatedRuns"] = {};
-    if (relatedRuns.root) related.root = reviveRun(relatedRuns.root);
-    if (relatedRuns.parent) related.parent = reviveRun(relatedRuns.parent);
-    if (relatedRuns.children) related.children = relatedRuns.children.map(reviveRun);
-    return { ...reviveRun(run), relatedRuns: related, waitingFor: reviveWaits(waitingFor) } as RetrievedRun<TPayload, TOutput>;
+    return retrievedRun<TPayload, TOutput>(http, await http.request<unknown>({ method: "GET", path }), `GET ${path}`);
   }
 
   /**
@@ -191,15 +218,111 @@ export class RunsResource {
   }
 
   /**
-   * Starts a new run with the same task, payload, tags and metadata; returns the new run's id.
+   * Starts a new run with the same task, payload, queue, tags and metadata, whatever the original's
+   * status; `overrides` changes any of them. Returns the new run's id.
    *
    * @example
    * const { id } = await runs.replay("run_abc123");
+   * const retry = await runs.replay("run_abc123", { payload: { orderId: 7 }, delay: "10m", tags: ["retry"] });
    */
-  async replay(runId: string): Promise<{ id: string }> {
-    const { data } = await this.connect().request<{ id: string }>({ method: "POST", path: `/api/v1/runs/${segment(runId)}/replay` });
+  async replay(runId: string, overrides?: ReplayOverrides): Promise<{ id: string }> {
+    const body = overrides === undefined ? undefined : replayBody(overrides);
+    const { data } = await this.connect().request<{ id: string }>({ method: "POST", path: `/api/v1/runs/${segment(runId)}/replay`, ...(body ? { body } : {}) });
     return data;
   }
+
+  /**
+   * Moves a DELAYED run's start: a new delay from now, or a date (later than now). A run of any
+   * other status is refused (BadRequestError). Returns the run as it is now.
+   *
+   * @example
+   * const handle = await tasks.trigger("send-reminder", { userId: 42 }, { delay: "1h" });
+   * const run = await runs.reschedule(handle.id, { delay: "2h" });
+   * console.log(run.delayedUntil);
+   */
+  async reschedule<TPayload = any, TOutput = any>(runId: string, options: { delay: string | Date }): Promise<RetrievedRun<TPayload, TOutput>> {
+    const http = this.connect();
+    const path = `/api/v1/runs/${segment(runId)}/reschedule`;
+    const delay = options.delay instanceof Date ? options.delay.toISOString() : options.delay;
+    return retrievedRun<TPayload, TOutput>(http, await http.request<unknown>({ method: "POST", path, body: { delay } }), `POST ${path}`);
+  }
+
+  /**
+   * Adds tags to a run, whatever its status (tags it has are skipped). A run holds at most 10
+   * tags of at most 128 characters each: more is refused (UnprocessableEntityError).
+   *
+   * @example
+   * await runs.addTags("run_abc123", ["customer:42", "priority"]);
+   */
+  async addTags(runId: string, tags: string | string[]): Promise<{ message: string }> {
+    const path = `/api/v1/runs/${segment(runId)}/tags`;
+    return validateResponse(AddRunTagsResponse, await this.connect().request<unknown>({ method: "POST", path, body: { tags } }), `POST ${path}`);
+  }
+
+  /**
+   * A finished run's result: `{ ok: true, output, outputType }` (the output as stored, JSON or
+   * SuperJSON text) or `{ ok: false, error }`. Undefined while the run has not finished (and for
+   * a run that does not exist). `retrieve` gives the output decoded.
+   *
+   * @example
+   * const result = await runs.result("run_abc123");
+   * if (result && !result.ok) console.log(result.error);
+   */
+  async result(runId: string): Promise<RunResult | undefined> {
+    const path = `/api/v1/runs/${segment(runId)}/result`;
+    try {
+      return validateResponse(RunResultSchema, await this.connect().request<unknown>({ method: "GET", path }), `GET ${path}`);
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * A run's trace, built from what svc records of it: the run's span, its attempts under it, and
+   * under each attempt the steps, waits and runs triggered in it (durations in nanoseconds).
+   *
+   * @example
+   * const trace = await runs.trace("run_abc123");
+   * for (const attempt of trace.rootSpan.children) console.log(attempt.data.message, attempt.data.isError);
+   */
+  async trace(runId: string): Promise<RunTrace> {
+    const path = `/api/v1/runs/${segment(runId)}/trace`;
+    return validateResponse(RunTraceResponse, await this.connect().request<unknown>({ method: "GET", path }), `GET ${path}`).trace;
+  }
+
+  /**
+   * The spans of a run's trace as a flat list of events, by start time.
+   *
+   * @example
+   * for (const event of await runs.events("run_abc123")) console.log(event.message, event.isError);
+   */
+  async events(runId: string): Promise<RunEvent[]> {
+    const path = `/api/v1/runs/${segment(runId)}/events`;
+    return validateResponse(RunEventsResponse, await this.connect().request<unknown>({ method: "GET", path }), `GET ${path}`).events;
+  }
+}
+
+/** The body of a replay with overrides: the payload as JSON text, a Date as ISO text, undefined fields left out. */
+function replayBody(overrides: ReplayOverrides): Record<string, unknown> {
+  const { payload, delay, ...rest } = overrides;
+  const body: Record<string, unknown> = { ...rest };
+  if (payload !== undefined) Object.assign(body, serializePayload(payload));
+  if (delay !== undefined) body.delay = delay instanceof Date ? delay.toISOString() : delay;
+  for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
+  return body;
+}
+
+/** A retrieve-shaped answer (retrieve, reschedule) with its large packets fetched and its dates revived. */
+async function retrievedRun<TPayload, TOutput>(http: HttpTransport, response: HttpResponse<unknown>, what: string): Promise<RetrievedRun<TPayload, TOutput>> {
+  const { payloadPresignedUrl, outputPresignedUrl, relatedRuns, waitingFor, ...run } = validateResponse(RetrieveRunResponse, response, what);
+  if (run.payload === undefined && payloadPresignedUrl) run.payload = await fetchPresigned(http, payloadPresignedUrl);
+  if (run.output === undefined && outputPresignedUrl) run.output = await fetchPresigned(http, outputPresignedUrl);
+  const related: RetrievedRun["relatedRuns"] = {};
+  if (relatedRuns.root) related.root = reviveRun(relatedRuns.root);
+  if (relatedRuns.parent) related.parent = reviveRun(relatedRuns.parent);
+  if (relatedRuns.children) related.children = relatedRuns.children.map(reviveRun);
+  return { ...reviveRun(run), relatedRuns: related, waitingFor: reviveWaits(waitingFor) } as RetrievedRun<TPayload, TOutput>;
 }
 
 /** Waits `ms`, or rejects with the signal's reason when it aborts first (no node: import: the client runs on edge runtimes too). */

@@ -78,4 +78,10 @@ export const RetrieveBatchResponse = z.object({
   idempotencyKey: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  processing: z.object({
+    completedAt: z.string().optional().meta({ description: "When every item had its run (the batch was sealed)" }),
+    errors: z.array(z.object({ index: z.number(), taskIdentifier: z.string(), error: z.string(), errorCode: z.string().optional() })).meta({
+      description: "Always empty: an item that cannot become a run is refused with the request that sent it",
+    }),
+  }),
 });

@@ -4,6 +4,8 @@ export * from "./envvars.ts";
 export * from "./schedules.ts";
 export * from "./runs.ts";
 export * from "./run-object.ts";
+export * from "./run-results.ts";
+export * from "./run-trace.ts";
 export * from "./batches.ts";
 export * from "./text.ts";
 export * from "./sessions.ts";

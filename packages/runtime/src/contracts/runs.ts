@@ -83,3 +83,30 @@ export const ReplayRunBody = z.strictObject({
   priority: z.number().optional(),
 }).meta({ anyOf: payloadTypeAlternatives("", ["application/json", "application/super+json"]) });
 export type ReplayRunBody = z.infer<typeof ReplayRunBody>;
+
+/** A delay as text (a duration, or a date-time), or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970). */
+const Delay = z.union([DurationOrDateText, z.number().meta(EPOCH_MS_SCHEMA).transform((ms) => new Date(ms))]);
+
+/** POST /api/v1/runs/{id}/reschedule: a DELAYED run's new delay, from now or as a date (in the future). */
+export const RescheduleRunBody = z.object({ delay: Delay });
+export type RescheduleRunBody = z.infer<typeof RescheduleRunBody>;
+
+/**
+ * POST /api/v1/runs/{id}/tags: one tag or several (each at most 128 characters, checked with the
+ * trigger's message); blank ones and those the run has are skipped.
+ */
+export const AddRunTagsBody = z.object({ tags: z.union([storedText(), z.array(storedText())]) });
+export type AddRunTagsBody = z.infer<typeof AddRunTagsBody>;
+
+export const AddRunTagsResponse = z.object({ message: z.string() });
+
+export const RunPacketParams = RunIdParams.extend({ field: z.enum(["payload", "output"]) });
+
+/** A URL that serves the packet's bytes without credentials, for an hour. */
+export const PresignedUrlResponse = z.object({ presignedUrl: z.string() });
+
+/** POST /api/v1/idempotencyKeys/{key}/reset: `{key}` is the key as the SDK sends it (idempotencyKeys.create hashes the user's). */
+export const ResetIdempotencyKeyParams = z.object({ key: IdempotencyKey });
+export const ResetIdempotencyKeyBody = z.object({ taskIdentifier: storedText(z.string().min(1, "Task identifier is required").max(128)) });
+export type ResetIdempotencyKeyBody = z.infer<typeof ResetIdempotencyKeyBody>;
+export const ResetIdempotencyKeyResponse = z.object({ id: z.string() });

@@ -38,6 +38,9 @@ export const MAX_DURATION_SECONDS = 2_147_483_647;
 
 const Tags = z.union([storedText(), z.array(storedText())]);
 
+/** What an idempotency key is unique to (idempotencyKeys.create): the run that triggers, its attempt, or nothing. */
+export const IDEMPOTENCY_KEY_SCOPES = ["run", "attempt", "global"] as const;
+
 /** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
 export const TriggerOptions = z
   .object({
@@ -56,7 +59,8 @@ export const TriggerOptions = z
     ttl: z.union([DurationText, z.number().int().nonnegative().meta({ maximum: MAX_DURATION_WHOLE_SECONDS })]).optional(),
     idempotencyKey: IdempotencyKey.optional(),
     idempotencyKeyTTL: DurationText.optional(),
-    idempotencyKeyOptions: z.object({ key: storedText(), scope: z.string().optional() }).passthrough().optional(),
+    /** The key as its user gave it and its scope (idempotencyKeys.create): shown on the run and in the task's context. */
+    idempotencyKeyOptions: z.object({ key: storedText(), scope: z.enum(IDEMPOTENCY_KEY_SCOPES).optional() }).passthrough().optional(),
     tags: Tags.optional(),
     // An object (planRun refuses anything else with its own message).
     metadata: z.unknown().meta({ type: "object" }).optional(),

@@ -67,6 +67,11 @@ export { MAX_RUN_LIST_LANES } from "./runs/list-statement.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
+export { rescheduleRun, rescheduledTime } from "./runs/reschedule.ts";
+export { addRunTags, decideTags, type TagDecision } from "./runs/add-tags.ts";
+export { batchResults, runResult, type RunResultRow } from "./runs/run-results.ts";
+export { resetIdempotencyKey } from "./runs/reset-idempotency-key.ts";
+export { buildRunTrace, runTrace, spanIdOf, traceIdOf, type RunSpan, type RunSpanEvent, type RunTrace } from "./runs/run-trace.ts";
 export { NO_RUN_TALLY, type RunTally, type TriggeredBy } from "./runs/run-tally.ts";
 export {
   MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
@@ -141,6 +146,7 @@ export {
   MAX_PACKET_PATH_LENGTH, PACKET_PATH_PATTERN, PACKET_UPLOAD_URL_SECONDS, assertUploadTokenUsable, getPacket, presignPacketUpload, storePacketUpload, validatePacketPath,
 } from "./packets/store.ts";
 export { PACKET_DOWNLOAD_URL_SECONDS, packetDownloadUrl, packetForDownloadToken, packetUploadUrl } from "./packets/urls.ts";
+export { RUN_PACKET_FIELDS, runPacketUrl, type RunPacketField } from "./packets/run-packet.ts";
 export { expiredUploads } from "./packets/expired-uploads.ts";
 
 // Sessions: conversations with `.in`/`.out` channels, and the runs they start

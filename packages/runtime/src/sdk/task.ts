@@ -1,8 +1,23 @@
 import type { RetryPolicy } from "../engine/runs/retry-policy.ts";
+import type { IDEMPOTENCY_KEY_SCOPES } from "../contracts/trigger.ts";
+
+/** What an idempotency key is unique to: the run that triggered, its attempt, or nothing (global). */
+export type IdempotencyKeyScope = (typeof IDEMPOTENCY_KEY_SCOPES)[number];
 
 /** What a running task receives besides its payload. */
 export interface TaskContext {
-  run: { id: string; tags: string[]; isTest: boolean; createdAt: Date; idempotencyKey?: string; maxAttempts?: number; version?: string };
+  run: {
+    id: string;
+    tags: string[];
+    isTest: boolean;
+    createdAt: Date;
+    /** The idempotency key the run was triggered with, as its user gave it (not the hash the SDK sends). */
+    idempotencyKey?: string;
+    /** What that key was unique to, when the trigger said (idempotencyKeys.create's `scope`). */
+    idempotencyKeyScope?: IdempotencyKeyScope;
+    maxAttempts?: number;
+    version?: string;
+  };
   attempt: { number: number; startedAt: Date };
   task: { id: string; filePath?: string };
   queue: { name: string };

@@ -15,7 +15,7 @@ import {
 } from "@svc/runtime/engine";
 import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { traceparentOf } from "@svc/runtime/engine";
-import { runInExecution, type Task, type TaskContext } from "@svc/runtime/sdk";
+import { runInExecution, type IdempotencyKeyScope, type Task, type TaskContext } from "@svc/runtime/sdk";
 import type { Claim, ClaimedRun } from "./claim.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
@@ -252,6 +252,7 @@ function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext
       isTest: run.is_test,
       createdAt: run.created_at,
       ...(run.idempotency_key_user ? { idempotencyKey: run.idempotency_key_user } : {}),
+      ...(run.idempotency_key_scope ? { idempotencyKeyScope: run.idempotency_key_scope as IdempotencyKeyScope } : {}),
       ...(run.max_attempts ? { maxAttempts: run.max_attempts } : {}),
       version: deps.worker.version,
     },

@@ -38,6 +38,8 @@ const OfferedRunSchema = z.object({
   tags: z.array(z.string()),
   is_test: z.boolean(),
   idempotency_key_user: z.string().nullable(),
+  // An offer from a build before migration 0037 (a rolling deploy) has no scope.
+  idempotency_key_scope: z.string().nullable().default(null),
   batch_id: z.string().nullable(),
   trigger_function: z.string(),
   created_at: timestamp,

@@ -13,6 +13,12 @@ export interface RetrievedBatch {
   idempotencyKey?: string;
   createdAt: string;
   updatedAt: string;
+  /**
+   * How creating its runs went (the SDK's batch.retrieve requires it): done once every item has a
+   * run (sealed). An item that cannot become a run is refused with its request, so none is listed
+   * as failed here.
+   */
+  processing: { completedAt?: string; errors: { index: number; taskIdentifier: string; error: string; errorCode?: string }[] };
 }
 
 /** GET /api/v2/batches/{id}. */
@@ -38,6 +44,7 @@ export async function retrieveBatch(db: Queryable, environmentId: string, batchI
     runs: rows.map((r) => r.id),
     createdAt: batch.created_at.toISOString(),
     updatedAt: updatedAt.toISOString(),
+    processing: { ...(batch.sealed_at ? { completedAt: batch.sealed_at.toISOString() } : {}), errors: [] },
   };
   const key = batch.idempotency_key_user ?? batch.idempotency_key;
   if (key) result.idempotencyKey = key;

@@ -7,7 +7,7 @@ import { KEYED_EPOCH } from "../../ledger/entries.ts";
  */
 export const CLAIMED_COLUMNS = [
   "id", "environment_id", "task_identifier", "queue_name", "payload", "payload_type", "attempt_number", "ledger_epoch",
-  "max_attempts", "max_duration_s", "tags", "is_test", "idempotency_key_user", "batch_id", "trigger_function",
+  "max_attempts", "max_duration_s", "tags", "is_test", "idempotency_key_user", "idempotency_key_scope", "batch_id", "trigger_function",
   "created_at", "updated_at", "claim_token", "traceparent", "wait_traceparent",
 ] as const;
 export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;

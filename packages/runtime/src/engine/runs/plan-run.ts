@@ -34,6 +34,8 @@ export interface RunPlan {
   packet: Packet;
   idempotencyKey: string | null;
   idempotencyKeyUser: string | null;
+  /** `idempotencyKeyOptions.scope` as the SDK sent it (run, attempt or global). */
+  idempotencyKeyScope: string | null;
   idempotencyKeyExpiresAt: Date | null;
   tags: string[];
   metadata: string | null;
@@ -93,6 +95,7 @@ export function planRun(
     packet,
     idempotencyKey,
     idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,
+    idempotencyKeyScope: idempotencyKey ? (options.idempotencyKeyOptions?.scope ?? null) : null,
     idempotencyKeyExpiresAt: idempotencyKey ? new Date(now.getTime() + keyTtlMs) : null,
     tags,
     metadata: options.metadata === undefined ? null : JSON.stringify(options.metadata),

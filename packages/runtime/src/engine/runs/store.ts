@@ -18,6 +18,8 @@ export interface RunRow {
   error: unknown;
   idempotency_key: string | null;
   idempotency_key_user: string | null;
+  /** idempotencyKeyOptions.scope (migration 0037): run, attempt or global. */
+  idempotency_key_scope: string | null;
   idempotency_key_expires_at: Date | null;
   tags: string[];
   metadata: unknown;
