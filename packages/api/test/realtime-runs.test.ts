@@ -163,7 +163,7 @@ describe("GET /realtime/v1/runs/{id}", () => {
     expect(wrong.status).toBe(409);
     expect(wrong.body).toEqual([{ headers: { control: "must-refetch" } }]);
     expect(wrong.handle).toBe(`run-${runId}`);
-    const [xmin, xmax] = first.offset.split("_").map(BigInt);
+    const [xmin, xmax] = first.offset.split("_").slice(0, 2).map(BigInt);
     const future = await shape(`/realtime/v1/runs/${runId}`, { offset: `${xmin! + 10n ** 9n}_${xmax! + 10n ** 9n}`, handle: first.handle });
     expect(future.status).toBe(409);
   });
@@ -223,10 +223,16 @@ describe("credentials and bad input", () => {
   it("answers 404 for an unknown run and 400 for a malformed offset, tag list or createdAt", async () => {
     expect((await shape(`/realtime/v1/runs/run_doesnotexist`)).status).toBe(404);
     const runId = await triggerTask(api, { payload: {} });
-    for (const offset of ["0_0", "abc", "5_3", "3_9_2", "3_9_4.4"]) {
+    for (const offset of ["abc", "1_2_", "-2", "1_2_3,4"]) {
       const bad = await shape(`/realtime/v1/runs/${runId}`, { offset, handle: `run-${runId}` });
       expect(bad.status, offset).toBe(400);
       expect(bad.body.error).toMatch(/offset/);
+    }
+    // Of an offset's form, but no snapshot: the client is told to start over.
+    for (const offset of ["0_0", "5_3", "3_9_2", "3_9_4.4"]) {
+      const bad = await shape(`/realtime/v1/runs/${runId}`, { offset, handle: `run-${runId}` });
+      expect(bad.status, offset).toBe(409);
+      expect(bad.body).toEqual([{ headers: { control: "must-refetch" } }]);
     }
     expect((await shape(`/realtime/v1/runs`, { tags: "a,,b" })).status).toBe(400);
     expect((await shape(`/realtime/v1/runs`, { tags: Array.from({ length: 11 }, (_, i) => `t${i}`).join(",") })).status).toBe(400);

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { readRunShape, ValidationError, type Environment, type RunShape, type ShapeRead } from "@svc/runtime/engine";
+import { readRunShape, type Environment, type RunShape, type ShapeRead } from "@svc/runtime/engine";
 import type { AppDeps } from "../deps.ts";
 import type { Principal } from "../auth/principal.ts";
 import { bearerToken } from "../auth/principal.ts";
@@ -96,8 +96,9 @@ export async function serveShape(r: ShapeRequest): Promise<FastifyReply> {
   const handle = query.handle ?? query.shape_id;
   if (offset === INITIAL_OFFSET || handle === undefined) return answer(await readRunShape(db, r.environment.id, r.shape, null), "insert");
   if (handle !== r.handle) return mustRefetch(r);
+  // Of an offset's form but not a snapshot (this server never answered with it): start over.
   const since = snapshotOfOffset(offset);
-  if (since === null) throw new ValidationError("Invalid query: offset is not one this server answered with");
+  if (since === null) return mustRefetch(r);
   if (query.live !== "true") {
     const read = await readRunShape(db, r.environment.id, r.shape, since);
     return read.sinceAhead ? mustRefetch(r) : answer(read, "update");

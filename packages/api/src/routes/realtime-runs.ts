@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { getRun, MAX_TAG_SHAPE_RUNS, NotFoundError, parseDuration, retrieveBatch, ValidationError, type RunRow } from "@svc/runtime/engine";
 import { BatchIdParams, RunIdParams } from "@svc/runtime/contracts";
-import { storedText } from "@svc/runtime/contracts";
+import { DURATION_SCHEMA } from "@svc/runtime/contracts";
 import type { AppDeps } from "../deps.ts";
 import type { Principal } from "../auth/principal.ts";
 import { hasScope, requireScope } from "../auth/scopes.ts";
@@ -17,9 +17,8 @@ const DEFAULT_CREATED_AT = "24h";
 /** The longest `createdAt` window a tag subscription may ask for (longer ones are cut to it). */
 export const MAX_CREATED_AT_MS = 7 * 24 * 3600_000;
 
-const TagList = storedText(z.string().max(10 * 129))
-  .refine((value) => value.split(",").every((tag) => tag.length > 0 && tag.length <= 128), "must be tags of 1 to 128 characters separated by commas")
-  .refine((value) => value.split(",").length <= 10, "at most 10 tags");
+/** 1 to 10 tags of 1 to 128 characters (no comma, no NUL), separated by commas: what a run may carry. */
+const TagList = z.string().regex(/^[^,\u0000]{1,128}(,[^,\u0000]{1,128}){0,9}$/, "must be 1 to 10 tags of 1 to 128 characters, separated by commas");
 
 const SHAPE_SUCCESS = {
   responseMediaType: "application/json",
@@ -91,7 +90,11 @@ export function registerRealtimeRunRoutes(app: FastifyInstance, deps: AppDeps) {
     query: z.object({
       ...SHAPE_QUERY,
       tags: TagList.optional().describe("Tags, comma-separated: a run must carry every one"),
-      createdAt: z.string().max(100).optional().describe(`How far back the runs were created, a duration ("1h", "2d"; default ${DEFAULT_CREATED_AT}, at most 7d)`),
+      createdAt: z
+        .string()
+        .max(100)
+        .meta({ ...DURATION_SCHEMA, description: `How far back the runs were created, a duration ("1h", "2d"; default ${DEFAULT_CREATED_AT}, at most 7d)` })
+        .optional(),
     }),
     ...SHAPE_SUCCESS,
     async handler({ principal, query, request, reply }) {
