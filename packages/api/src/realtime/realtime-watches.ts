@@ -16,6 +16,8 @@ interface Watch {
   /** When the last holder left (clock ms); null while held. */
   idleSince: number | null;
   expiresAt: number;
+  /** Every writer that may have missed the registration has ended. */
+  settled: boolean;
 }
 
 /**
@@ -52,12 +54,17 @@ export class RealtimeWatches {
     return [...this.#watches.keys()];
   }
 
+  /** Whether the environment's watch is registered and every writer that may have missed it has ended (for tests). */
+  isSettled(environmentId: string): boolean {
+    return this.#watches.get(environmentId)?.settled === true;
+  }
+
   /** Holds the environment's watch; resolves once its row is committed. Call the returned function to let go. */
   async hold(environmentId: string): Promise<() => void> {
     const now = this.#clock.now().getTime();
     let watch = this.#watches.get(environmentId);
     if (!watch) {
-      watch = { ready: this.#register(environmentId), holders: 0, idleSince: null, expiresAt: now + WATCH_TTL_MS };
+      watch = { ready: this.#register(environmentId), holders: 0, idleSince: null, expiresAt: now + WATCH_TTL_MS, settled: false };
       this.#watches.set(environmentId, watch);
     } else if (watch.expiresAt - now < WATCH_TTL_MS / 2) {
       // Maintenance did not extend it (the database was away): register again.
@@ -132,6 +139,8 @@ export class RealtimeWatches {
     while (!this.#stopped && this.#watches.has(environmentId)) {
       try {
         if (await transactionsEndedBelow(this.#db, horizon)) {
+          const watch = this.#watches.get(environmentId);
+          if (watch) watch.settled = true;
           this.#onSettled(environmentId);
           return;
         }
