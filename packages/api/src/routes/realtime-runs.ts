@@ -25,11 +25,23 @@ const SHAPE_SUCCESS = {
   successDescription:
     "A JSON array of change messages (`{key, value, headers: {operation}}`, `value` the run's columns as Postgres text) ending with `{\"headers\":{\"control\":\"up-to-date\"}}`: every row on `offset=-1`, else the rows changed since `offset`",
   successHeaders: SHAPE_SUCCESS_HEADERS,
-  response: z.array(z.object({}).loose()),
+  response: z.array(
+    z.union([
+      z.object({
+        key: z.string().describe("The run's key: `\"public\".\"runs\"/\"<run id>\"`"),
+        value: z.record(z.string(), z.string().nullable()).describe("The run's columns (those not skipped), each as Postgres text or null; `electric-schema` gives their types"),
+        headers: z.object({ operation: z.enum(["insert", "update"]) }),
+      }),
+      z.object({ headers: z.object({ control: z.literal("up-to-date") }) }),
+    ]),
+  ),
   otherResponses: {
     409: {
-      description: `The handle is not this shape's, or the offset is ahead of the database: drop the rows and read again from offset -1 with the \`electric-handle\` given (body \`${MUST_REFETCH_BODY}\`)`,
-      schema: { type: "array", items: { type: "object" } },
+      description: `The handle is not this shape's, or the offset is not a snapshot of this database (or is ahead of it): drop the rows and read again from offset -1 with the \`electric-handle\` given (body \`${MUST_REFETCH_BODY}\`)`,
+      schema: {
+        type: "array",
+        items: { type: "object", properties: { headers: { type: "object", properties: { control: { const: "must-refetch" } }, required: ["control"] } }, required: ["headers"] },
+      },
     },
   },
   // Too many live requests open for this public token or client address (subscription-limits.ts).
