@@ -33,7 +33,6 @@ const CLICKHOUSE = "TRQL queries, dashboards and reports run on Trigger.dev's Cl
 const ENGINE_V1 = "the `engine/v1` task-runtime protocol: only task code running on Trigger.dev's runtime calls it; svc runs tasks written with @svc/runtime";
 const CHAT_SNAPSHOTS = "chat.agent snapshots live in Trigger.dev's object storage";
 const WEBHOOKS = "Trigger.dev's webhook endpoints (inbound deliveries, waiters, secrets) have no svc counterpart and no issue yet";
-const REALTIME = "issue 34 §1 (realtime runs)";
 const METADATA_AND_STREAMS = "issue 34 §2 (run metadata and streams)";
 const QUEUES = "issue 34 §4 (queues and concurrency limits)";
 const BULK_AND_TOKENS = "issue 34 §6 (bulk actions, public tokens)";
@@ -144,9 +143,9 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   sendInputStream: { calls: ["POST /realtime/v1/streams/{runId}/input/{streamId}"], status: "planned", plan: METADATA_AND_STREAMS },
   setWebhookEndpointSecret: { calls: ["PUT /api/v1/webhooks/endpoints/{endpointId}/secret"], status: "not-served", reason: WEBHOOKS },
   streamBatchItems: { calls: ["POST /api/v3/batches/{batchId}/items"], status: "served", tests: ["packages/api/test/sdk-runs.test.ts"] },
-  subscribeToBatch: { calls: ["GET /realtime/v1/batches/{batchId}"], status: "planned", plan: REALTIME },
-  subscribeToRun: { calls: ["GET /realtime/v1/runs/{runId}"], status: "planned", plan: REALTIME },
-  subscribeToRunsWithTag: { calls: ["GET /realtime/v1/runs"], status: "planned", plan: REALTIME },
+  subscribeToBatch: { calls: ["GET /realtime/v1/batches/{batchId}"], status: "served", tests: ["packages/api/test/sdk-realtime.test.ts", "packages/api/test/realtime-runs.test.ts", "test/realtime-browser.test.ts"] },
+  subscribeToRun: { calls: ["GET /realtime/v1/runs/{runId}"], status: "served", tests: ["packages/api/test/sdk-realtime.test.ts", "packages/api/test/realtime-runs.test.ts", "test/realtime-browser.test.ts"] },
+  subscribeToRunsWithTag: { calls: ["GET /realtime/v1/runs"], status: "served", tests: ["packages/api/test/sdk-realtime.test.ts", "packages/api/test/realtime-runs.test.ts", "test/realtime-browser.test.ts"] },
   subscribeToSessionStream: { calls: ["GET /realtime/v1/sessions/{sessionIdOrExternalId}/{io}", "GET /realtime/v1/sessions/{sessionIdOrExternalId}/channels/{channel}/{io}"], status: "served", tests: ["packages/api/test/sdk-sessions.test.ts"], notServed: { "GET /realtime/v1/sessions/{sessionIdOrExternalId}/channels/{channel}/{io}": "named channels" } },
   triggerTask: { calls: ["POST /api/v1/tasks/{taskId}/trigger"], status: "served", tests: ["packages/api/test/sdk-runs.test.ts"] },
   updateDashboard: { calls: ["PATCH /api/v1/query/dashboards/{dashboardId}"], status: "out-of-scope", reason: CLICKHOUSE },

@@ -147,6 +147,13 @@ CREATE TABLE projects (
     CONSTRAINT projects_ref_key UNIQUE (ref)
 );
 
+CREATE TABLE realtime_watches (
+    environment_id text NOT NULL,
+    watcher text NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT realtime_watches_pkey PRIMARY KEY (environment_id, watcher)
+);
+
 CREATE TABLE retention_sweeps (
     environment_id text NOT NULL,
     due_at timestamp with time zone NOT NULL,
@@ -257,6 +264,7 @@ END) STORED NOT NULL,
     offered_start boolean DEFAULT false NOT NULL,
     claim_from_runs boolean DEFAULT true NOT NULL,
     idempotency_key_scope text,
+    change_xid xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -281,6 +289,8 @@ CREATE INDEX runs_stored_payload ON public.runs USING btree (environment_id, md5
 CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 CREATE INDEX runs_task_list ON public.runs USING btree (environment_id, task_identifier, created_at DESC, id DESC);
 CREATE INDEX runs_test_list ON public.runs USING btree (environment_id, created_at DESC, id DESC) WHERE is_test;
+CREATE TRIGGER runs_changed BEFORE UPDATE OF status, metadata, tags, error, started_at, finished_at, delay_until, expired_at, ttl, idempotency_key, idempotency_key_user, is_test, output, output_type ON public.runs FOR EACH ROW WHEN (((((((((((((((old.status IS DISTINCT FROM new.status) OR (old.metadata IS DISTINCT FROM new.metadata)) OR (old.tags IS DISTINCT FROM new.tags)) OR (old.error IS DISTINCT FROM new.error)) OR (old.started_at IS DISTINCT FROM new.started_at)) OR (old.finished_at IS DISTINCT FROM new.finished_at)) OR (old.delay_until IS DISTINCT FROM new.delay_until)) OR (old.expired_at IS DISTINCT FROM new.expired_at)) OR (old.ttl IS DISTINCT FROM new.ttl)) OR (old.idempotency_key IS DISTINCT FROM new.idempotency_key)) OR (old.idempotency_key_user IS DISTINCT FROM new.idempotency_key_user)) OR (old.is_test IS DISTINCT FROM new.is_test)) OR (old.output_type IS DISTINCT FROM new.output_type)) OR (old.output IS DISTINCT FROM new.output))) EXECUTE FUNCTION svc_run_changed();
+CREATE TRIGGER runs_inserted AFTER INSERT ON public.runs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION svc_runs_inserted();
 
 CREATE TABLE schedule_ticks (
     schedule_id text NOT NULL,
@@ -853,4 +863,39 @@ AS $function$
   SELECT EXISTS (
     SELECT 1 FROM worker_tasks wt
     WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name AND wt.concurrency_limit IS NOT NULL)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_run_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  notice text;
+BEGIN
+  -- Taken first: a writer whose check below misses a watch registered at this moment has its
+  -- transaction id below the horizon the registering process waits past (realtime watches).
+  NEW.change_xid := pg_current_xact_id();
+  IF EXISTS (SELECT 1 FROM realtime_watches w WHERE w.environment_id = NEW.environment_id) THEN
+    notice := json_build_array(NEW.environment_id, NEW.id, NEW.batch_id, NEW.tags)::text;
+    IF octet_length(notice) > 7900 THEN
+      notice := json_build_array(NEW.environment_id, NEW.id, NEW.batch_id, NULL)::text;
+    END IF;
+    PERFORM pg_notify('svc_run_changes', notice);
+  END IF;
+  RETURN NEW;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_runs_inserted()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('svc_run_changes',
+    CASE WHEN octet_length(n.notice) > 7900 THEN json_build_array(i.environment_id, i.id, i.batch_id, NULL)::text ELSE n.notice END)
+  FROM inserted i
+  CROSS JOIN LATERAL (SELECT json_build_array(i.environment_id, i.id, i.batch_id, i.tags)::text AS notice) n
+  WHERE i.environment_id IN (SELECT w.environment_id FROM realtime_watches w);
+  RETURN NULL;
+END;
 $function$;

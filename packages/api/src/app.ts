@@ -27,6 +27,7 @@ import { registerWaitpointRoutes } from "./routes/waitpoints.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
 import { registerSessionRoutes } from "./routes/sessions.ts";
 import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
+import { registerRealtimeRunRoutes } from "./routes/realtime-runs.ts";
 import { registerMetricsRoute } from "./routes/metrics.ts";
 import { registerRequestTiming } from "./metrics/request-timing.ts";
 import { registerDashboard } from "./dashboard/register.ts";
@@ -96,6 +97,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerScheduleRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerSessionChannelRoutes(app, deps);
+  registerRealtimeRunRoutes(app, deps);
   registerOpenApiRoute(app, deps);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   await registerDashboard(app, deps);

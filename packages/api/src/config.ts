@@ -30,6 +30,10 @@ export const ApiConfig = z.object({
   SSE_SUBSCRIPTIONS_PER_TOKEN: z.coerce.number().int().min(0).default(DEFAULT_SUBSCRIPTION_LIMITS.perPublicToken!),
   /** Session channel subscriptions public tokens may hold open at once from one client address; 0: no limit. */
   SSE_SUBSCRIPTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(DEFAULT_SUBSCRIPTION_LIMITS.perAddress!),
+  /** Live realtime run subscriptions (GET /realtime/v1/runs…, long polls) a public token may hold open at once; 0: no limit. */
+  REALTIME_SUBSCRIPTIONS_PER_TOKEN: z.coerce.number().int().min(0).default(DEFAULT_SUBSCRIPTION_LIMITS.perPublicToken!),
+  /** Live realtime run subscriptions public tokens may hold open at once from one client address; 0: no limit. */
+  REALTIME_SUBSCRIPTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(DEFAULT_SUBSCRIPTION_LIMITS.perAddress!),
   /** Packet upload bytes held in memory at once, across all uploads. */
   PACKET_UPLOAD_BUFFER_MB: z.coerce.number().int().min(1).default(128),
   /** Take the client address from X-Forwarded-For: set it behind a proxy you trust. */
@@ -64,6 +68,8 @@ export function limitsFromConfig(config: ApiConfig): ApiLimits {
         : null,
     loginRateLimit: loginRateLimitOf(config),
     subscriptions: { perPublicToken: config.SSE_SUBSCRIPTIONS_PER_TOKEN || null, perAddress: config.SSE_SUBSCRIPTIONS_PER_ADDRESS || null },
+    runSubscriptions: { perPublicToken: config.REALTIME_SUBSCRIPTIONS_PER_TOKEN || null, perAddress: config.REALTIME_SUBSCRIPTIONS_PER_ADDRESS || null },
+    realtimeLivePollMs: DEFAULT_LIMITS.realtimeLivePollMs,
     packetUploadBufferBytes: config.PACKET_UPLOAD_BUFFER_MB * 1024 * 1024,
     requestTimeoutMs: DEFAULT_LIMITS.requestTimeoutMs,
   };

@@ -2,6 +2,7 @@ import type { EngineDeps } from "@svc/runtime/engine";
 import type { Principal } from "./auth/principal.ts";
 import type { SecretKeyCache } from "./auth/secret-key-cache.ts";
 import type { SessionStreamHub } from "./realtime/session-stream-hub.ts";
+import type { RunChangeHub } from "./realtime/run-change-hub.ts";
 import type { ApiMetrics } from "./metrics/api-metrics.ts";
 
 export interface AppDeps {
@@ -14,6 +15,11 @@ export interface AppDeps {
   secretKeys?: SecretKeyCache;
   /** Live delivery of session channel records to this process's SSE subscribers (one LISTEN connection). */
   sessionStreams?: SessionStreamHub;
+  /**
+   * Wakes live realtime run requests when their runs change (one LISTEN connection). Without it
+   * a live request answers when its long poll ends, and the next one reads what changed.
+   */
+  runChanges?: RunChangeHub;
   /** The process's metrics: with them, requests are timed and GET /metrics serves them; without, neither. */
   metrics?: ApiMetrics;
 }

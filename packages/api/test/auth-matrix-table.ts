@@ -339,6 +339,29 @@ export const MATRIX: Record<string, MatrixEntry> = {
     },
   },
 
+  // Realtime run subscriptions (ElectricSQL shape protocol): the first request of a subscription.
+  "GET /realtime/v1/runs/:runId": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const runId = await fx.run(true);
+      return { url: `/realtime/v1/runs/${runId}?offset=-1`, scope: `read:runs:${runId}`, wrongScope: "read:runs:run_someone_else" };
+    },
+  },
+  "GET /realtime/v1/runs": {
+    kinds: SK_JWT, target: "collection", success: 200,
+    build: async (fx) => {
+      await fx.run(true);
+      return { url: `/realtime/v1/runs?tags=${encodeURIComponent(fx.marker)}&offset=-1`, scope: `read:tags:${fx.marker}`, wrongScope: "read:tags:another-tag" };
+    },
+  },
+  "GET /realtime/v1/batches/:batchId": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const batchId = await fx.batch();
+      return { url: `/realtime/v1/batches/${batchId}?offset=-1`, scope: `read:batch:${batchId}`, wrongScope: "read:batch:batch_someone_else" };
+    },
+  },
+
   // Environment variables: a secret key of that environment, or a PAT of a member.
   "GET /api/v1/projects/:projectRef/envvars/:env": {
     kinds: SK_PAT, target: "project", success: 200, listShowsMarker: true,

@@ -10,6 +10,7 @@ import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
 import type { ApiMetrics } from "../src/metrics/api-metrics.ts";
 import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
+import { createRunChangeHub } from "../src/realtime/create-run-change-hub.ts";
 
 export { FakeClock, TEST_ENCRYPTION_KEY };
 
@@ -31,8 +32,9 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   const notices = new SharedListener({ url: te.db.url, onError: (error) => console.error(error) });
   const secretKeys = new SecretKeyCache({ notices });
   const sessionStreams = new SessionStreamHub({ db: te.db.pool, notices, onError: (error) => console.error(error) });
+  const runChanges = createRunChangeHub({ db: te.db.pool, clock: engine.clock, notices, onError: (error) => console.error(error) });
   await notices.start();
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, runChanges, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
@@ -42,7 +44,9 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
     devAuth: { authorization: `Bearer ${te.project.environments.dev.secretKey}` },
     async close() {
       sessionStreams.stop();
+      runChanges.stop();
       await app.close();
+      await runChanges.watches.stop();
       await notices.stop();
       await te.close();
     },
@@ -72,14 +76,17 @@ export async function startTestApiOn(api: TestApi): Promise<{ app: FastifyInstan
   const engine = { ...api.engine, db: pool };
   const notices = new SharedListener({ url: api.db.url, onError: (error) => console.error(error) });
   const sessionStreams = new SessionStreamHub({ db: pool, notices, onError: (error) => console.error(error) });
+  const runChanges = createRunChangeHub({ db: pool, clock: engine.clock, notices, onError: (error) => console.error(error) });
   await notices.start();
-  const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams }, { logger: false });
+  const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams, runChanges }, { logger: false });
   await app.ready();
   return {
     app,
     async close() {
       sessionStreams.stop();
+      runChanges.stop();
       await app.close();
+      await runChanges.watches.stop();
       await notices.stop();
       await pool.end();
     },

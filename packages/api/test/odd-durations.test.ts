@@ -47,13 +47,15 @@ describe("durations too long for any date", () => {
 });
 
 describe("dates JS holds but Postgres cannot", () => {
-  it("are refused naming the field, never sent to Postgres as an invalid or out-of-range date", async () => {
+  it("are refused naming the field (or held at the latest date), never sent to Postgres as an invalid or out-of-range date", async () => {
     const before = (await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n;
-    // The latest JS date plus a TTL is no date at all (was sent as "0NaN-NaN-…").
+    // The latest JS date plus a TTL is no date at all (was sent as "0NaN-NaN-…"): the run expires
+    // at the latest date instead, a real one (a TTL only ever shortens a run's life).
     const pastLatest = await trigger({ delay: 8.64e15, ttl: "1s" });
-    expect(pastLatest.statusCode).toBe(400);
-    expect(pastLatest.json().error).toMatch(/^ttl: the resulting date is outside the range that can be stored/);
-    expect((await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n).toBe(before);
+    expect(pastLatest.statusCode).toBe(200);
+    const { rows } = await api.db.pool.query(`SELECT expire_at, delay_until FROM runs WHERE id = $1`, [pastLatest.json().id]);
+    expect(rows[0]).toEqual({ expire_at: new Date(8.64e15), delay_until: new Date(8.64e15) });
+    expect((await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n).toBe(before + 1);
     // Epoch milliseconds before 4714 BC: a valid JS date Postgres refuses.
     const earliest = await createTokenRequest(api, { timeout: -8.64e15 });
     expect(earliest.statusCode).toBe(400);

@@ -2,8 +2,14 @@ import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
 import { sendError } from "./errors.ts";
 
-/** Response headers a browser's script may read (the SDK reads the public token minted for a trigger). */
-const EXPOSED_HEADERS = ["x-trigger-jwt", "x-trigger-jwt-claims", "x-should-retry"];
+/**
+ * Response headers a browser's script may read: the SDK reads the public token minted for a
+ * trigger, and a realtime subscription (`@electric-sql/client`) its offsets and handles.
+ */
+const EXPOSED_HEADERS = [
+  "x-trigger-jwt", "x-trigger-jwt-claims", "x-should-retry", "retry-after",
+  "electric-offset", "electric-handle", "electric-schema", "electric-cursor", "electric-up-to-date", "electric-chunk-last-offset", "electric-shape-id",
+];
 
 /** A token's callback URL is for servers calling back, not for pages: no CORS there, as in Trigger.dev. */
 const NO_CORS = /^\/api\/v1\/waitpoints\/tokens\/[^/]+\/callback\//;

@@ -13,6 +13,10 @@ export interface ApiLimits {
   loginRateLimit: LoginRateLimit | null;
   /** Session channel subscriptions (SSE) open at once per public token and per client address. */
   subscriptions: SubscriptionLimits;
+  /** Live realtime run subscriptions (long polls held open) per public token and per client address. */
+  runSubscriptions: SubscriptionLimits;
+  /** How long a live realtime run request waits for a change before answering "up to date" (ElectricSQL holds ~20 s). */
+  realtimeLivePollMs: number;
   /** Bytes of packet uploads held in memory at once, across all uploads. */
   packetUploadBufferBytes: number;
   /**
@@ -24,13 +28,23 @@ export interface ApiLimits {
 }
 
 /** What tests get unless they ask: no rate limit (it would get in the way of fast test traffic); the production bounds on open subscriptions. */
-export const DEFAULT_LIMITS: ApiLimits = { publicRateLimit: null, loginRateLimit: null, subscriptions: DEFAULT_SUBSCRIPTION_LIMITS, packetUploadBufferBytes: 128 * 1024 * 1024, requestTimeoutMs: 300_000 };
+export const DEFAULT_LIMITS: ApiLimits = {
+  publicRateLimit: null,
+  loginRateLimit: null,
+  subscriptions: DEFAULT_SUBSCRIPTION_LIMITS,
+  runSubscriptions: DEFAULT_SUBSCRIPTION_LIMITS,
+  realtimeLivePollMs: 20_000,
+  packetUploadBufferBytes: 128 * 1024 * 1024,
+  requestTimeoutMs: 300_000,
+};
 
 /** The per-app state behind the limits (per app, not per process: tests run several apps). */
 export interface LimitState {
   publicRate: AddressRateLimiter | null;
   login: LoginThrottle | null;
   subscriptions: SubscriptionCounter;
+  runSubscriptions: SubscriptionCounter;
+  realtimeLivePollMs: number;
   packetUploads: ByteBudget;
 }
 
@@ -42,6 +56,8 @@ export function installLimits(app: FastifyInstance, limits: ApiLimits, clock: Cl
     publicRate: limits.publicRateLimit ? new AddressRateLimiter(limits.publicRateLimit, clock) : null,
     login: limits.loginRateLimit ? new LoginThrottle(limits.loginRateLimit, clock) : null,
     subscriptions: new SubscriptionCounter(limits.subscriptions),
+    runSubscriptions: new SubscriptionCounter(limits.runSubscriptions),
+    realtimeLivePollMs: limits.realtimeLivePollMs,
     packetUploads: new ByteBudget(limits.packetUploadBufferBytes),
   };
   (app as WithLimits)[LIMITS] = state;

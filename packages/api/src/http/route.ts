@@ -59,6 +59,8 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
    * definition (auth → 401/403, no auth → 429, params → 404/414, a body → 413/415, every route → 400/405/408/503).
    */
   errors?: number[];
+  /** Statuses the handler answers with a body of their own (not `{ error }`), for the document. */
+  otherResponses?: Record<number, { description: string; schema: Record<string, unknown> }>;
   /** Documents a body the handler parses itself (no `body` schema). */
   documentedBody?: DocumentedBody;
   /** Bytes; defaults to the app's limit (3 MiB). */

@@ -77,6 +77,9 @@ function operationOf(route: Route, defs: Record<string, JsonSchema>) {
   const responses: Record<string, unknown> = { [String(route.status ?? 200)]: success };
   for (const other of route.alsoSucceeds ?? []) responses[String(other.status)] = { description: other.description, content };
   for (const status of errorStatusesOf(route)) responses[String(status)] = errorRef(status);
+  for (const [status, other] of Object.entries(route.otherResponses ?? {})) {
+    responses[status] = { description: other.description, content: { "application/json": { schema: other.schema } } };
+  }
   return {
     operationId: operationIdOf(route),
     summary: route.summary,

@@ -19,6 +19,11 @@ export const CHANNELS = {
   credentials: "svc_credentials",
   /** A record was appended to a session channel: JSON `{ e, k, io, seq, r? }` (engine/sessions/append-record.ts). */
   sessionRecords: "svc_session_records",
+  /**
+   * A run changed what a realtime subscriber sees, in an environment some API process watches:
+   * JSON `[environmentId, runId, batchId | null, tags | null]` (sent by triggers, migration 0038).
+   */
+  runChanges: "svc_run_changes",
   /** An `.in` record was appended: `<sessionId> <seq>` (what runs in session.in.once listen for). */
   sessionIn: "svc_session_in",
 } as const;

@@ -77,6 +77,10 @@ export {
   MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
 } from "./runs/timeline.ts";
 
+// Realtime run subscriptions: shape reads from a snapshot, the environments API processes watch
+export { MAX_TAG_SHAPE_RUNS, readRunShape, transactionsEndedBelow, type RealtimeRunRow, type RunShape, type ShapeRead } from "./realtime/run-shapes.ts";
+export { deleteExpiredWatches, deleteWatches, extendWatches, upsertWatch } from "./realtime/watches.ts";
+
 // Waitpoints: the state machine's completion, tokens and their callback URLs
 export { getWaitpoint, insertWaitpoint, type WaitpointRow } from "./waitpoints/store.ts";
 export { completeWaitpoint, parseResumePayload } from "./waitpoints/complete-waitpoint.ts";

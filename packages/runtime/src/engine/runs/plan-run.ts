@@ -1,4 +1,4 @@
-import { parseTtl, resolveTime, storableDate, withinMaxDuration } from "../../durations.ts";
+import { LATEST_DATE_MS, parseTtl, resolveTime, storableDate, withinMaxDuration } from "../../durations.ts";
 import { UnprocessableError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
@@ -78,8 +78,9 @@ export function planRun(
   if (options.ttl !== undefined) {
     ttl = typeof options.ttl === "number" ? `${options.ttl}s` : options.ttl;
     const ttlMs = typeof options.ttl === "number" ? withinMaxDuration(options.ttl * 1000, "ttl", ttl) : parseTtl(options.ttl, "ttl");
-    // A delay near the latest date plus a TTL can run past it.
-    expireAt = storableDate(new Date((isDelayed ? delayUntil!.getTime() : now.getTime()) + ttlMs), "ttl");
+    // A delay near the latest date plus a TTL can run past it: such a run expires at the latest
+    // date a run can hold, which is never in practice (a TTL only ever shortens a run's life).
+    expireAt = storableDate(new Date(Math.min(LATEST_DATE_MS, (isDelayed ? delayUntil!.getTime() : now.getTime()) + ttlMs)), "ttl");
   }
   if (options.metadata !== undefined && (typeof options.metadata !== "object" || options.metadata === null || Array.isArray(options.metadata))) {
     throw new ValidationError("metadata: must be a JSON object");
