@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import type { CliIo } from "./io.ts";
 import { initProject } from "./init/init.ts";
 import { findConfigFile } from "@svc/runtime/sdk";
+import type { LoadedCode, LoadFailedMessage, ReadyMessage } from "./dev/children.ts";
 
 interface CliPackage {
   version: string;
@@ -121,6 +122,9 @@ async function dev(args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<n
 async function serve(service: "api" | "worker", args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number | "serving"> {
   const values = parse(args, service === "worker" ? { config: { type: "string" } } : {}, io);
   if (!values) return 2;
+  // Under svc dev (an IPC channel to it), the worker says which files it loaded: the ones to watch.
+  const graph = service === "worker" && process.send ? (await import("./dev/module-graph.ts")).recordModuleGraph() : undefined;
+  const loadedCode = (taskDirs: string[]): LoadedCode => ({ files: graph!.files(), taskDirs, seesEsModules: graph!.seesEsModules });
   try {
     if (service === "api") {
       const { serveApi } = await import("@svc/api");
@@ -130,11 +134,17 @@ async function serve(service: "api" | "worker", args: string[], env: NodeJS.Proc
       if (typeof values.config === "string") env.SVC_CONFIG = values.config;
       const { serveWorker } = await import("@svc/worker");
       const served = await serveWorker(env);
-      process.send?.({ type: "svc:ready", service, workerVersion: served.workerVersion, taskIds: served.taskIds });
+      const ready: ReadyMessage = { type: "svc:ready", service, workerVersion: served.workerVersion, taskIds: served.taskIds };
+      if (graph) ready.code = loadedCode(served.taskDirs);
+      process.send?.(ready);
     }
     return "serving";
   } catch (error) {
     io.stderr(`svc ${service}: ${startupProblem(error, env)}`);
+    if (graph) {
+      const failed: LoadFailedMessage = { type: "svc:load-failed", code: loadedCode([]) };
+      await new Promise<void>((resolve) => process.send!(failed, undefined, {}, () => resolve()));
+    }
     // What it opened before it failed (database pools, listeners) would keep the process alive.
     process.exit(1);
   }

@@ -7,7 +7,7 @@ svc is starting
   dashboard     ${apiUrl}/dashboard   (sign in with the token \`svc access you@example.com\` prints)
   project ref   ${info.projectRef}
   dev key       ${devKey}
-  tasks         from ${info.configPath} (the worker reloads when a file of the project changes)
+  tasks         from ${info.configPath} (the worker reloads when a file it loaded is saved)
 
 try it:
   curl -s -X POST ${apiUrl}/api/v1/tasks/hello-world/trigger \\
