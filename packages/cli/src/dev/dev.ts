@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { systemClock, type Clock } from "@svc/runtime/engine";
 import type { CliIo } from "../io.ts";
 import { devBanner } from "./banner.ts";
+import { portProblem } from "./port.ts";
 import { isLoadFailedMessage, spawnService, type LoadedCode, type ServiceChild } from "./children.ts";
 import { devLogStream } from "./dev-logs.ts";
 import { openDevDatabase, prepareDevProject } from "./database.ts";
@@ -64,20 +65,23 @@ export class DevSupervisor {
     const state = new DevState(this.options.stateDir);
     const port = Number(env.PORT ?? 3030);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DevError(`PORT=${env.PORT} is not a port number`);
+    const host = env.HOST ?? "127.0.0.1";
+    const problem = await portProblem(port, host);
+    if (problem) throw new DevError(problem);
     const encryptionKey = env.SVC_ENCRYPTION_KEY ?? state.encryptionKey();
 
     const database = await openDevDatabase(state, env, dirname(configPath), io);
     this.stopDatabase = database.stop;
     const databaseUrl = database.url;
-    state.writeRuntime({ databaseUrl, encryptionKey });
     const project = await prepareDevProject(databaseUrl, encryptionKey, this.options.clock ?? systemClock, io);
     const devKey = project.environments.dev.secretKey;
     const apiUrl = env.SVC_PUBLIC_URL ?? `http://localhost:${port}`;
+    state.writeRuntime({ databaseUrl, encryptionKey, apiUrl, secretKey: devKey });
     io.stdout(devBanner({ apiUrl, projectRef: project.projectRef, devKey, configPath }));
 
     const common = { ...env, DATABASE_URL: databaseUrl, SVC_ENCRYPTION_KEY: encryptionKey };
     this.childEnv = {
-      api: { ...common, PORT: String(port), HOST: env.HOST ?? "127.0.0.1", SVC_PUBLIC_URL: apiUrl },
+      api: { ...common, PORT: String(port), HOST: host, SVC_PUBLIC_URL: apiUrl },
       worker: { ...common, SERVICE_API_URL: env.SERVICE_API_URL ?? apiUrl, SVC_PUBLIC_URL: apiUrl, SERVICE_SECRET_KEY: env.SERVICE_SECRET_KEY ?? devKey, SVC_CONFIG: configPath },
     };
     this.api = spawnService("api", "api", this.childEnv.api, devLogStream("api", env));
