@@ -15,6 +15,10 @@ try it:
     -H "Content-Type: application/json" -d '{"payload":{"name":"Ada"}}'
   curl -s ${apiUrl}/api/v3/runs/<run id> -H "Authorization: Bearer ${devKey}"
 
+or from another terminal in this folder (the CLI finds this API and key in .svc/runtime.json):
+  svc runs trigger hello-world --payload '{"name":"Ada"}' --wait
+  svc runs list
+
 from code (@svc/runtime or @trigger.dev/sdk):
   SERVICE_API_URL=${apiUrl} SERVICE_SECRET_KEY=${devKey}
   TRIGGER_API_URL=${apiUrl} TRIGGER_SECRET_KEY=${devKey}
