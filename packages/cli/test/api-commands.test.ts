@@ -130,6 +130,8 @@ describe("svc runs trigger, show and list", () => {
     expect(next.json().data[0].id).not.toBe(row!.split(/\s+/)[0]);
 
     expect((await svcHere(["runs", "list", "--tag", "no-such-tag"])).stdout).toBe("no runs match\n");
+    expect((await svcHere(["runs", "list", "--tag", "cli", "--no-test", "--json"])).json().data).toHaveLength(2);
+    expect((await svcHere(["runs", "list", "--tag", "cli", "--test", "--json"])).json().data).toHaveLength(0);
   });
 
   it("reads the payload from a file or standard input, metadata and options too", async () => {
