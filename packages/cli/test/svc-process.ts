@@ -21,7 +21,10 @@ export interface SvcProcess {
 }
 
 export function startSvc(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): SvcProcess {
+  // A process group of its own, as a terminal gives a job: svc dev stops when the leader of its
+  // group goes away (pnpm's way of stopping it), which the test runner's group leader may do first.
   const child = spawn(process.execPath, ["--import", TSX, MAIN, ...args], {
+    detached: true,
     cwd: options.cwd,
     env: { ...process.env, LOG_LEVEL: "info", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
