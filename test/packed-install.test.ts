@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -148,10 +148,24 @@ describe("svc installed from packed tarballs into a fresh project", () => {
     // A change to a task file: the worker reloads and the new code runs, without a restart.
     const file = join(project, "src/tasks/hello-world.ts");
     writeFileSync(file, readFileSync(file, "utf8").replace("Hello, ", "Howdy, "));
-    // And a plain JavaScript task next to the TypeScript ones.
-    writeFileSync(join(project, "src/tasks/plain.js"), 'import { task } from "@svc/runtime";\nexport const plain = task({ id: "plain-js", run: async (p) => ({ doubled: p.n * 2 }) });\n');
+    // And a plain JavaScript task next to the TypeScript ones, importing a file outside the task folder.
+    mkdirSync(join(project, "src/lib"), { recursive: true });
+    writeFileSync(join(project, "src/lib/factor.js"), "export const factor = 2;\n");
+    writeFileSync(join(project, "src/tasks/plain.js"), 'import { task } from "@svc/runtime";\nimport { factor } from "../lib/factor.js";\nexport const plain = task({ id: "plain-js", run: async (p) => ({ doubled: p.n * factor }) });\n');
     await until(() => (/worker reloaded: .*plain-js/.test(output) ? true : undefined), "the worker to reload");
     expect((await finished(await trigger("hello-world", { name: "Ada" }))).output).toEqual({ greeting: "Howdy, Ada!" });
+    expect((await finished(await trigger("plain-js", { n: 21 }))).output).toEqual({ doubled: 42 });
+
+    // That imported file, replaced by a rename (sed -i, as editors save): the built worker reported
+    // it as loaded, so svc dev reloads for it, then again for a plain write after the rename.
+    const reloads = () => output.match(/worker reloaded: /g)?.length ?? 0;
+    const before = reloads();
+    execFileSync("sed", ["-i", "s/= 2/= 3/", join(project, "src/lib/factor.js")]);
+    await until(() => (reloads() > before ? true : undefined), "the worker to reload after sed -i");
+    expect(output).toMatch(/changed: src\/lib\/factor\.js; reloading the worker/);
+    expect((await finished(await trigger("plain-js", { n: 21 }))).output).toEqual({ doubled: 63 });
+    writeFileSync(join(project, "src/lib/factor.js"), "export const factor = 2;\n");
+    await until(() => (reloads() > before + 1 ? true : undefined), "the worker to reload after a write");
     expect((await finished(await trigger("plain-js", { n: 21 }))).output).toEqual({ doubled: 42 });
 
     // The run that waited through the reload resumes on the new worker.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EncryptionKey } from "@svc/runtime/engine";
+import { EncryptionKey, settingsProblems } from "@svc/runtime/engine";
 import { DEFAULT_LIMITS, type ApiLimits } from "./http/limits.ts";
 import { DEFAULT_SUBSCRIPTION_LIMITS } from "./realtime/subscription-limits.ts";
 
@@ -48,8 +48,8 @@ export type ApiConfig = z.infer<typeof ApiConfig>;
 export function parseApiConfig(env: NodeJS.ProcessEnv): ApiConfig {
   const result = ApiConfig.safeParse(env);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n");
-    throw new Error(`invalid API configuration:\n${lines}`);
+    const lines = settingsProblems(result.error.issues, env).map((line) => `  ${line}`).join("\n");
+    throw new Error(`invalid API configuration (environment variables; all of them: docs/configuration.md):\n${lines}`);
   }
   return result.data;
 }

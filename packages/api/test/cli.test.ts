@@ -184,6 +184,30 @@ describe("provisioning a tenant", () => {
   });
 });
 
+describe("svc keys show without --project", () => {
+  it("shows the keys of the only project; with none or several, says what to do (exit 2)", { timeout: 60_000 }, async () => {
+    const db = await createTestDatabase();
+    try {
+      const none = await svcInProcess(["keys", "show"], db.url);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/^error: there is no project yet: run `svc setup` \(or `svc dev`\) first/);
+
+      const { projectRef, environments } = JSON.parse((await svcInProcess(["setup", "--json"], db.url)).stdout);
+      const shown = await svcInProcess(["keys", "show"], db.url);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(new RegExp(`^Secret keys of ${projectRef}\n {2}dev {6}${environments.dev.secretKey}\n`));
+
+      await svcInProcess(["orgs", "create", "acme"], db.url);
+      const second = JSON.parse((await svcInProcess(["projects", "create", "--org", "acme", "--name", "Shop", "--json"], db.url)).stdout);
+      const several = await svcInProcess(["keys", "show"], db.url);
+      expect(several.code).toBe(2);
+      expect(several.stderr).toMatch(new RegExp(`there are 2 projects: pass --project <ref> \\(.*${second.projectRef}.*\\)`));
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
 describe("bad usage and failures", () => {
   it("exits with 2 and a clear message for bad arguments", { timeout: 60_000 }, async () => {
     const spawned = await svc(["keys", "rotate", "--project", "p", "--env", "qa"]);

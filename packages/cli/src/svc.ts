@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import type { CliIo } from "./io.ts";
 import { initProject } from "./init/init.ts";
 import { findConfigFile } from "@svc/runtime/sdk";
+import type { LoadedCode, LoadFailedMessage, ReadyMessage } from "./dev/children.ts";
 
 interface CliPackage {
   version: string;
@@ -14,25 +15,62 @@ function ownPackage(): CliPackage {
   return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as CliPackage;
 }
 
-const HELP = `svc: durable tasks on Postgres
+/** The commands of this package: how each is called, and what `svc <command> --help` says. */
+const OWN_COMMANDS = {
+  init: {
+    usage: "init [--dir <folder>]",
+    description: "Make a project an svc project: svc.config.ts, two example tasks, a tsconfig.json, the dev and worker scripts, .gitignore entries. Never overwrites a file.",
+    options: { dir: { type: "string" } },
+  },
+  dev: {
+    usage: "dev [--config <file>] [--no-watch]",
+    description:
+      "Run svc for this project: Postgres (embedded in .svc/pg, or DATABASE_URL), the API on PORT (3030) and a worker with the tasks svc.config.ts names, reloaded when a file it loaded is saved or a task file is added. Ctrl-C drains; a second one stops at once.",
+    options: { config: { type: "string" }, "no-watch": { type: "boolean" } },
+  },
+  api: {
+    usage: "api",
+    description: "The HTTP API, configured by environment variables (DATABASE_URL, SVC_ENCRYPTION_KEY, PORT …; docs/configuration.md).",
+    options: {},
+  },
+  worker: {
+    usage: "worker [--config <file>]",
+    description: "A worker serving the tasks svc.config.ts names (SVC_CONFIG, else the one in this folder), configured by environment variables (docs/configuration.md).",
+    options: { config: { type: "string" } },
+  },
+} satisfies Record<string, { usage: string; description: string; options: ParseArgsOptionsConfig }>;
+type OwnCommand = keyof typeof OWN_COMMANDS;
 
-Usage: svc <command> [options]
-
-Your project:
-  init [--dir <folder>]             make a project an svc project: svc.config.ts, example tasks, scripts
-  dev [--config <file>] [--no-watch]
-                                    run svc here: Postgres (embedded, or DATABASE_URL), the API on PORT
-                                    (3030) and a worker that reloads when a file of the project changes
-
-Production processes (configured by environment variables; see docs/configuration.md):
-  api                               the HTTP API
-  worker [--config <file>]          a worker serving the tasks svc.config.ts names (SVC_CONFIG)
-
-Operators (DATABASE_URL and SVC_ENCRYPTION_KEY, else .svc/runtime.json written by svc dev):
-  orgs | projects | users | pats | members | branches | keys …
-                                    svc operators --help lists them
-
-  version                           print the version`;
+/** `svc --help`: every command, the operators' included. */
+async function help(): Promise<string> {
+  const { OPERATOR_COMMANDS } = await import("@svc/api/cli");
+  const { API_COMMANDS } = await import("./api-commands/index.ts");
+  const { usageLine } = await import("./api-commands/command.ts");
+  const own = (name: OwnCommand) => `  ${OWN_COMMANDS[name].usage}`;
+  return [
+    "svc: durable tasks on Postgres",
+    "",
+    "Usage: svc <command> [options]; svc <command> --help says more about one.",
+    "",
+    "Your project:",
+    own("init"),
+    own("dev"),
+    "",
+    "Runs and tokens (over the HTTP API: SERVICE_API_URL and SERVICE_SECRET_KEY, else .svc/runtime.json written by svc dev):",
+    ...API_COMMANDS.map((c) => `  ${usageLine(c)}`),
+    "",
+    "Production processes (configured by environment variables; see docs/configuration.md):",
+    own("api"),
+    own("worker"),
+    "",
+    "Operators (on the database: DATABASE_URL and SVC_ENCRYPTION_KEY, else .svc/runtime.json written by svc dev):",
+    ...OPERATOR_COMMANDS.map((c) => `  ${c.usage}`),
+    "",
+    "  version",
+    "",
+    "Every command but dev, api and worker accepts --json. Exit codes: 0 done, 1 failed, 2 bad usage.",
+  ].join("\n");
+}
 
 /**
  * The \`svc\` command. Returns an exit code for commands that finish, or "serving" for the
@@ -45,7 +83,7 @@ export async function runSvc(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
     case "help":
     case "--help":
     case "-h":
-      (command === undefined ? io.stderr : io.stdout)(HELP);
+      (command === undefined ? io.stderr : io.stdout)(await help());
       return command === undefined ? 2 : 0;
     case "version":
     case "--version":
@@ -60,6 +98,11 @@ export async function runSvc(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
       return serve("api", rest, env, io);
     case "worker":
       return serve("worker", rest, env, io);
+    case "runs":
+    case "tokens": {
+      const { runApiCommand } = await import("./api-commands/run.ts");
+      return runApiCommand(argv, env, io);
+    }
     case "operators": {
       const { runCli } = await import("@svc/api/cli");
       return runCli(["--help"], env, io);
@@ -71,17 +114,25 @@ export async function runSvc(argv: string[], env: NodeJS.ProcessEnv, io: CliIo):
   }
 }
 
-function parse(args: string[], options: ParseArgsOptionsConfig, io: CliIo) {
+/** A command's options, or "help" once its help is printed, or null once a usage error is. */
+function parse(name: OwnCommand, args: string[], io: CliIo) {
+  const { usage, description, options } = OWN_COMMANDS[name];
   try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true }).values;
+    const { values } = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, allowPositionals: false, strict: true });
+    if (values.help) {
+      io.stdout(`usage: svc ${usage}\n${description}`);
+      return "help" as const;
+    }
+    return values as Record<string, string | boolean | undefined>;
   } catch (error) {
-    io.stderr(`error: ${(error as Error).message}\nrun svc --help`);
+    io.stderr(`error: ${(error as Error).message}\nusage: svc ${usage}`);
     return null;
   }
 }
 
 function init(args: string[], env: NodeJS.ProcessEnv, io: CliIo): number {
-  const values = parse(args, { dir: { type: "string" } }, io);
+  const values = parse("init", args, io);
+  if (values === "help") return 0;
   if (!values) return 2;
   return initProject({
     dir: resolve(typeof values.dir === "string" ? values.dir : "."),
@@ -92,7 +143,8 @@ function init(args: string[], env: NodeJS.ProcessEnv, io: CliIo): number {
 }
 
 async function dev(args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number | "serving"> {
-  const values = parse(args, { config: { type: "string" }, "no-watch": { type: "boolean" } }, io);
+  const values = parse("dev", args, io);
+  if (values === "help") return 0;
   if (!values) return 2;
   const { DevSupervisor, DevError } = await import("./dev/dev.ts");
   const { MissingPostgresError } = await import("./dev/postgres-server.ts");
@@ -119,8 +171,12 @@ async function dev(args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<n
 
 /** `svc api` / `svc worker`: the production processes; tell a parent (svc dev) over IPC when they serve. */
 async function serve(service: "api" | "worker", args: string[], env: NodeJS.ProcessEnv, io: CliIo): Promise<number | "serving"> {
-  const values = parse(args, service === "worker" ? { config: { type: "string" } } : {}, io);
+  const values = parse(service, args, io);
+  if (values === "help") return 0;
   if (!values) return 2;
+  // Under svc dev (an IPC channel to it), the worker says which files it loaded: the ones to watch.
+  const graph = service === "worker" && process.send ? (await import("./dev/module-graph.ts")).recordModuleGraph() : undefined;
+  const loadedCode = (taskDirs: string[]): LoadedCode => ({ files: graph!.files(), taskDirs, seesEsModules: graph!.seesEsModules });
   try {
     if (service === "api") {
       const { serveApi } = await import("@svc/api");
@@ -130,11 +186,17 @@ async function serve(service: "api" | "worker", args: string[], env: NodeJS.Proc
       if (typeof values.config === "string") env.SVC_CONFIG = values.config;
       const { serveWorker } = await import("@svc/worker");
       const served = await serveWorker(env);
-      process.send?.({ type: "svc:ready", service, workerVersion: served.workerVersion, taskIds: served.taskIds });
+      const ready: ReadyMessage = { type: "svc:ready", service, workerVersion: served.workerVersion, taskIds: served.taskIds };
+      if (graph) ready.code = loadedCode(served.taskDirs);
+      process.send?.(ready);
     }
     return "serving";
   } catch (error) {
     io.stderr(`svc ${service}: ${startupProblem(error, env)}`);
+    if (graph) {
+      const failed: LoadFailedMessage = { type: "svc:load-failed", code: loadedCode([]) };
+      await new Promise<void>((resolve) => process.send!(failed, undefined, {}, () => resolve()));
+    }
     // What it opened before it failed (database pools, listeners) would keep the process alive.
     process.exit(1);
   }

@@ -30,7 +30,8 @@ describe("svc init", () => {
     expect(readFileSync(join(dir, "src/tasks/hello-world.ts"), "utf8")).toMatch(/id: "hello-world"/);
     expect(readFileSync(join(dir, "src/tasks/approval.ts"), "utf8")).toMatch(/wait\.forToken/);
     expect(existsSync(join(dir, "tsconfig.json"))).toBe(true);
-    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(/^\.svc\/$/m);
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe("node_modules/\n# svc dev: local database and keys\n.svc/\n");
+    expect(out).toMatch(/ignored node_modules\/ and \.svc\/ in \.gitignore/);
     // The next steps name what is missing, in the user's package manager.
     expect(out).toMatch(/npm install @svc\/runtime @svc\/cli/);
     expect(out).toMatch(/npm run dev/);
@@ -57,6 +58,13 @@ describe("svc init", () => {
     expect(readFileSync(join(dir, "package.json"), "utf8")).toBe(before);
     expect(readFileSync(join(dir, ".gitignore"), "utf8").match(/\.svc\//g)).toHaveLength(1);
     expect(out).toMatch(/package\.json already set up/);
+  });
+
+  it("adds to a .gitignore only what it lacks: node_modules/ beside a .svc/ already there", () => {
+    writeFileSync(join(dir, ".gitignore"), "/.svc\ndist/");
+    expect(init()).toBe(0);
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe("/.svc\ndist/\nnode_modules/\n");
+    expect(out).toMatch(/ignored node_modules\/ in \.gitignore/);
   });
 
   it("refuses a package.json that is not a JSON object, writing nothing", () => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import {
-  DEFAULT_RETENTION_PACE, DEFAULT_RUN_RETENTION_DAYS, EncryptionKey, MAX_RETENTION_BATCH_SIZE, MAX_RETENTION_REST_RATIO, MAX_RUN_RETENTION_DAYS, MIN_RETENTION_BATCH_SIZE,
+  DEFAULT_RETENTION_PACE, DEFAULT_RUN_RETENTION_DAYS, EncryptionKey, settingsProblems, MAX_RETENTION_BATCH_SIZE, MAX_RETENTION_REST_RATIO, MAX_RUN_RETENTION_DAYS, MIN_RETENTION_BATCH_SIZE,
 } from "@svc/runtime/engine";
 
 /** Unset or empty: the default. */
@@ -58,8 +58,8 @@ export type WorkerConfig = z.infer<typeof WorkerConfig>;
 export function parseWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const result = WorkerConfig.safeParse(env);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n");
-    throw new Error(`invalid worker configuration:\n${lines}`);
+    const lines = settingsProblems(result.error.issues, env).map((line) => `  ${line}`).join("\n");
+    throw new Error(`invalid worker configuration (environment variables; all of them: docs/configuration.md):\n${lines}`);
   }
   return result.data;
 }

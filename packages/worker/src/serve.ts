@@ -20,6 +20,8 @@ export interface ServedWorker {
   metricsPort: number | null;
   workerVersion: string;
   taskIds: string[];
+  /** The task folders svc.config names (absolute): `svc dev` reloads when a file is added there. */
+  taskDirs: string[];
 }
 
 /**
@@ -91,5 +93,5 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     logger,
     config.SHUTDOWN_TIMEOUT_MS,
   );
-  return { workerId: worker.id, metricsPort: metricsServer?.port ?? null, workerVersion, taskIds };
+  return { workerId: worker.id, metricsPort: metricsServer?.port ?? null, workerVersion, taskIds, taskDirs: loaded.dirs };
 }

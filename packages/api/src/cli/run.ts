@@ -26,6 +26,11 @@ function helpText(): string {
   ].join("\n");
 }
 
+/** `svc <group> --help`: each command of the group with its options. */
+function groupHelp(group: Command[]): string {
+  return ["Commands:", ...group.map((c) => `  svc ${c.usage}\n      ${c.description}`), "", "svc <command> --help says more about one."].join("\n");
+}
+
 function findCommand(argv: string[]): Command | undefined {
   const two = argv.slice(0, 2).join(" ");
   return COMMANDS.find((c) => c.name === two) ?? COMMANDS.find((c) => c.name === argv[0]);
@@ -74,7 +79,17 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CliIo, 
     return argv.length === 0 ? EXIT.usage : EXIT.ok;
   }
   const command = findCommand(argv);
-  if (!command) return fail(EXIT.usage, `unknown command "${argv.slice(0, 2).join(" ")}"; run svc --help`);
+  if (!command) {
+    // `svc keys`, `svc keys --help`: the group's commands.
+    const group = COMMANDS.filter((c) => c.name.startsWith(`${argv[0]} `));
+    if (group.length > 0) {
+      const asksHelp = argv.length === 1 || ["--help", "-h", "help"].includes(argv[1]!);
+      if (argv.length > 1 && !asksHelp) return fail(EXIT.usage, `unknown command "${argv.slice(0, 2).join(" ")}"; svc ${argv[0]} has: ${group.map((c) => c.name.split(" ")[1]).join(", ")}`);
+      (argv.length === 1 ? io.stderr : io.stdout)(groupHelp(group));
+      return argv.length === 1 ? EXIT.usage : EXIT.ok;
+    }
+    return fail(EXIT.usage, `unknown command "${argv.slice(0, 2).join(" ")}"; run svc --help`);
+  }
 
   let args: CommandArgs & { help: boolean };
   try {

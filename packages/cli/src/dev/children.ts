@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import type { WatchedCode } from "./watch.ts";
 
 /** What `svc api` and `svc worker` send their parent over IPC once they serve. */
 export interface ReadyMessage {
@@ -8,10 +9,28 @@ export interface ReadyMessage {
   service: "api" | "worker";
   workerVersion?: string;
   taskIds?: string[];
+  /** A worker under svc dev: the code it loaded, which the dev loop watches. */
+  code?: LoadedCode;
+}
+
+/** What a worker under svc dev loaded (files outside node_modules) and the task folders of its config. */
+export interface LoadedCode extends WatchedCode {
+  /** False on a Node without module.registerHooks (before 22.15): `files` lacks the ES modules then. */
+  seesEsModules: boolean;
+}
+
+/** What `svc worker` sends `svc dev` when its tasks did not load: the code it got to, to watch for the fix. */
+export interface LoadFailedMessage {
+  type: "svc:load-failed";
+  code: LoadedCode;
 }
 
 export function isReadyMessage(message: unknown): message is ReadyMessage {
   return typeof message === "object" && message !== null && (message as { type?: unknown }).type === "svc:ready";
+}
+
+export function isLoadFailedMessage(message: unknown): message is LoadFailedMessage {
+  return typeof message === "object" && message !== null && (message as { type?: unknown }).type === "svc:load-failed";
 }
 
 export interface ServiceChild {
@@ -44,7 +63,9 @@ export function spawnService(name: string, command: "api" | "worker", env: NodeJ
     child.on("message", (message) => {
       if (isReadyMessage(message)) resolve(message);
     });
-    void exited.then((code) => reject(new Error(`${name} exited (${code}) before it was ready`)));
+    // Once the IPC channel is closed too: the messages the child sent before it exited have arrived.
+    const channelClosed = new Promise<void>((resolve) => (child.connected ? child.once("disconnect", () => resolve()) : resolve()));
+    void Promise.all([exited, channelClosed]).then(([code]) => reject(new Error(`${name} exited (${code}) before it was ready`)));
   });
   ready.catch(() => {}); // whoever waits for it sees the rejection; nobody need wait
   const alive = () => child.exitCode === null && child.signalCode === null;

@@ -3,12 +3,13 @@ import { dirname, resolve } from "node:path";
 import { systemClock, type Clock } from "@svc/runtime/engine";
 import type { CliIo } from "../io.ts";
 import { devBanner } from "./banner.ts";
-import { spawnService, type ServiceChild } from "./children.ts";
+import { portProblem } from "./port.ts";
+import { isLoadFailedMessage, spawnService, type LoadedCode, type ServiceChild } from "./children.ts";
 import { devLogStream } from "./dev-logs.ts";
 import { openDevDatabase, prepareDevProject } from "./database.ts";
 import { DevState } from "./state.ts";
 import { watchStarter } from "./starter.ts";
-import { watchProject, type ProjectWatcher } from "./watch.ts";
+import { watchCode, type CodeWatcher, type WatchedCode } from "./watch.ts";
 
 export interface DevOptions {
   /** svc.config.ts (or .js/.mjs): names the task folders; its folder is the project watched for changes. */
@@ -17,7 +18,7 @@ export interface DevOptions {
   stateDir: string;
   env: NodeJS.ProcessEnv;
   io: CliIo;
-  /** Reload the worker when the project's code changes (default true). */
+  /** Reload the worker when a file it loaded changes, or a task file is added (default true). */
   watch?: boolean;
   clock?: Clock;
 }
@@ -36,7 +37,11 @@ export class DevSupervisor {
   private worker: ServiceChild | undefined;
   /** Workers replaced by a reload, finishing their runs in flight. */
   private readonly retiring = new Set<ServiceChild>();
-  private watcher: ProjectWatcher | undefined;
+  private watcher: CodeWatcher | undefined;
+  /** What the watcher watches: the code of the serving worker, plus what a worker that failed to load got to. */
+  private watched: WatchedCode = { files: [], taskDirs: [] };
+  private warnedAboutEsModules = false;
+  private configPath = "";
   private stopDatabase: (() => Promise<void>) | undefined;
   private stopping: Promise<number> | undefined;
   private reloading: Promise<void> | undefined;
@@ -55,25 +60,28 @@ export class DevSupervisor {
   /** Starts everything; resolves once the API and the first worker serve (or the worker failed to load). */
   async start(): Promise<void> {
     const { env, io } = this.options;
-    const configPath = resolve(this.options.configPath);
+    const configPath = (this.configPath = resolve(this.options.configPath));
     if (!existsSync(configPath)) throw new DevError(`${this.options.configPath} does not exist: run \`svc init\` in your project, or pass --config <path>`);
     const state = new DevState(this.options.stateDir);
     const port = Number(env.PORT ?? 3030);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DevError(`PORT=${env.PORT} is not a port number`);
+    const host = env.HOST ?? "127.0.0.1";
+    const problem = await portProblem(port, host);
+    if (problem) throw new DevError(problem);
     const encryptionKey = env.SVC_ENCRYPTION_KEY ?? state.encryptionKey();
 
     const database = await openDevDatabase(state, env, dirname(configPath), io);
     this.stopDatabase = database.stop;
     const databaseUrl = database.url;
-    state.writeRuntime({ databaseUrl, encryptionKey });
     const project = await prepareDevProject(databaseUrl, encryptionKey, this.options.clock ?? systemClock, io);
     const devKey = project.environments.dev.secretKey;
     const apiUrl = env.SVC_PUBLIC_URL ?? `http://localhost:${port}`;
+    state.writeRuntime({ databaseUrl, encryptionKey, apiUrl, secretKey: devKey });
     io.stdout(devBanner({ apiUrl, projectRef: project.projectRef, devKey, configPath }));
 
     const common = { ...env, DATABASE_URL: databaseUrl, SVC_ENCRYPTION_KEY: encryptionKey };
     this.childEnv = {
-      api: { ...common, PORT: String(port), HOST: env.HOST ?? "127.0.0.1", SVC_PUBLIC_URL: apiUrl },
+      api: { ...common, PORT: String(port), HOST: host, SVC_PUBLIC_URL: apiUrl },
       worker: { ...common, SERVICE_API_URL: env.SERVICE_API_URL ?? apiUrl, SVC_PUBLIC_URL: apiUrl, SERVICE_SECRET_KEY: env.SERVICE_SECRET_KEY ?? devKey, SVC_CONFIG: configPath },
     };
     this.api = spawnService("api", "api", this.childEnv.api, devLogStream("api", env));
@@ -82,10 +90,10 @@ export class DevSupervisor {
       io.stderr(`the API exited (${code}); stopping svc`);
       void this.stop(1);
     });
-    const worker = this.startWorker("start");
     if (this.options.watch !== false) {
-      this.watcher = watchProject(dirname(configPath), (files) => this.reload(files), { onError: (error) => io.stderr(`watching for changes: ${error.message}`) });
+      this.watcher = watchCode(dirname(configPath), (files) => this.reload(files), { onError: (error) => io.stderr(`watching for changes: ${error.message}`) });
     }
+    const worker = this.startWorker("start");
     await Promise.all([this.api.ready, worker.ready.catch(() => {})]);
   }
 
@@ -108,7 +116,7 @@ export class DevSupervisor {
   /** Asks every child to drain (one SIGTERM each), waits for them, then stops the embedded Postgres. Resolves with the exit code. */
   stop(code: number): Promise<number> {
     this.stopping ??= (async () => {
-      this.watcher?.close();
+      await this.watcher?.close();
       const children = this.children();
       for (const child of children) child.terminate();
       await Promise.all(children.map((c) => c.exited));
@@ -131,11 +139,21 @@ export class DevSupervisor {
       this.retiring.delete(worker);
       if (this.stopping || this.worker !== worker) return;
       this.worker = undefined;
-      this.options.io.stderr(`the worker exited (${code}); it starts again when a file of the project changes`);
+      this.options.io.stderr(`the worker exited (${code}); it starts again when a file it loaded changes`);
     });
     this.pending = worker;
+    // Each outcome is said once the watcher watches what the worker loaded: a save after it counts.
+    let watching: Promise<void> = Promise.resolve();
+    worker.process.on("message", (message) => {
+      if (!isLoadFailedMessage(message)) return;
+      // Until a worker loads, watch what this one got to (the file with the error among it), and
+      // for want of its task folders, the project's folder for new task files.
+      const taskDirs = this.watched.taskDirs.length > 0 ? this.watched.taskDirs : [dirname(this.configPath)];
+      watching = this.watchLoaded({ files: [...new Set([...this.watched.files, ...message.code.files])], taskDirs, seesEsModules: message.code.seesEsModules });
+    });
     const settled = worker.ready.then(
-      (ready) => {
+      async (ready) => {
+        if (ready.code) await this.watchLoaded(ready.code);
         const previous = this.worker;
         this.worker = worker;
         if (previous && previous !== worker) {
@@ -144,7 +162,8 @@ export class DevSupervisor {
         }
         if (reason === "reload") this.options.io.stdout(`worker reloaded: ${ready.taskIds?.join(", ") || "no tasks"} (version ${ready.workerVersion})`);
       },
-      () => {
+      async () => {
+        await watching;
         if (this.stopping) return;
         this.options.io.stderr(this.worker?.alive() ? "the changed tasks did not load (see above); the previous worker keeps serving" : "the tasks did not load (see above); fix them and save again");
       },
@@ -158,6 +177,17 @@ export class DevSupervisor {
       }
     });
     return worker;
+  }
+
+  /** Watches what a worker loaded from now on; resolves once it is watched. */
+  private watchLoaded(code: LoadedCode): Promise<void> {
+    if (!this.watcher || this.stopping) return Promise.resolve();
+    this.watched = { files: code.files, taskDirs: code.taskDirs };
+    if (!code.seesEsModules && !this.warnedAboutEsModules) {
+      this.warnedAboutEsModules = true;
+      this.options.io.stderr(`Node ${process.version} cannot tell svc dev which ES modules the worker imports: only task files and CommonJS modules reload it (Node 22.15 or later: every file it imports)`);
+    }
+    return this.watcher.watch(this.watched);
   }
 
   /** A changed file: starts a worker with the new code; the old one serves until the new one is ready. */

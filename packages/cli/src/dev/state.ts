@@ -5,7 +5,8 @@ import { join } from "node:path";
 /**
  * What `svc dev` keeps between runs in a project's `.svc/` folder: the encryption key, the
  * embedded Postgres's port and data, and runtime.json (where the operator commands find the
- * database and key when DATABASE_URL is not set). Readable by its owner only.
+ * database and key when DATABASE_URL is not set, and `svc runs`/`svc tokens` the API and the dev
+ * key when SERVICE_API_URL and SERVICE_SECRET_KEY are not). Readable by its owner only.
  */
 export class DevState {
   constructor(readonly dir: string) {
@@ -34,7 +35,7 @@ export class DevState {
     return join(this.dir, "pg");
   }
 
-  writeRuntime(runtime: { databaseUrl: string; encryptionKey: string }): void {
+  writeRuntime(runtime: { databaseUrl: string; encryptionKey: string; apiUrl: string; secretKey: string }): void {
     writeFileSync(join(this.dir, "runtime.json"), JSON.stringify(runtime, null, 2) + "\n", { mode: 0o600 });
   }
 }

@@ -1,32 +1,49 @@
-import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { basename, relative, sep } from "node:path";
+import type { Stats } from "node:fs";
+import { watch, type FSWatcher } from "chokidar";
 
-const CODE = /\.(ts|mts|cts|tsx|js|mjs|cjs|jsx|json)$/;
-/** Folders that never hold task code: dependencies, build output, svc's own state, dot-folders. */
+/** A file that, added to a task folder, is a new task file (the worker's rule, a little wider). */
+const TASK_FILE = /\.(ts|mts|cts|tsx|js|mjs|cjs|jsx)$/;
+const NOT_TASK_FILE = /(\.test\.|\.spec\.|\.d\.ts$)/;
+/** Folders of a task folder that never hold task code. */
 const SKIPPED_DIRS = new Set(["node_modules", "dist", "build", "coverage", "out"]);
-const skipped = (name: string) => name.startsWith(".") || SKIPPED_DIRS.has(name);
 
-export interface ProjectWatcher {
-  close(): void;
+/** What the worker loaded: the files to watch for changes, the folders to watch for new task files. */
+export interface WatchedCode {
+  files: string[];
+  taskDirs: string[];
+}
+
+export interface CodeWatcher {
+  /**
+   * Watches `code` from now on instead of what it watched before; resolves once every file and
+   * folder of it is watched.
+   */
+  watch(code: WatchedCode): Promise<void>;
+  close(): Promise<void>;
 }
 
 /**
- * Watches a project's code: the files at its root and every folder below it but dependencies,
- * build output and dot-folders (`.svc`, `.git`), folders made while it runs included. After a change, once `quietMs` pass without
- * another, calls `onChange` with the changed files (relative to `root`).
+ * Watches the code a worker loaded: a change to any of its files (also one replaced by a rename,
+ * as `sed -i` and editors' atomic saves do), and a task file added to (or removed from) a task
+ * folder. After a change, once `quietMs` pass without another, calls `onChange` with the changed
+ * files, relative to `root`. A file of the project that no task imports changes nothing.
+ *
+ * chokidar rather than Node's `fs.watch`: `fs.watch` follows a file's inode, so once a save
+ * replaces the file, later writes go unseen; chokidar watches the path again when its inode
+ * changes, in plain JavaScript (no native addon to build or download).
  */
-export function watchProject(
-  root: string,
-  onChange: (files: string[]) => void,
-  options: { quietMs?: number; onError: (error: Error) => void; onFolderWatched?: (name: string) => void },
-): ProjectWatcher {
+export function watchCode(root: string, onChange: (files: string[]) => void, options: { quietMs?: number; onError: (error: Error) => void }): CodeWatcher {
   const quietMs = options.quietMs ?? 150;
   const changed = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
+  let current: FSWatcher | undefined;
+  let closed = false;
+  /** Calls of watch() take turns: the last one called is the one that stays. */
+  let turn: Promise<void> = Promise.resolve();
+
   const record = (path: string) => {
-    const rel = relative(root, path);
-    if (!CODE.test(rel) || rel.split(sep).some(skipped)) return;
-    changed.add(rel);
+    changed.add(relative(root, path) || basename(path));
     clearTimeout(timer);
     timer = setTimeout(() => {
       const files = [...changed];
@@ -34,31 +51,46 @@ export function watchProject(
       onChange(files);
     }, quietMs);
   };
-  const watchers: FSWatcher[] = [];
-  const watchedDirs = new Set<string>();
-  const add = (dir: string, recursive: boolean, onEvent: (name: string) => void) => {
-    const watcher = watch(dir, { recursive }, (_event, name) => {
-      if (name) onEvent(name.toString());
-    });
-    watcher.on("error", options.onError);
-    watchers.push(watcher);
-  };
-  const addFolder = (name: string) => {
-    if (skipped(name) || watchedDirs.has(name)) return;
-    watchedDirs.add(name);
-    add(join(root, name), true, (inner) => record(join(root, name, inner)));
-    options.onFolderWatched?.(name);
-  };
-  // The root itself, not recursively (node_modules is there): its files, and folders made later.
-  add(root, false, (name) => {
-    if (statSync(join(root, name), { throwIfNoEntry: false })?.isDirectory()) addFolder(name);
-    else record(join(root, name));
-  });
-  for (const entry of readdirSync(root, { withFileTypes: true })) if (entry.isDirectory()) addFolder(entry.name);
+
   return {
-    close() {
+    watch(code) {
+      turn = turn.then(() => replace(code)).catch((error: unknown) => options.onError(error as Error));
+      return turn;
+    },
+    async close() {
+      closed = true;
       clearTimeout(timer);
-      for (const watcher of watchers) watcher.close();
+      await turn;
+      await current?.close();
     },
   };
+
+  async function replace({ files, taskDirs }: WatchedCode): Promise<void> {
+    if (closed) return;
+    const graph = new Set(files);
+    const inTaskDir = (path: string) => taskDirs.some((dir) => path.startsWith(dir + sep));
+    const isTaskFile = (path: string) => inTaskDir(path) && TASK_FILE.test(path) && !NOT_TASK_FILE.test(basename(path));
+    const ignored = (path: string, stats?: Stats) => {
+      if (graph.has(path) || taskDirs.includes(path)) return false;
+      const name = basename(path);
+      if (stats?.isDirectory()) return name.startsWith(".") || SKIPPED_DIRS.has(name);
+      return stats?.isFile() === true && !isTaskFile(path);
+    };
+    const next = watch([...files, ...taskDirs], { ignoreInitial: true, ignored, atomic: true });
+    next.on("error", (error) => options.onError(error as Error));
+    next.on("all", (event, path) => {
+      if (next !== current) return;
+      if (event === "change" || event === "unlink") {
+        if (graph.has(path) || isTaskFile(path)) record(path);
+      } else if (event === "add" && isTaskFile(path)) {
+        record(path);
+      }
+    });
+    await new Promise<void>((resolve) => next.once("ready", resolve));
+    // The new set is watched before the old one stops: no change between the two goes unseen.
+    const previous = current;
+    current = next;
+    if (closed) await next.close();
+    await previous?.close();
+  }
 }

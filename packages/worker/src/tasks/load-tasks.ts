@@ -41,6 +41,8 @@ export interface LoadedTasks {
   /** Content hash of the task files: the worker version runs record. */
   version: string;
   files: string[];
+  /** The task folders svc.config names, absolute: a file added there is a new task file. */
+  dirs: string[];
 }
 
 /**
@@ -55,9 +57,9 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
   }
   const base = dirname(absolute);
   const files: string[] = [];
-  for (const dir of config.dirs) {
-    const path = resolve(base, dir);
-    if (!(await stat(path).catch(() => null))?.isDirectory()) throw new Error(`${configPath}: task folder ${dir} does not exist`);
+  const dirs = config.dirs.map((dir) => resolve(base, dir));
+  for (const [i, path] of dirs.entries()) {
+    if (!(await stat(path).catch(() => null))?.isDirectory()) throw new Error(`${configPath}: task folder ${config.dirs[i]} does not exist`);
     files.push(...(await filesIn(path)));
   }
   const hash = createHash("sha256");
@@ -72,6 +74,6 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
       byId.set(value.id, { task: value, file });
     }
   }
-  return { tasks: [...byId.values()].map((v) => v.task), version: hash.digest("hex").slice(0, 12), files };
+  return { tasks: [...byId.values()].map((v) => v.task), version: hash.digest("hex").slice(0, 12), files, dirs };
 }
 

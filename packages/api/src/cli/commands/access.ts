@@ -6,19 +6,9 @@ import {
   findUserByEmail,
   getOrganizationBySlug,
   getProjectByRef,
-  listAllProjects,
-  type ProjectSummary,
 } from "@svc/runtime/engine";
-import type { Queryable } from "@svc/runtime/db";
 import { UsageError, type Command } from "../command.ts";
-
-/** The project `svc access` grants when none is named: the only one there is. */
-async function onlyProject(db: Queryable): Promise<ProjectSummary> {
-  const projects = await listAllProjects(db);
-  if (projects.length === 1) return projects[0]!;
-  if (projects.length === 0) throw new UsageError("there is no project yet: run `svc setup` (or `svc dev`) first");
-  throw new UsageError(`there are ${projects.length} projects: pass --project <ref> (${projects.map((p) => p.ref).join(", ")}) or --org <slug>`);
-}
+import { onlyProject } from "./shared.ts";
 
 /**
  * One step from nothing to signing in to the dashboard (or calling the PAT routes): the user is

@@ -1,14 +1,14 @@
 import { getProjectByRef, listActiveSecretKeys, type EnvironmentSlug } from "@svc/runtime/engine";
-import { stringOption, table, type Command } from "../command.ts";
+import { table, type Command } from "../command.ts";
+import { onlyProject } from "./shared.ts";
 
 export const keysShowCommand: Command = {
   name: "keys show",
-  usage: "keys show --project <ref> [--json]",
-  description: "Show the valid secret keys of a project's environments (newest first; rotated ones with their expiry)",
+  usage: "keys show [--project <ref>] [--json]",
+  description: "Show the valid secret keys of a project's environments (newest first; rotated ones with their expiry); the project may be left out when there is only one",
   options: { project: { type: "string" } },
-  required: ["project"],
   async run(ctx, args) {
-    const project = await getProjectByRef(ctx.db, stringOption(args, "project"));
+    const project = typeof args.values.project === "string" ? await getProjectByRef(ctx.db, args.values.project) : await onlyProject(ctx.db);
     const { rows } = await ctx.db.query<{ id: string; slug: EnvironmentSlug }>(
       `SELECT id, slug FROM environments WHERE project_id = $1 AND parent_environment_id IS NULL
        ORDER BY array_position(ARRAY['dev','staging','prod','preview'], slug)`,

@@ -1,0 +1,108 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
+import { freePort } from "../../../scripts/embedded-postgres.ts";
+import { makeProject, startSvc, type DevProject, type SvcProcess } from "./svc-process.ts";
+
+// `svc dev` in a project of its own, edited as a person does: with sed -i (a rename over the file,
+// as many editors save), then plain writes. The worker must reload on every save of a file it
+// imports, and on nothing else.
+let db: TestDatabase;
+let project: DevProject;
+let state: string;
+let dev: SvcProcess;
+let apiUrl: string;
+let devKey: string;
+
+const greeting = (text: string) => `export const greeting = ${JSON.stringify(text)};\n`;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  state = mkdtempSync(join(tmpdir(), "svc-dev-loop-state-"));
+  project = makeProject({
+    "src/tasks/greet.ts": `import { task } from "@svc/runtime";\nimport { greeting } from "../lib/greeting.ts";\n\nexport const greet = task({ id: "greet", run: async () => ({ text: greeting }) });\n`,
+    "src/lib/greeting.ts": greeting("v1"),
+    "src/lib/unused.ts": "export const unused = 1;\n",
+  });
+  const port = await freePort();
+  apiUrl = `http://127.0.0.1:${port}`;
+  dev = startSvc(["dev"], { cwd: project.dir, env: { DATABASE_URL: db.url, PORT: String(port), SVC_STATE_DIR: state, SVC_ENCRYPTION_KEY: undefined } });
+  devKey = (await dev.until(/dev key\s+(svc_dev_\S+)/))[1]!;
+  await Promise.all([dev.until(/svc api listening/), dev.until(/svc worker started/)]);
+}, 90_000);
+
+afterAll(async () => {
+  expect(await dev?.stop()).toBe(0);
+  project?.close();
+  rmSync(state, { recursive: true, force: true });
+  await db?.drop();
+});
+
+async function runGreet(): Promise<unknown> {
+  const headers = { authorization: `Bearer ${devKey}`, "content-type": "application/json" };
+  const { id } = (await (await fetch(`${apiUrl}/api/v1/tasks/greet/trigger`, { method: "POST", headers, body: JSON.stringify({ payload: {} }) })).json()) as { id: string };
+  for (;;) {
+    const run = (await (await fetch(`${apiUrl}/api/v3/runs/${id}`, { headers })).json()) as { status: string; output?: unknown };
+    if (["COMPLETED", "FAILED", "CRASHED", "SYSTEM_FAILURE"].includes(run.status)) return run.output ?? run;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("svc dev's reload loop", () => {
+  it("reloads on each save of an imported file, also after `sed -i` replaced it, and runs the new code", async () => {
+    execFileSync("sed", ["-i", "s/v1/v2/", project.path("src/lib/greeting.ts")]);
+    expect((await dev.until(/changed: (.*); reloading the worker/))[1]).toBe(join("src", "lib", "greeting.ts"));
+    await dev.until(/worker reloaded: greet/);
+    expect(await runGreet()).toEqual({ text: "v2" });
+
+    // Node's fs.watch lost the file at the rename: this save used to reload nothing.
+    project.write("src/lib/greeting.ts", greeting("v3"));
+    expect((await dev.until(/changed: (.*); reloading the worker/, 2))[1]).toBe(join("src", "lib", "greeting.ts"));
+    await dev.until(/worker reloaded: greet/, 2);
+    expect(await runGreet()).toEqual({ text: "v3" });
+  });
+
+  it("does not reload for a file no task imports; the next reload names only the imported file", async () => {
+    project.write("src/lib/unused.ts", "export const unused = 2;\n");
+    project.write("notes.md", "x");
+    project.write("src/tasks/greet.ts", `import { task } from "@svc/runtime";\nimport { greeting } from "../lib/greeting.ts";\n\nexport const greet = task({ id: "greet", run: async () => ({ text: greeting + "!" }) });\n`);
+    expect((await dev.until(/changed: (.*); reloading the worker/, 3))[1]).toBe(join("src", "tasks", "greet.ts"));
+    await dev.until(/worker reloaded: greet/, 3);
+    expect(await runGreet()).toEqual({ text: "v3!" });
+  });
+
+  it("a new task file reloads; a file that breaks the worker keeps the old one serving, and its fix reloads", async () => {
+    project.write("src/tasks/shout.ts", `import { task } from "@svc/runtime";\n\nexport const shout = task({ id: "shout", run: async () => "HEY" });\n`);
+    expect((await dev.until(/changed: (.*); reloading the worker/, 4))[1]).toBe(join("src", "tasks", "shout.ts"));
+    await dev.until(/worker reloaded: greet, shout|worker reloaded: shout, greet/);
+
+    project.write("src/lib/greeting.ts", "export const greeting = ;\n");
+    await dev.until(/the changed tasks did not load \(see above\); the previous worker keeps serving/);
+    expect(await runGreet()).toEqual({ text: "v3!" });
+    project.write("src/lib/greeting.ts", greeting("v4"));
+    await dev.until(/worker reloaded: /, 5);
+    expect(await runGreet()).toEqual({ text: "v4!" });
+  });
+});
+
+describe("svc dev whose first worker does not load", () => {
+  it("watches what it got to, and reloads once the file is fixed", async () => {
+    const db2 = await createTestDatabase();
+    const state2 = mkdtempSync(join(tmpdir(), "svc-dev-loop-state-"));
+    const broken = makeProject({ "src/tasks/greet.ts": `import { task } from "@svc/runtime";\n\nexport const greet = task({ id: "greet", run: async () => ( });\n` });
+    const second = startSvc(["dev"], { cwd: broken.dir, env: { DATABASE_URL: db2.url, PORT: String(await freePort()), SVC_STATE_DIR: state2, SVC_ENCRYPTION_KEY: undefined } });
+    try {
+      await second.until(/the tasks did not load \(see above\); fix them and save again/);
+      broken.write("src/tasks/greet.ts", `import { task } from "@svc/runtime";\n\nexport const greet = task({ id: "greet", run: async () => "ok" });\n`);
+      await second.until(/worker reloaded: greet/);
+    } finally {
+      expect(await second.stop()).toBe(0);
+      broken.close();
+      rmSync(state2, { recursive: true, force: true });
+      await db2.drop();
+    }
+  }, 60_000);
+});
