@@ -1,6 +1,6 @@
 import type { Tracer } from "@opentelemetry/api";
-import type { CreateToken, DueWork, EngineDeps, Environment, RunRetentionOptions } from "@svc/runtime/engine";
-import type { Task } from "@svc/runtime/sdk";
+import type { CreateToken, DueWork, EngineDeps, Environment, RunRetentionOptions, Timers } from "@svc/runtime/engine";
+import type { Task, TaskLogSink } from "@svc/runtime/sdk";
 import type { PgBoss, PgBossDispatcher } from "@svc/queue";
 
 /** What a worker is made of (createWorker), in a file of its own: the worker's parts read it too. */
@@ -18,6 +18,10 @@ export interface WorkerOptions {
   dueWork?: DueWork[];
   /** Runs before each execution (e.g. loads env vars into process.env). */
   prepareEnvironment?: () => Promise<void>;
+  /** Where task code's `logger.*` lines (and svc's replay notices) go. @default pino to stdout */
+  taskLogs?: TaskLogSink;
+  /** What times maxDuration: tests give a FakeClock. @default real timers */
+  timers?: Timers;
   /** Runs once after tasks are registered (e.g. declarative schedules). */
   onRegistered?: (tasks: Task[]) => Promise<void>;
   /** false in tests that drive time with `worker.timers.tick()` (and `worker.retention.tick()`). @default true */
