@@ -109,10 +109,12 @@ describe("logger", () => {
     const sink = pinoTaskLogs(pino({ level: "debug", base: { service: "svc-worker" } }, out));
     const run = { id: "run_abc", attempt: 2, taskId: "chatty" };
     sink.write({ level: "log", message: "hello", attributes: { n: 1 }, at: new Date(), run });
+    sink.write({ level: "error", message: "failed", attributes: { error: Object.assign(new TypeError("bad"), { stack: "TypeError: bad\n    at x" }), n: 2 }, at: new Date(), run });
     sink.write({ level: "error", message: "again", at: new Date(), run, replayed: true });
     sink.write({ level: "warn", message: "svc: a notice", at: new Date(), run, notice: "replayed-logs" });
     expect(lines.map(({ time: _time, pid: _pid, hostname: _host, ...rest }) => rest)).toEqual([
       { level: 30, service: "svc-worker", runId: "run_abc", attempt: 2, task: "chatty", attributes: { n: 1 }, msg: "hello" },
+      { level: 50, service: "svc-worker", runId: "run_abc", attempt: 2, task: "chatty", attributes: { error: { name: "TypeError", message: "bad", stack: "TypeError: bad\n    at x" }, n: 2 }, msg: "failed" },
       { level: 20, service: "svc-worker", runId: "run_abc", attempt: 2, task: "chatty", replayed: true, msg: "again" },
       { level: 40, service: "svc-worker", runId: "run_abc", attempt: 2, task: "chatty", notice: "replayed-logs", msg: "svc: a notice" },
     ]);

@@ -64,5 +64,9 @@ async function onThrow<T>(fn: (options: { attempt: number; maxAttempts: number }
  * Retries inside a run (Trigger.dev's `retry`): `retry.onThrow(fn, options)` and
  * `retry.fetch(url, init)`, both recorded try by try in the run's ledger, so a resumed run does
  * not repeat a try it recorded.
+ *
+ * @example
+ * const quote = await retry.onThrow(async () => pricing.quote(payload.sku), { maxAttempts: 3 });
+ * const response = await retry.fetch("https://api.example.com/orders", { method: "POST", body, retry: { byStatus: { "5xx": { strategy: "backoff", maxAttempts: 5 } } } });
  */
 export const retry = { onThrow, fetch: retryFetch };

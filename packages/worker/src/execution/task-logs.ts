@@ -13,7 +13,7 @@ export function pinoTaskLogs(logger: Logger): TaskLogSink {
         runId: record.run.id,
         attempt: record.run.attempt,
         task: record.run.taskId,
-        ...(record.attributes !== undefined ? { attributes: record.attributes } : {}),
+        ...(record.attributes !== undefined ? { attributes: plain(record.attributes) } : {}),
         ...(record.notice ? { notice: record.notice } : {}),
         ...(record.replayed ? { replayed: true } : {}),
       };
@@ -21,4 +21,12 @@ export function pinoTaskLogs(logger: Logger): TaskLogSink {
       logger[level](fields, record.message);
     },
   };
+}
+
+/** Errors among the attributes (`logger.error("failed", { error })`) as their name, message and stack: JSON has no Error. */
+function plain(attributes: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.values(attributes).some((value) => value instanceof Error)) return attributes;
+  return Object.fromEntries(
+    Object.entries(attributes).map(([key, value]) => [key, value instanceof Error ? { name: value.name, message: value.message, ...(value.stack ? { stack: value.stack } : {}) } : value]),
+  );
 }
