@@ -38,12 +38,19 @@ export class WaitHooks {
     if (this.#listener && fresh) this.#fresh.add(idOf(key));
   }
 
-  /** The wait at `key` returns `result` to the code: onWait if it was just reached, onResume once. */
-  async passed<T>(key: StepKey, result: T): Promise<T> {
+  /**
+   * The wait at `key` returns `result` to the code: onWait if it was just reached, onResume once.
+   * Without hooks, `result` itself (no promise more per wait on the replay path).
+   */
+  passed<T>(key: StepKey, result: T): T | Promise<T> {
     const listener = this.#listener;
     if (!listener) return result;
     const waitpointId = this.execution.ledger.at(key)?.waitpointId;
     if (!waitpointId) return result;
+    return this.#passed(key, result, listener, waitpointId);
+  }
+
+  async #passed<T>(key: StepKey, result: T, listener: WaitListener, waitpointId: string): Promise<T> {
     let wait: Promise<TaskWait | null> | undefined;
     const described = () => (wait ??= describeWait(this.execution.db, this.execution.environmentId, waitpointId));
     if (this.#fresh.delete(idOf(key))) {
