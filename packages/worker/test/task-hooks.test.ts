@@ -102,6 +102,16 @@ const cancellable = task({
   },
 });
 
+const abandoned = task({
+  id: "abandoned-hooked",
+  onCancel: ({ ctx }) => called(ctx, "onCancel"),
+  cleanup: ({ ctx }) => called(ctx, "cleanup"),
+  run: async (_payload: unknown, { ctx }) => {
+    called(ctx, "run");
+    await new Promise(() => {});
+  },
+});
+
 const plain = task({ id: "plain-hooked", onStart: ({ ctx }) => called(ctx, "task onStart"), run: async (_p: unknown, { ctx }) => (called(ctx, "run"), "plain") });
 
 beforeAll(async () => {
@@ -266,6 +276,20 @@ describe("onCancel", () => {
     await cancelRun(te.engine, te.env.id, id);
     await abandoned;
     expect(callsOf(id)).toEqual(["run", "onCancel:true", "cleanup"]);
+  });
+});
+
+describe("onCancel when the run was not canceled", () => {
+  it("is not called when the execution stops because its worker does (cleanup is)", async () => {
+    const other = await startTestWorker(te, [abandoned]);
+    const started = other.worker.events.next("runStarted");
+    const { id } = await triggerRun(te.engine, te.env, "abandoned-hooked", {});
+    await started;
+    await eventually(async () => callsOf(id).includes("run"));
+    await other.kill();
+    await eventually(async () => callsOf(id).includes("cleanup"));
+    expect(callsOf(id)).toEqual(["run", "cleanup"]);
+    expect((await getRunRow(te, id)).status).toBe("EXECUTING");
   });
 });
 

@@ -71,7 +71,7 @@ export type TaskWithSchemaOptions<TIdentifier extends string, TSchema extends Ta
   TInitOutput
 > & { schema?: TSchema };
 
-function declare<TIdentifier extends string, TInput, TOutput>(
+function declareTask<TIdentifier extends string, TInput, TOutput>(
   options: TaskOptions<TIdentifier, any, TOutput, any>,
   parse: ((payload: unknown) => Promise<unknown>) | undefined,
   what: string,
@@ -120,7 +120,7 @@ function queueOf(queue: TaskOptions["queue"], id: string): QueueOptions | undefi
 export function task<TIdentifier extends string, TInput = void, TOutput = unknown, TInitOutput extends TaskInitOutput = any>(
   options: TaskOptions<TIdentifier, TInput, TOutput, TInitOutput>,
 ): Task<TIdentifier, TInput, TOutput> {
-  return declare<TIdentifier, TInput, TOutput>(options, undefined, "task");
+  return declareTask<TIdentifier, TInput, TOutput>(options, undefined, "task");
 }
 
 /**
@@ -141,7 +141,7 @@ export function schemaTask<TIdentifier extends string, TSchema extends TaskSchem
   options: TaskWithSchemaOptions<TIdentifier, TSchema, TOutput, TInitOutput>,
 ): TaskWithSchema<TIdentifier, TSchema, TOutput> {
   const parse = options.schema === undefined ? undefined : schemaParser(options.schema);
-  return declare<TIdentifier, inferSchemaIn<TSchema>, TOutput>(options as TaskOptions<TIdentifier, any, TOutput, any>, parse, "schemaTask") as TaskWithSchema<TIdentifier, TSchema, TOutput>;
+  return declareTask<TIdentifier, inferSchemaIn<TSchema>, TOutput>(options as TaskOptions<TIdentifier, any, TOutput, any>, parse, "schemaTask") as TaskWithSchema<TIdentifier, TSchema, TOutput>;
 }
 
 /** Used by schedules.task and the worker's loader. */

@@ -214,7 +214,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     abort.abort(new Error(settled.kind === "timed_out" ? `maxDuration of ${maxDuration}s exceeded` : "run canceled"));
   }
   // The hooks of an execution that ended another way (cleanup, onCancel) run before its slot is freed.
-  if (settled.kind !== "returned" && settled.kind !== "failed") await runInExecution(execution, () => endedHooks(lifecycle, settled.kind));
+  if (settled.kind !== "returned" && settled.kind !== "failed") await runInExecution(execution, () => endedHooks(lifecycle, settled.kind, () => isCanceled(engine.db, run)));
   release();
   const outcome = settled.kind === "failed" ? { kind: "threw" as const, error: settled.error, retryAt: settled.retryAt } : settled;
   if (span) endAttemptSpan(span, outcome);
@@ -292,10 +292,16 @@ function latestResolution(entries: readonly LedgerEntry[]): Date | null {
 }
 
 /** The lifecycle hooks of an execution that ended other than by its code returning or throwing. */
-async function endedHooks(lifecycle: TaskLifecycle, end: "suspended" | "fenced" | "timed_out" | "canceled"): Promise<void> {
+async function endedHooks(lifecycle: TaskLifecycle, end: "suspended" | "fenced" | "timed_out" | "canceled", canceled: () => Promise<boolean>): Promise<void> {
   if (end === "suspended") await lifecycle.suspended();
-  else if (end === "canceled") await lifecycle.canceled();
+  else if (end === "canceled") await lifecycle.aborted(canceled);
   else await lifecycle.stopped();
+}
+
+/** Whether the run was canceled (an aborted execution may also be its worker stopping, or a takeover). */
+async function isCanceled(db: EngineDeps["db"], run: ClaimedRun): Promise<boolean> {
+  const { rowCount } = await db.query(`SELECT 1 FROM runs WHERE id = $1 AND environment_id = $2 AND status = 'CANCELED'`, [run.id, run.environment_id]);
+  return (rowCount ?? 0) > 0;
 }
 
 function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task, maxDuration: number | null | undefined): TaskContext {

@@ -83,11 +83,17 @@ export class TaskLifecycle {
     await this.cleanup();
   }
 
-  /** The run was canceled while this execution ran: onCancel, then cleanup. */
-  async canceled(): Promise<void> {
-    const runPromise = this.#runPromise ?? new Promise<never>(() => {});
-    for (const hook of [...globalHooksOf("cancel"), ...(this.#args.task.onCancel ? [this.#args.task.onCancel] : [])]) {
-      await this.#logged("onCancel", () => hook({ ...this.#base(), runPromise, init: this.#init }));
+  /**
+   * The execution was aborted: onCancel when `canceled()` confirms the run was canceled (not its
+   * worker stopping, nor its run taken over), then cleanup.
+   */
+  async aborted(canceled: () => Promise<boolean>): Promise<void> {
+    const hooks = [...globalHooksOf("cancel"), ...(this.#args.task.onCancel ? [this.#args.task.onCancel] : [])];
+    // Not knowing (the database is away as the worker stops) counts as not canceled: cleanup still runs.
+    const confirmed = hooks.length > 0 && (await canceled().catch((error: unknown) => (logger.error("could not tell whether the run was canceled; onCancel not called", { error: describe(error) }), false)));
+    if (confirmed) {
+      const runPromise = this.#runPromise ?? new Promise<never>(() => {});
+      for (const hook of hooks) await this.#logged("onCancel", () => hook({ ...this.#base(), runPromise, init: this.#init }));
     }
     await this.cleanup();
   }
