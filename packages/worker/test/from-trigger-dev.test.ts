@@ -11,7 +11,7 @@ import { installQueueSchema } from "@svc/queue";
 import { runs, withAuth } from "@svc/runtime";
 import { connectTestEngine, createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { freePort } from "../../../scripts/embedded-postgres.ts";
-import { fulfilOrder } from "../../../examples/from-trigger-dev/src/tasks/orders.ts";
+import { fulfilOrder, sendReceipt } from "../../../examples/from-trigger-dev/src/tasks/orders.ts";
 import { spawnApi, spawnWorker, type ServiceProcess } from "./processes.ts";
 
 const CONFIG = fileURLToPath(new URL("../../../examples/from-trigger-dev/svc.config.ts", import.meta.url));
@@ -121,5 +121,14 @@ describe("a Trigger.dev v4 task file ported to svc", () => {
     expect(child).toMatchObject({ task: "send-receipt", attributes: { orderId: "o-1", messageId: "msg_1" } });
     // And svc said where its replay model differs, once.
     expect(logLines().filter((l) => l.notice === "replayed-logs")).toHaveLength(1);
+  });
+
+  it("batch-triggers through a task's handle", async () => {
+    const batch = await asClient(() =>
+      sendReceipt.batchTrigger([{ payload: { orderId: "o-2", email: "b@example.com", amount: 1 } }, { payload: { orderId: "o-3", email: "c@example.com", amount: 2 } }]),
+    );
+    expect(batch).toMatchObject({ batchId: expect.stringMatching(/^batch_/), runCount: 2, isCached: false });
+    await until(async () => (seen.emails.length === 3 ? true : undefined), "both receipts to be sent");
+    expect(seen.emails.slice(1).map((e) => e.to).sort()).toEqual(["b@example.com", "c@example.com"]);
   });
 });

@@ -316,6 +316,53 @@ describe("global hooks", () => {
   });
 });
 
+describe("every kind of global hook", () => {
+  it("runs where the task's own would, global first (catchError: after the task's)", async () => {
+    const g = (what: string) => (params: { ctx: { run: { id: string } } }) => void called(params.ctx, `global ${what}`);
+    const removers = [
+      tasks.onStartAttempt(g("onStartAttempt")),
+      tasks.onWait(g("onWait")),
+      tasks.onResume(g("onResume")),
+      tasks.onSuccess(g("onSuccess")),
+      tasks.onFailure(g("onFailure")),
+      tasks.onComplete(g("onComplete")),
+      tasks.catchError(g("catchError")),
+    ];
+    try {
+      const token = await newToken();
+      const suspended = tw.worker.events.next("runSuspended");
+      const { id } = await triggerRun(te.engine, te.env, "hooked", { token });
+      await suspended;
+      const done = finished(id);
+      await complete(token, { n: 3 });
+      expect((await done).status).toBe("COMPLETED");
+      expect(callsOf(id).filter((c) => /^(global )?on(StartAttempt|Wait|Resume|Success|Complete)/.test(c))).toEqual([
+        "global onStartAttempt",
+        "onStartAttempt:1",
+        "global onWait",
+        "onWait:token",
+        "global onResume",
+        "onResume:token",
+        "global onSuccess",
+        'onSuccess:{"done":true}',
+        "global onComplete",
+        "onComplete:true",
+      ]);
+
+      const retried = await triggerRun(te.engine, te.env, "flaky-hooked", {});
+      expect((await finished(retried.id)).status).toBe("COMPLETED");
+      expect(callsOf(retried.id).slice(0, 4)).toEqual(["onStart", "global onStartAttempt", "onStartAttempt:1", "catchError:first attempt fails:true:2"]);
+      expect(callsOf(retried.id)[4]).toBe("global catchError");
+
+      const skipped = await triggerRun(te.engine, te.env, "caught", { mode: "skip" });
+      expect((await finished(skipped.id)).status).toBe("FAILED");
+      expect(callsOf(skipped.id)).toEqual(["global onStartAttempt", "catchError", "global onFailure", "onFailure:run failed", "global onComplete", "onComplete:false"]);
+    } finally {
+      for (const remove of removers) remove();
+    }
+  });
+});
+
 describe("locals", () => {
   it("are per execution: set outside a run is refused, get outside a run is undefined", () => {
     expect(locals.get(Greeting)).toBeUndefined();
