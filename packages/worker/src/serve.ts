@@ -4,6 +4,7 @@ import { SecretBox, startTracing, systemClock, WakeDispatcher, type EngineDeps }
 import { parseWorkerConfig } from "./config.ts";
 import { resolveWorkerEnvironment } from "./resolve-environment.ts";
 import { tokenCreator } from "./execution/create-token.ts";
+import { pinoTaskLogs } from "./execution/task-logs.ts";
 import { installShutdown } from "./shutdown.ts";
 import { loadTasks } from "./tasks/load-tasks.ts";
 import { CONFIG_FILE_NAMES, findConfigFile } from "@svc/runtime/sdk";
@@ -62,6 +63,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
       restRatio: config.RUN_RETENTION_REST_RATIO,
     },
     createToken: tokenCreator(engine),
+    taskLogs: pinoTaskLogs(logger),
     ...envVarsAndSchedules(engine, environment, taskEnv),
     onError: report,
     tracer: tracing?.tracer ?? null,

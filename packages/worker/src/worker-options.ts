@@ -1,6 +1,6 @@
 import type { Tracer } from "@opentelemetry/api";
-import type { CreateToken, DueWork, EngineDeps, Environment, RunRetentionOptions } from "@svc/runtime/engine";
-import type { Task } from "@svc/runtime/sdk";
+import type { CreateToken, DueWork, EngineDeps, Environment, RunRetentionOptions, Timers } from "@svc/runtime/engine";
+import type { Task, TaskLogSink } from "@svc/runtime/sdk";
 
 /** What a worker is made of (createWorker), in a file of its own: the worker's parts read it too. */
 export interface WorkerOptions {
@@ -15,6 +15,10 @@ export interface WorkerOptions {
   dueWork?: DueWork[];
   /** Runs before each execution (e.g. loads env vars into process.env). */
   prepareEnvironment?: () => Promise<void>;
+  /** Where task code's `logger.*` lines (and svc's replay notices) go. @default pino to stdout */
+  taskLogs?: TaskLogSink;
+  /** What times maxDuration: tests give a FakeClock. @default real timers */
+  timers?: Timers;
   /** Runs once after tasks are registered (e.g. declarative schedules). */
   onRegistered?: (tasks: Task[]) => Promise<void>;
   /** false in tests that drive time with `worker.timers.tick()` (and `worker.retention.tick()`). @default true */

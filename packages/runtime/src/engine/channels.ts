@@ -3,7 +3,7 @@ export const CHANNELS = {
   /** Comma-separated run ids whose wait resolved: the resume fast path. */
   resume: "svc_resume",
   /**
-   * An environment id: runs of its limited queues are ready to be claimed (a resume, a hand-back):
+   * An environment id: runs of its limited queues are ready to be claimed (a resume, a give-back):
    * every worker of the environment runs its claims (engine/runs/wake-workers.ts wakes starts).
    */
   runsReady: "svc_runs_ready",

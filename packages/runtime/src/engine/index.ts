@@ -6,7 +6,7 @@
 export {
   AuthenticationError, ConflictError, IllegalTransitionError, MigrationError, NotFoundError, PermissionError, SvcError, UnprocessableError, ValidationError,
 } from "../errors.ts";
-export { FakeClock, systemClock, type Clock } from "../clock.ts";
+export { FakeClock, systemClock, systemTimers, type Clock, type Timers } from "../clock.ts";
 export { newId } from "../ids.ts";
 export { MAX_DURATION_MS, isRealCalendarDate, isStorableDate, parseDuration, parseTtl, storableDate } from "../durations.ts";
 export { LogThrottle } from "../log-throttle.ts";

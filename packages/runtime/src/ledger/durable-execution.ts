@@ -9,13 +9,17 @@ import type { Environment } from "../engine/tenancy/environments.ts";
 import { insertWaitpoint } from "../engine/waitpoints/store.ts";
 import { never } from "../sdk/never.ts";
 import type {
-  ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitOptions,
+  ChannelRecord, ChannelWaitOptions, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitListener, WaitOptions,
 } from "../sdk/run-context.ts";
+import { addTagsFromRun } from "../engine/runs/add-tags-from-run.ts";
+import { ReplayNotices } from "../sdk/replay-notices.ts";
+import { consoleTaskLogs, type TaskLogSink } from "../sdk/task-logs.ts";
+import { WaitHooks } from "./wait-hooks.ts";
 import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
 import { RunChannelOutput } from "./channel-output.ts";
 import { RunSessionChannels } from "./run-session-channels.ts";
 import { batchResults, childResult, waitResult } from "./wait-results.ts";
-import type { TaskContext } from "../sdk/task.ts";
+import type { TaskContext } from "../sdk/task-context.ts";
 import { KEYED_EPOCH, type LedgerEntry } from "./entries.ts";
 import { holdClaim, markKeyedEntryUsed, recordStep } from "./ledger-store.ts";
 import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
@@ -73,6 +77,13 @@ export class DurableExecution implements RunExecution {
   readonly #waits: RunWaits;
   /** Resolves when the execution suspends or loses its claim. */
   readonly ended: Promise<ExecutionEnd>;
+  /** Where `logger.*` writes for this run. */
+  readonly logs: TaskLogSink;
+  readonly notices: ReplayNotices;
+  /** What `locals` holds for this execution. */
+  readonly locals = new Map<symbol, unknown>();
+  /** The task's onWait and onResume hooks around the waits. */
+  readonly #waitHooks: WaitHooks;
 
   constructor(args: {
     deps: EngineDeps;
@@ -95,6 +106,10 @@ export class DurableExecution implements RunExecution {
      * it, a suspension tells whether the ledger is still this execution's copy (suspendedLedger).
      */
     ledgerVersion?: number | null;
+    /** Where `logger.*` writes (the worker's log); default: the console. */
+    logs?: TaskLogSink;
+    /** The worker's (said once per worker); default: this execution's own. */
+    notices?: ReplayNotices;
   }) {
     this.#deps = args.deps;
     this.#run = args.run;
@@ -125,6 +140,15 @@ export class DurableExecution implements RunExecution {
     this.#taken = args.taken ?? null;
     this.ctx = args.ctx;
     this.signal = args.signal;
+    this.logs = args.logs ?? consoleTaskLogs;
+    this.notices = args.notices ?? new ReplayNotices(this.logs, args.deps.clock);
+    this.#waitHooks = new WaitHooks({
+      db: args.deps.db,
+      environmentId: args.env.id,
+      ledger: args.ledger,
+      once: (name, scope, fn) => this.once(name, scope, fn),
+      report: (error) => this.#reportHookError("onWait", error),
+    });
     this.ended = new Promise((resolve) => this.#endListeners.push(resolve));
     this.#waits = new RunWaits({
       ...run,
@@ -135,7 +159,7 @@ export class DurableExecution implements RunExecution {
       isFenced: () => this.#fenced,
       mayWrite: () => this.#mayWrite(),
       fence: () => this.fence(),
-      suspend: () => this.fence({ kind: "suspended" }),
+      suspend: (key) => this.#suspend(key),
       flushChannels: () => this.flushChannels(),
     });
   }
@@ -173,15 +197,67 @@ export class DurableExecution implements RunExecution {
     for (const listener of this.#endListeners) listener(end);
   }
 
+  /** A wait suspended the run: fenced at once; the execution ends once the task's onWait ran. */
+  #suspend(key: { stepKey: string; epoch: number }): void {
+    if (this.#fenced) return;
+    this.#fenced = true;
+    void this.#waitHooks.suspended(key, () => {
+      for (const listener of this.#endListeners) listener({ kind: "suspended" });
+    });
+  }
+
+  #reportHookError(hook: string, error: unknown): void {
+    const { ctx } = this;
+    const detail = error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { error };
+    this.logs.write({ level: "error", message: `${hook} of task "${ctx.task.id}" threw`, attributes: detail, at: this.#deps.clock.now(), run: { id: ctx.run.id, attempt: ctx.attempt.number, taskId: ctx.task.id } });
+  }
+
+  now(): Date {
+    return this.#deps.clock.now();
+  }
+
+  isReplaying(): boolean {
+    return this.#ledger.replaying();
+  }
+
+  listenToWaits(listener: WaitListener | null): void {
+    this.#waitHooks.listen(listener);
+  }
+
+  async once(name: string, scope: "attempt" | "run", fn: () => Promise<void>): Promise<boolean> {
+    if (this.#fenced) return never();
+    const key = this.#ledger.hookKey(name, scope);
+    const target = `hook:${name}`;
+    if (this.#ledger.lookup(key, "step", target, this.#deps.clock.now())?.resolved) return false;
+    if (this.#taken && !(await this.#mayWrite())) return never();
+    await fn();
+    await this.#recordStep(key, target, null);
+    return true;
+  }
+
+  async addTags(tags: string[]): Promise<{ ok: true; tags: string[] } | { ok: false; tags: string[]; wanted: number }> {
+    if (this.#fenced || !(await this.#mayWrite())) return never();
+    const result = await retryWrite(() => addTagsFromRun(this.#deps.db, { runId: this.#run.id, environmentId: this.#env.id, claimToken: this.#claimToken, tags }));
+    if (result.kind === "fenced") {
+      this.fence();
+      return never();
+    }
+    if (result.kind === "too_many") return { ok: false, tags: result.tags, wanted: result.wanted };
+    this.ctx.run.tags = result.tags;
+    return { ok: true, tags: result.tags };
+  }
+
   async waitForToken(tokenId: string, options?: WaitOptions): Promise<RawWaitResult> {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
     if (entry?.resolved) {
       const passes = this.#passes(key, entry);
-      return passes === true || (await passes) ? waitResult(entry.outcome) : never();
+      return passes === true || (await passes) ? this.#waitHooks.passed(key, waitResult(entry.outcome)) : never();
     }
-    return this.#waits.register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => ({ id: tokenId }) });
+    this.#waitHooks.reached(key, entry === null);
+    const result: RawWaitResult = await this.#waits.register({ key, kind: "token", target: tokenId, existingWaitpointId: tokenId, options, makeWaitpoint: async () => ({ id: tokenId }) });
+    return this.#waitHooks.passed(key, result);
   }
 
   async waitUntil(date: Date | null, spec: string, durationMs: number | null, options?: WaitOptions): Promise<RawWaitResult> {
@@ -194,7 +270,7 @@ export class DurableExecution implements RunExecution {
     const entry = this.#ledger.lookup(key, "datetime", null, now);
     if (entry?.resolved) {
       const passes = this.#passes(key, entry);
-      return passes === true || (await passes) ? { ok: true, output: undefined } : never();
+      return passes === true || (await passes) ? this.#waitHooks.passed(key, { ok: true, output: undefined }) : never();
     }
     // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
     const wakeAt = date ?? new Date(now.getTime() + (durationMs ?? 0));
@@ -203,7 +279,9 @@ export class DurableExecution implements RunExecution {
       await tx.query(`SELECT pg_notify($1, '')`, [CHANNELS.timers]);
       return { id: waitpoint.id };
     };
-    return this.#waits.register({ key, kind: "datetime", target: spec, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
+    this.#waitHooks.reached(key, entry === null);
+    const result: RawWaitResult = await this.#waits.register({ key, kind: "datetime", target: spec, existingWaitpointId: entry?.waitpointId ?? null, options, makeWaitpoint });
+    return this.#waitHooks.passed(key, result);
   }
 
   async runStep<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
@@ -234,9 +312,10 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "child", taskId, this.#deps.clock.now());
-    if (entry?.resolved) return childResult(entry.outcome, taskId);
+    if (entry?.resolved) return this.#waitHooks.passed(key, childResult(entry.outcome, taskId));
+    this.#waitHooks.reached(key, entry === null);
     const result = await this.#waits.register({ key, kind: "child", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildRunWaitpoint(this.#deps, tx, this.#parent, taskId, payload, options) });
-    return childResult(result, taskId);
+    return this.#waitHooks.passed(key, childResult(result, taskId));
   }
 
   async batchTriggerAndWait(taskId: string, items: { payload: unknown; options?: Record<string, unknown> }[]): Promise<ChildRunResult[]> {
@@ -244,9 +323,10 @@ export class DurableExecution implements RunExecution {
     if (items.length === 0) return [];
     const key = this.#ledger.nextKey();
     const entry = this.#ledger.lookup(key, "batch", taskId, this.#deps.clock.now());
-    if (entry?.resolved) return batchResults(entry.outcome);
+    if (entry?.resolved) return this.#waitHooks.passed(key, batchResults(entry.outcome));
+    this.#waitHooks.reached(key, entry === null);
     const raw = await this.#waits.register({ key, kind: "batch", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildBatchWaitpoint(this.#deps, tx, this.#parent, taskId, items) });
-    return batchResults(raw);
+    return this.#waitHooks.passed(key, batchResults(raw));
   }
 
   /**

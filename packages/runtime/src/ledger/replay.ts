@@ -26,6 +26,27 @@ export class LedgerSession {
   }
 
   /**
+   * The key of a lifecycle hook's record: in this attempt's epoch, or, for what happens once per
+   * run (onStart), in the keyed epoch that retries keep.
+   */
+  hookKey(name: string, scope: "attempt" | "run"): { stepKey: string; epoch: number } {
+    return { stepKey: StepKeys.hook(name), epoch: scope === "run" ? KEYED_EPOCH : this.epoch };
+  }
+
+  /**
+   * Whether the code is still replaying: the next unkeyed durable call has a record in this
+   * attempt (a resumed run has not yet got back to where its previous execution stopped).
+   */
+  replaying(): boolean {
+    return this.#entries.has(`${this.epoch}|${this.#keys.peekOrdinal()}`);
+  }
+
+  /** The entry at `key` as the session knows it, without the checks of lookup. */
+  at(key: { stepKey: string; epoch: number }): LedgerEntry | undefined {
+    return this.#entries.get(`${key.epoch}|${key.stepKey}`);
+  }
+
+  /**
    * The recorded entry at `key`, if any and still valid (a keyed entry past its TTL counts as absent).
    * Throws NondeterminismError when the recorded kind or target differs from the request.
    *

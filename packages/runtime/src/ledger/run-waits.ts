@@ -34,8 +34,8 @@ export interface WaitingExecution {
   mayWrite(): Promise<boolean>;
   /** The execution lost its claim: it writes nothing more. */
   fence(): void;
-  /** The wait suspended the run: the execution ends, suspended. */
-  suspend(): void;
+  /** The wait at `key` suspended the run: the execution ends, suspended. */
+  suspend(key: { stepKey: string; epoch: number }): void;
   /** Resolves once every `.out` record appended so far is stored. */
   flushChannels(): Promise<void>;
 }
@@ -112,7 +112,7 @@ export class RunWaits {
       case "suspended":
         ledger.remember({ ...recorded, resolved: false, outcome: null });
         this.execution.ledgerCopy.suspendedAt(registration.ledgerVersion, ledger.epoch, () => ledger.entries());
-        this.execution.suspend();
+        this.execution.suspend(key);
         return never();
       case "fenced":
         this.execution.fence();

@@ -8,7 +8,15 @@ export class StepKeys {
   nextOrdinal(): string {
     return `#${this.#next++}`;
   }
+  /** The key the next unkeyed call will get, without taking it. */
+  peekOrdinal(): string {
+    return `#${this.#next}`;
+  }
   static keyed(idempotencyKey: string): string {
     return `key:${idempotencyKey}`;
+  }
+  /** A lifecycle hook's record (onStart, a wait's onResume): named, so it takes no number from the code's calls. */
+  static hook(name: string): string {
+    return `hook:${name}`;
   }
 }

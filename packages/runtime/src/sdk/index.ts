@@ -1,5 +1,8 @@
 // In-run SDK pieces (task code), re-exported by the package root; the worker imports the types.
 export * from "./task.ts";
+export * from "./task-errors.ts";
+export * from "./task-logs.ts";
+export * from "./replay-notices.ts";
 export * from "./run-context.ts";
 export * from "./wait.ts";
 export * from "./wait-result.ts";
@@ -9,3 +12,11 @@ export * from "./config.ts";
 export * from "./never.ts";
 export * from "./session-channels.ts";
 export * from "./config-file.ts";
+export * from "./queue.ts";
+export * from "./locals.ts";
+export * from "./logger.ts";
+export * from "./tags.ts";
+export * from "./retry.ts";
+export * from "./schema.ts";
+export * from "./hooks/hook-types.ts";
+export { TaskLifecycle, type AttemptOutcome, type RetryDecider } from "./hooks/task-lifecycle.ts";

@@ -1,10 +1,29 @@
 import { schedulesClient, sessionsClient, tasksClient, waitClient } from "../client/global.ts";
+import type { BatchHandle, BatchItem, BatchTriggerOptions, RunHandle, TriggerOptions } from "../client/tasks.ts";
+import { registerGlobalHook, type GlobalHookFunctions, type GlobalHookKind } from "./hooks/global-hooks.ts";
 import { never } from "./never.ts";
 import { currentExecution } from "./run-context.ts";
 import { schedules as scheduleTasks } from "./schedules-task.ts";
-import { batchTriggerAndWait, triggerAndWait } from "./trigger-and-wait.ts";
+import type { AnyTask, TaskIdentifier, TaskOutput, TaskPayload } from "./task.ts";
+import { batchTriggerAndWait, triggerAndWait, type BatchResult, type TaskRunPromise, type TriggerAndWaitOptions } from "./trigger-and-wait.ts";
+import { batchTriggerTask, triggerTask } from "./trigger.ts";
 import { createTokenInRun, forToken, waitFor, waitUntil } from "./wait.ts";
 import { RunSession } from "./session-channels.ts";
+
+/** `T` of `tasks.trigger<T>(…)`: a task's type (`typeof myTask`, as in Trigger.dev), or the output type alone. */
+type IdOf<T> = T extends AnyTask ? TaskIdentifier<T> : string;
+type PayloadOf<T> = T extends AnyTask ? TaskPayload<T> : unknown;
+type OutputOf<T> = T extends AnyTask ? TaskOutput<T> : T;
+
+/** Registers a global hook, optionally by name: `tasks.onStart(fn)` or `tasks.onStart("name", fn)`. Returns the function that removes it. */
+function globalHook<K extends GlobalHookKind>(kind: K) {
+  function register(fn: GlobalHookFunctions[K]): () => void;
+  function register(name: string, fn: GlobalHookFunctions[K]): () => void;
+  function register(nameOrFn: string | GlobalHookFunctions[K], fn?: GlobalHookFunctions[K]): () => void {
+    return registerGlobalHook(kind, nameOrFn, fn);
+  }
+  return register;
+}
 
 
 /** Inside a run, code abandoned at suspension must not act for the run: its calls never settle. */
@@ -14,24 +33,41 @@ function fencedCall<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (..
 
 /**
  * Trigger tasks: `trigger`/`batchTrigger` from anywhere (over HTTP); `triggerAndWait` and
- * `batchTriggerAndWait` inside a run (checkpointed while the children run).
+ * `batchTriggerAndWait` inside a run (checkpointed while the children run). The type parameter
+ * is a task's type (`tasks.trigger<typeof myTask>("my-task", …)`, as in Trigger.dev) or the
+ * output type alone.
+ *
+ * Global lifecycle hooks, for every task this worker runs (Trigger.dev's): `onStart`,
+ * `onStartAttempt`, `onSuccess`, `onFailure`, `onComplete`, `onWait`, `onResume`, `onCancel`,
+ * `catchError` (alias `handleError`) and `middleware`; global ones run before the task's own
+ * (catchError: after). What each means when a run is replayed after a wait: TaskOptions.
  *
  * @example
  * const handle = await tasks.trigger("hello-world", { name: "Ada" });
  * // inside a task:
  * const result = await tasks.triggerAndWait("resize", { url });
+ * // in a task file, for every task:
+ * tasks.onFailure(({ ctx, error }) => logger.error("run failed", { run: ctx.run.id, error }));
  */
 export const tasks = {
-  trigger: fencedCall((taskId: string, payload?: unknown, options?: Parameters<typeof tasksClient.trigger>[2]) => {
-    const execution = currentExecution();
-    // A trigger from inside a run records its parent (relatedRuns), as Trigger.dev does.
-    const withParent = execution ? { ...options, parentRunId: execution.ctx.run.id } : options;
-    return tasksClient.trigger(taskId, payload, withParent as Parameters<typeof tasksClient.trigger>[2]);
-  }),
-  batchTrigger: fencedCall(tasksClient.batchTrigger),
+  trigger: <T = unknown>(taskId: IdOf<T>, payload?: PayloadOf<T>, options?: TriggerOptions): Promise<RunHandle> => triggerTask(taskId, payload, options),
+  batchTrigger: <T = unknown>(taskId: IdOf<T>, items: BatchItem<PayloadOf<T>>[], options?: BatchTriggerOptions): Promise<BatchHandle> => batchTriggerTask(taskId, items, options),
   batchTriggerItems: fencedCall(tasksClient.batchTriggerItems),
-  triggerAndWait,
-  batchTriggerAndWait,
+  triggerAndWait: <T = unknown>(taskId: IdOf<T>, payload?: PayloadOf<T>, options?: TriggerAndWaitOptions): TaskRunPromise<OutputOf<T>> => triggerAndWait<OutputOf<T>>(taskId, payload, options),
+  batchTriggerAndWait: <T = unknown>(taskId: IdOf<T>, items: { payload: PayloadOf<T>; options?: TriggerAndWaitOptions }[]): Promise<BatchResult<OutputOf<T>>> =>
+    batchTriggerAndWait<OutputOf<T>>(taskId, items),
+  onStart: globalHook("start"),
+  onStartAttempt: globalHook("startAttempt"),
+  onSuccess: globalHook("success"),
+  onFailure: globalHook("failure"),
+  onComplete: globalHook("complete"),
+  onWait: globalHook("wait"),
+  onResume: globalHook("resume"),
+  onCancel: globalHook("cancel"),
+  catchError: globalHook("catchError"),
+  /** @deprecated Trigger.dev v4's old name of `catchError`. */
+  handleError: globalHook("catchError"),
+  middleware: globalHook("middleware"),
 };
 
 /**

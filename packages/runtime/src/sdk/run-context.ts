@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { RUN_CONTEXT_KEY } from "./run-context-key.ts";
-import type { TaskContext } from "./task.ts";
+import type { ReplayNotices } from "./replay-notices.ts";
+import type { TaskContext } from "./task-context.ts";
+import type { TaskLogSink } from "./task-logs.ts";
 
 /** A wait's result as the engine hands it to the SDK (before wrapping with unwrap()). */
 export type RawWaitResult = { ok: true; output: unknown } | { ok: false; error: { name?: string; message: string; code?: string } };
@@ -51,6 +53,20 @@ export interface ChannelWaitOptions extends WaitOptions {
 /** A channel wait's result as the engine hands it to the SDK: the record, or why there is none. */
 export type RawChannelResult = { ok: true; record: ChannelRecord } | { ok: false; error: { name?: string; message: string; code?: string } };
 
+/** A wait as onWait and onResume hooks receive it (Trigger.dev's TaskWait). */
+export type TaskWait = { type: "duration"; date: Date } | { type: "token"; token: string } | { type: "task"; runId: string } | { type: "batch"; batchId: string; runCount: number };
+
+/** What an execution tells of the waits its code makes (the onWait and onResume hooks). */
+export interface WaitListener {
+  /**
+   * A wait the code reached for the first time, once it is recorded. `suspended`: it suspended the
+   * run (the execution is fenced and ends once this settles).
+   */
+  waited(wait: TaskWait, suspended: boolean): Promise<void>;
+  /** A wait's result is handed to the code for the first time in this attempt (recorded: once). */
+  resumed(wait: TaskWait): Promise<void>;
+}
+
 /**
  * The durable operations of one execution of a run. The worker implements it (against Postgres);
  * the SDK functions task code calls (`wait.*`, `step.run`, `tasks.triggerAndWait`) delegate here.
@@ -81,6 +97,27 @@ export interface RunExecution {
   trimChannel(sessionRef: string, below: number): Promise<void>;
   /** Hands the session over to a new run of its task (recorded). */
   continueSession(sessionRef: string, reason: string): Promise<{ runId: string; swapped: boolean }>;
+  /** Where `logger.*` lines of this run go (the worker's log). */
+  readonly logs: TaskLogSink;
+  /** Says where svc's replay model gives a Trigger.dev call another meaning (once per worker). */
+  readonly notices: ReplayNotices;
+  /** The worker's clock (injected: tests drive it). */
+  now(): Date;
+  /** The values `locals` holds for this execution. */
+  readonly locals: Map<symbol, unknown>;
+  /** Whether the code is still replaying: its next durable call was recorded by an earlier execution. */
+  isReplaying(): boolean;
+  /**
+   * Calls `fn` unless a run of this attempt (`scope: "attempt"`) or of the run (`"run"`) already
+   * did and recorded it under `name`; records it once it returned. Lifecycle hooks (onStart, a
+   * wait's onResume) use it: named records take no number from the code's durable calls.
+   * Resolves to whether `fn` ran.
+   */
+  once(name: string, scope: "attempt" | "run", fn: () => Promise<void>): Promise<boolean>;
+  /** Adds tags to the run (those it has are skipped), fenced by the claim. */
+  addTags(tags: string[]): Promise<{ ok: true; tags: string[] } | { ok: false; tags: string[]; wanted: number }>;
+  /** Who hears of this execution's waits (the task's onWait/onResume hooks). */
+  listenToWaits(listener: WaitListener | null): void;
 }
 
 /**

@@ -22,7 +22,7 @@ export interface ScheduledTaskPayload {
 /** A cron expression (5 fields), or one with the timezone it is evaluated in. */
 export type CronOption = string | { pattern: string; /** @default "UTC" */ timezone?: string };
 
-export interface ScheduledTaskOptions<TOutput = unknown> extends Omit<TaskOptions<ScheduledTaskPayload, TOutput>, "run"> {
+export interface ScheduledTaskOptions<TIdentifier extends string = string, TOutput = unknown> extends Omit<TaskOptions<TIdentifier, ScheduledTaskPayload, TOutput>, "run"> {
   run(payload: ScheduledTaskPayload, params: TaskRunParams): Promise<TOutput> | TOutput;
   /**
    * A declarative schedule: the task fires on this cron in every environment a worker runs it in.
@@ -49,11 +49,12 @@ export interface ScheduledTaskOptions<TOutput = unknown> extends Omit<TaskOption
  *   },
  * });
  */
-export function scheduledTask<TOutput = unknown>(options: ScheduledTaskOptions<TOutput>): Task<ScheduledTaskPayload, TOutput> {
+export function scheduledTask<TIdentifier extends string, TOutput = unknown>(options: ScheduledTaskOptions<TIdentifier, TOutput>): Task<TIdentifier, ScheduledTaskPayload, TOutput> {
   const { cron, run, ...rest } = options;
   const schedule = cron === undefined ? undefined : declaredSchedule(options.id, cron);
-  const base = task<ScheduledTaskPayload, TOutput>({ ...rest, run: (payload, params) => run(toScheduledPayload(payload), params) });
-  return { ...base, kind: "SCHEDULED", ...(schedule ? { schedule } : {}) };
+  const base = task<TIdentifier, ScheduledTaskPayload, TOutput>({ ...rest, run: (payload, params) => run(toScheduledPayload(payload), params) });
+  // Hooks see the payload with its dates, as `run` does (converting twice changes nothing).
+  return { ...base, kind: "SCHEDULED", parsePayload: toScheduledPayload, ...(schedule ? { schedule } : {}) };
 }
 
 function declaredSchedule(id: string, cron: CronOption): { cron: string; timezone: string } {

@@ -1,67 +1,112 @@
-import type { RetryPolicy } from "../engine/runs/retry-policy.ts";
-import type { IDEMPOTENCY_KEY_SCOPES } from "../contracts/trigger.ts";
+import type { BatchHandle, BatchItem, BatchTriggerOptions, RunHandle, TriggerOptions } from "../client/tasks.ts";
+import type { TaskInitOutput } from "./hooks/hook-types.ts";
+import { isQueue } from "./queue.ts";
+import { schemaParser, type inferSchemaIn, type inferSchemaOut, type TaskSchema } from "./schema.ts";
+import type { QueueOptions, TaskOptions } from "./task-options.ts";
+import { batchTriggerAndWait, runPromise, triggerAndWait, type BatchResult, type TaskRunPromise, type TriggerAndWaitOptions } from "./trigger-and-wait.ts";
+import { batchTriggerTask, triggerTask } from "./trigger.ts";
 
-/** What an idempotency key is unique to: the run that triggered, its attempt, or nothing (global). */
-export type IdempotencyKeyScope = (typeof IDEMPOTENCY_KEY_SCOPES)[number];
-
-/** What a running task receives besides its payload. */
-export interface TaskContext {
-  run: {
-    id: string;
-    tags: string[];
-    isTest: boolean;
-    createdAt: Date;
-    /** The idempotency key the run was triggered with, as its user gave it (not the hash the SDK sends). */
-    idempotencyKey?: string;
-    /** What that key was unique to, when the trigger said (idempotencyKeys.create's `scope`). */
-    idempotencyKeyScope?: IdempotencyKeyScope;
-    maxAttempts?: number;
-    version?: string;
-  };
-  attempt: { number: number; startedAt: Date };
-  task: { id: string; filePath?: string };
-  queue: { name: string };
-  environment: { id: string; slug: string; type: string; branchName?: string };
-  project: { id: string; ref: string };
-  organization: { id: string };
-  batch?: { id: string };
-}
-
-export interface TaskRunParams {
-  ctx: TaskContext;
-  /** Aborted when the run is canceled or exceeds maxDuration. */
-  signal: AbortSignal;
-}
-
-export interface QueueOptions {
-  /** @default `task/<id>` */
-  name?: string;
-  /** At most this many runs of the queue execute at once, across all workers (per concurrencyKey). */
-  concurrencyLimit?: number;
-}
-
-export interface TaskOptions<TPayload = any, TOutput = unknown> {
-  /** Unique within an environment. */
-  id: string;
-  run(payload: TPayload, params: TaskRunParams): Promise<TOutput> | TOutput;
-  /** @default { maxAttempts: 3, factor: 2, minTimeoutInMs: 1000, maxTimeoutInMs: 60000, randomize: true } */
-  retry?: RetryPolicy;
-  queue?: QueueOptions;
-  /** Seconds of execution before the attempt is stopped (TIMED_OUT). */
-  maxDuration?: number;
-}
+export type { QueueOptions, TaskOptions, TaskRunParams, TaskContext, IdempotencyKeyScope } from "./task-options.ts";
 
 /** A declared task; also the handle other code triggers it through. */
-export interface Task<TPayload = any, TOutput = unknown> extends TaskOptions<TPayload, TOutput> {
+export interface Task<TIdentifier extends string = string, TInput = any, TOutput = any> extends Omit<TaskOptions<TIdentifier, any, any, any>, "queue"> {
+  /** The task's queue, a name given as a string made `{ name }`. */
+  readonly queue?: QueueOptions;
   readonly kind: "STANDARD" | "SCHEDULED";
   /** Declarative cron schedule (set by schedules.task). */
   readonly schedule?: { cron: string; timezone?: string };
+  /** Parses a payload before hooks and `run` see it (a schemaTask's schema); throwing fails the run without retry. */
+  readonly parsePayload?: (payload: unknown) => unknown;
   /** @internal marker the worker's loader looks for */
   readonly __svcTask: true;
+  /**
+   * Triggers a run of this task and returns at once (over the API, from anywhere). Inside a run,
+   * before a wait, a replay triggers again: wrap it in `step.run` or give an `idempotencyKey`.
+   *
+   * @example
+   * const handle = await sendEmail.trigger({ to: "ada@example.com" }, { tags: ["welcome"] });
+   */
+  trigger(payload: TInput, options?: TriggerOptions): Promise<RunHandle>;
+  /**
+   * Triggers runs of this task as one batch and returns at once (up to 1,000 items).
+   *
+   * @example
+   * const batch = await sendEmail.batchTrigger([{ payload: { to: "a@example.com" } }, { payload: { to: "b@example.com" } }]);
+   */
+  batchTrigger(items: BatchItem<TInput>[], options?: BatchTriggerOptions): Promise<BatchHandle>;
+  /**
+   * Inside a run: triggers a run of this task and waits for it, checkpointed. Triggered once, with
+   * the wait's record: a replay waits on the same child.
+   *
+   * @example
+   * const result = await sendEmail.triggerAndWait({ to: "ada@example.com" });
+   * const output = await sendEmail.triggerAndWait({ to: "ada@example.com" }).unwrap(); // throws a SubtaskUnwrapError if it failed
+   */
+  triggerAndWait(payload: TInput, options?: TriggerAndWaitOptions): TaskRunPromise<TOutput>;
+  /**
+   * Inside a run: triggers runs of this task and waits for all of them; results in item order.
+   *
+   * @example
+   * const { runs } = await sendEmail.batchTriggerAndWait([{ payload: { to: "a@example.com" } }]);
+   */
+  batchTriggerAndWait(items: { payload: TInput; options?: TriggerAndWaitOptions }[]): Promise<BatchResult<TOutput>>;
+}
+
+/** Any task (for helper types and `tasks.trigger<typeof myTask>`). */
+export type AnyTask = Task<string, any, any>;
+export type TaskIdentifier<T extends AnyTask> = T extends Task<infer I, any, any> ? I : never;
+export type TaskPayload<T extends AnyTask> = T extends Task<string, infer P, any> ? P : never;
+export type TaskOutput<T extends AnyTask> = T extends Task<string, any, infer O> ? O : never;
+
+/** A task whose payload a schema parses before hooks and `run` see it. */
+export interface TaskWithSchema<TIdentifier extends string = string, TSchema extends TaskSchema | undefined = undefined, TOutput = any> extends Task<TIdentifier, inferSchemaIn<TSchema>, TOutput> {
+  readonly schema?: TSchema;
+}
+
+/** Options of schemaTask: a task's, with the schema its `run` gets the parsed payload of. */
+export type TaskWithSchemaOptions<TIdentifier extends string, TSchema extends TaskSchema | undefined, TOutput = unknown, TInitOutput extends TaskInitOutput = any> = TaskOptions<
+  TIdentifier,
+  inferSchemaOut<TSchema>,
+  TOutput,
+  TInitOutput
+> & { schema?: TSchema };
+
+function declareTask<TIdentifier extends string, TInput, TOutput>(
+  options: TaskOptions<TIdentifier, any, TOutput, any>,
+  parse: ((payload: unknown) => Promise<unknown>) | undefined,
+  what: string,
+): Task<TIdentifier, TInput, TOutput> {
+  if (!options.id || typeof options.id !== "string") throw new Error(`${what}(): \`id\` is required`);
+  if (typeof options.run !== "function") throw new Error(`${what}("${options.id}"): \`run\` must be a function`);
+  const id = options.id;
+  // A trigger sends what the schema makes of the payload, as Trigger.dev's does.
+  const parsed = (payload: unknown) => (parse ? parse(payload) : Promise.resolve(payload));
+  const { queue: declaredQueue, ...rest } = options;
+  const queue = queueOf(declaredQueue, id);
+  return {
+    ...rest,
+    ...(queue ? { queue } : {}),
+    kind: "STANDARD",
+    ...(parse ? { parsePayload: parse } : {}),
+    __svcTask: true,
+    trigger: async (payload, triggerOptions) => triggerTask(id, await parsed(payload), triggerOptions),
+    batchTrigger: async (items, batchOptions) => batchTriggerTask(id, await Promise.all(items.map(async (item) => ({ ...item, payload: await parsed(item.payload) }))), batchOptions),
+    triggerAndWait: (payload, waitOptions) => runPromise(id, parsed(payload).then((p) => triggerAndWait<TOutput>(id, p, waitOptions))),
+    batchTriggerAndWait: async (items) => batchTriggerAndWait<TOutput>(id, await Promise.all(items.map(async (item) => ({ ...item, payload: await parsed(item.payload) })))),
+  };
+}
+
+function queueOf(queue: TaskOptions["queue"], id: string): QueueOptions | undefined {
+  if (queue === undefined) return undefined;
+  if (typeof queue === "string") return { name: queue };
+  if (typeof queue === "object" && queue !== null) return isQueue(queue) ? { name: queue.name, ...(queue.concurrencyLimit !== undefined ? { concurrencyLimit: queue.concurrencyLimit } : {}) } : queue;
+  throw new Error(`task("${id}"): \`queue\` must be a queue name or { name?, concurrencyLimit? }`);
 }
 
 /**
  * Declares a task. Export it from a file in one of your task folders; the worker finds it there.
+ * Trigger.dev v4's `task()`: the same options, hooks and handle methods (see TaskOptions for what
+ * each hook means when a run is replayed after a wait).
  *
  * @example
  * export const hello = task({
@@ -72,10 +117,31 @@ export interface Task<TPayload = any, TOutput = unknown> extends TaskOptions<TPa
  *   },
  * });
  */
-export function task<TPayload = any, TOutput = unknown>(options: TaskOptions<TPayload, TOutput>): Task<TPayload, TOutput> {
-  if (!options.id || typeof options.id !== "string") throw new Error("task(): `id` is required");
-  if (typeof options.run !== "function") throw new Error(`task("${options.id}"): \`run\` must be a function`);
-  return { ...options, kind: "STANDARD", __svcTask: true };
+export function task<TIdentifier extends string, TInput = void, TOutput = unknown, TInitOutput extends TaskInitOutput = any>(
+  options: TaskOptions<TIdentifier, TInput, TOutput, TInitOutput>,
+): Task<TIdentifier, TInput, TOutput> {
+  return declareTask<TIdentifier, TInput, TOutput>(options, undefined, "task");
+}
+
+/**
+ * Declares a task whose payload is parsed by a schema (zod, valibot, arktype … — any Standard
+ * Schema —, anything with `parse`, or a function) before hooks and `run` see it. A trigger
+ * through the task's handle (`myTask.trigger(payload)`) parses it first too. A payload the schema
+ * refuses fails the run at once with a TaskPayloadParsedError (no retry, no hooks).
+ *
+ * @example
+ * import { z } from "zod";
+ * export const createUser = schemaTask({
+ *   id: "create-user",
+ *   schema: z.object({ name: z.string(), age: z.number().int() }),
+ *   run: async (payload) => ({ greeting: `Hello ${payload.name}, ${payload.age}` }),
+ * });
+ */
+export function schemaTask<TIdentifier extends string, TSchema extends TaskSchema | undefined = undefined, TOutput = unknown, TInitOutput extends TaskInitOutput = any>(
+  options: TaskWithSchemaOptions<TIdentifier, TSchema, TOutput, TInitOutput>,
+): TaskWithSchema<TIdentifier, TSchema, TOutput> {
+  const parse = options.schema === undefined ? undefined : schemaParser(options.schema);
+  return declareTask<TIdentifier, inferSchemaIn<TSchema>, TOutput>(options as TaskOptions<TIdentifier, any, TOutput, any>, parse, "schemaTask") as TaskWithSchema<TIdentifier, TSchema, TOutput>;
 }
 
 /** Used by schedules.task and the worker's loader. */

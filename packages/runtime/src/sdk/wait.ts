@@ -15,22 +15,28 @@ function durationMs(spec: DurationSpec): number {
   return ms;
 }
 
+/** A wait.forToken's promise; `.unwrap()` resolves to the output or throws (a WaitpointTimeoutError on timeout), as Trigger.dev's. */
+export type WaitPromise<T> = Promise<WaitResult<T>> & { unwrap(): Promise<T> };
+
 /**
  * Waits until the token is completed (or times out). The run is checkpointed meanwhile: it becomes
  * WAITING, gives its worker slot back and costs only database rows until it resumes.
  *
  * @example
  * const token = await wait.createToken({ timeout: "1h" });
- * await sendApprovalEmail(token.url);
+ * await step.run("ask", () => sendApprovalEmail(token.url));
  * const result = await wait.forToken<{ approved: boolean }>(token);
  * if (result.ok) console.log(result.output.approved);
- * const approval = (await wait.forToken<{ approved: boolean }>(token)).unwrap(); // throws on timeout
+ * const approval = await wait.forToken<{ approved: boolean }>(token).unwrap(); // throws on timeout
  */
-export async function forToken<T = unknown>(token: string | { id: string }, options?: WaitOptions): Promise<WaitResult<T>> {
-  const execution = requireExecution("wait.forToken");
-  const id = typeof token === "string" ? token : token?.id;
-  if (typeof id !== "string" || !id.startsWith("waitpoint_")) throw new Error(`wait.forToken(): expected a token id ("waitpoint_…") or { id }, got ${JSON.stringify(token)}`);
-  return toWaitResult<T>(await execution.waitForToken(id, options));
+export function forToken<T = unknown>(token: string | { id: string }, options?: WaitOptions): WaitPromise<T> {
+  const promise = (async () => {
+    const execution = requireExecution("wait.forToken");
+    const id = typeof token === "string" ? token : token?.id;
+    if (typeof id !== "string" || !id.startsWith("waitpoint_")) throw new Error(`wait.forToken(): expected a token id ("waitpoint_…") or { id }, got ${JSON.stringify(token)}`);
+    return toWaitResult<T>(await execution.waitForToken(id, options));
+  })();
+  return Object.assign(promise, { unwrap: () => promise.then((result) => result.unwrap()) });
 }
 
 /**

@@ -15,7 +15,7 @@ import {
 } from "@svc/runtime/engine";
 import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { traceparentOf } from "@svc/runtime/engine";
-import { runInExecution, type IdempotencyKeyScope, type Task, type TaskContext } from "@svc/runtime/sdk";
+import { runInExecution, TaskLifecycle, type AttemptOutcome, type IdempotencyKeyScope, type RetryDecider, type Task, type TaskContext } from "@svc/runtime/sdk";
 import type { Claim, ClaimedRun } from "./claim.ts";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
@@ -113,13 +113,14 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     return;
   }
   const ledger = new LedgerSession(run.ledger_epoch, claim.ledger);
+  const maxDuration = run.max_duration_s ?? task.maxDuration;
   const execution = new DurableExecution({
     deps: engine,
     run,
     env: deps.worker.environment,
     claimToken,
     ledger,
-    ctx: contextOf(deps, run, task),
+    ctx: contextOf(deps, run, task, maxDuration),
     signal: abort.signal,
     createToken: deps.hooks.createToken,
     arrivals: deps.hooks.arrivals,
@@ -127,16 +128,19 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
     tally: deps.tally,
     ledgerVersion: claim.ledgerVersion,
+    logs: deps.hooks.taskLogs,
+    notices: deps.hooks.notices,
   });
   if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, ledgerFrom: claim.ledgerFrom, waitResolvedAt: latestResolution(claim.ledger) });
   else deps.events.emit("runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
-  const maxDuration = run.max_duration_s ?? task.maxDuration;
   // Whatever ends the execution other than the code returning or throwing: one promise for all
   // (fewer promises per run; each costs an async-hooks callback while AsyncLocalStorage is on).
   let interrupt!: (kind: "suspended" | "fenced" | "timed_out" | "canceled") => void;
   const interrupted = new Promise<{ kind: "suspended" | "fenced" | "timed_out" | "canceled" }>((resolve) => (interrupt = (kind) => resolve({ kind })));
-  const stopTimer = maxDuration ? startTimer(maxDuration * 1000, () => interrupt("timed_out")) : undefined;
+  const stopTimer = maxDuration ? deps.hooks.timers.after(maxDuration * 1000, () => interrupt("timed_out")) : undefined;
+  const runRef = { id: run.id, attempt: run.attempt_number, taskId: task.id };
+  if (maxDuration && resumed) execution.notices.say("max-duration-per-execution", runRef);
   // Registered before the task runs, so it fires before the task's own abort listeners: code the
   // task runs on abort already finds the execution fenced (a step's function does not run).
   abort.signal.addEventListener(
@@ -151,18 +155,44 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
   // Preparing the environment (env vars) is part of the attempt: if it fails, the attempt fails
   // and is retried by the task's policy, instead of leaving the claimed run EXECUTING.
   const prepare = deps.hooks.prepareEnvironment;
-  // The run has ended when its code returned and the `.out` records it appended are stored.
-  const runCode = () => Promise.resolve(task.run(payload, { ctx: execution.ctx, signal: abort.signal }) as unknown).then(async (output: unknown) => {
-    await execution.flushChannels();
-    return output;
+  // When the run is retried after an error: the task's retry settings (or catchError's), this attempt's number.
+  const decide: RetryDecider = (error, policy) => {
+    const retryable = !(error instanceof NondeterminismError) && (error as { name?: string })?.name !== "AbortTaskRunError";
+    const decision = decideAfterFailure(run.attempt_number, policy ?? task.retry, policy ? null : run.max_attempts, engine.clock.now(), Math.random, retryable);
+    return decision.kind === "retry" ? { at: decision.at, delayMs: decision.delayMs } : null;
+  };
+  // The task's code with its lifecycle hooks; the run has ended when it returned and the `.out`
+  // records it appended are stored.
+  const lifecycle = new TaskLifecycle({
+    task,
+    execution,
+    payload,
+    signal: abort.signal,
+    resumed,
+    decide,
+    afterRun: () => execution.flushChannels(),
+    isInternal: (error) => error instanceof NondeterminismError,
   });
+  const runCode = () => lifecycle.run();
   const userCode = runInExecution(execution, () => (prepare ? Promise.resolve().then(prepare).then(runCode) : Promise.resolve().then(runCode)));
-  const outcome = await Promise.race([
-    userCode.then((output) => ({ kind: "returned" as const, output }), (error: unknown) => ({ kind: "threw" as const, error })),
+  const settled = await Promise.race([
+    userCode.then(
+      (attempt) => attempt,
+      // Preparing the environment failed: the attempt failed, retried as the task's settings say.
+      (error: unknown): AttemptOutcome => ({ kind: "failed", error, retryAt: decide(error)?.at ?? null }),
+    ),
     interrupted,
   ]);
   stopTimer?.();
+  // Stopped: nothing the code does from now on is written, and its signal tells it to stop.
+  if (settled.kind === "timed_out" || settled.kind === "fenced" || settled.kind === "canceled") {
+    execution.fence();
+    abort.abort(new Error(settled.kind === "timed_out" ? `maxDuration of ${maxDuration}s exceeded` : "run canceled"));
+  }
+  // The hooks of an execution that ended another way (cleanup, onCancel) run before its slot is freed.
+  if (settled.kind !== "returned" && settled.kind !== "failed") await runInExecution(execution, () => endedHooks(lifecycle, settled.kind, () => isCanceled(engine.db, run)));
   release();
+  const outcome = settled.kind === "failed" ? { kind: "threw" as const, error: settled.error, retryAt: settled.retryAt } : settled;
   if (span) endAttemptSpan(span, outcome);
   // An offered run's ending is written only once the offer is taken; a withdrawn one writes nothing.
   // (A cancel's ending is the cancel's own: the attempt row below is written for a CANCELED run only.)
@@ -182,14 +212,10 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     }
     case "fenced":
     case "canceled":
-      execution.fence();
-      abort.abort(new Error("run canceled"));
       await closeCanceledAttempt(engine.db, run, engine.clock.now());
       deps.events.emit("runAbandoned", { runId: run.id, reason: outcome.kind });
       return;
     case "timed_out":
-      execution.fence();
-      abort.abort(new Error(`maxDuration of ${maxDuration}s exceeded`));
       await finishAndReport(deps, run, claimToken, { kind: "timed_out", error: internalError("MAX_DURATION_EXCEEDED", `Run exceeded its maxDuration of ${maxDuration}s`) });
       return;
     case "returned":
@@ -208,9 +234,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     case "threw": {
       execution.fence();
       const error = outcome.error instanceof NondeterminismError ? { ...serializeError(outcome.error), type: "internal" as const, code: "NONDETERMINISM" } : serializeError(outcome.error);
-      const retryable = !(outcome.error instanceof NondeterminismError) && (outcome.error as { name?: string })?.name !== "AbortTaskRunError";
-      const decision = decideAfterFailure(run.attempt_number, task.retry, run.max_attempts, engine.clock.now(), Math.random, retryable);
-      await finishAndReport(deps, run, claimToken, decision.kind === "retry" ? { kind: "retry", error, at: decision.at } : { kind: "failed", error });
+      await finishAndReport(deps, run, claimToken, outcome.retryAt ? { kind: "retry", error, at: outcome.retryAt } : { kind: "failed", error });
       return;
     }
   }
@@ -243,7 +267,20 @@ function latestResolution(entries: readonly LedgerEntry[]): Date | null {
   return latest === -Infinity ? null : new Date(latest);
 }
 
-function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext {
+/** The lifecycle hooks of an execution that ended other than by its code returning or throwing. */
+async function endedHooks(lifecycle: TaskLifecycle, end: "suspended" | "fenced" | "timed_out" | "canceled", canceled: () => Promise<boolean>): Promise<void> {
+  if (end === "suspended") await lifecycle.suspended();
+  else if (end === "canceled") await lifecycle.aborted(canceled);
+  else await lifecycle.stopped();
+}
+
+/** Whether the run was canceled (an aborted execution may also be its worker stopping, or a takeover). */
+async function isCanceled(db: EngineDeps["db"], run: ClaimedRun): Promise<boolean> {
+  const { rowCount } = await db.query(`SELECT 1 FROM runs WHERE id = $1 AND environment_id = $2 AND status = 'CANCELED'`, [run.id, run.environment_id]);
+  return (rowCount ?? 0) > 0;
+}
+
+function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task, maxDuration: number | null | undefined): TaskContext {
   const env = deps.worker.environment;
   return {
     run: {
@@ -255,6 +292,7 @@ function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext
       ...(run.idempotency_key_scope ? { idempotencyKeyScope: run.idempotency_key_scope as IdempotencyKeyScope } : {}),
       ...(run.max_attempts ? { maxAttempts: run.max_attempts } : {}),
       version: deps.worker.version,
+      ...(maxDuration ? { maxDuration } : {}),
     },
     attempt: { number: run.attempt_number, startedAt: deps.engine.clock.now() },
     task: { id: task.id },
@@ -266,22 +304,6 @@ function contextOf(deps: ExecutorDeps, run: ClaimedRun, task: Task): TaskContext
   };
 }
 
-
-/** setTimeout's longest delay: Node fires a longer one after 1 ms. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/**
- * Calls `fire` after `ms`, however long (a maxDuration of weeks is chained in ~24.8-day steps
- * instead of timing the run out at once). Returns the function that cancels it.
- */
-function startTimer(ms: number, fire: () => void): () => void {
-  let timer: NodeJS.Timeout;
-  const arm = (left: number) => {
-    timer = setTimeout(() => (left > MAX_TIMEOUT_MS ? arm(left - MAX_TIMEOUT_MS) : fire()), Math.min(left, MAX_TIMEOUT_MS));
-  };
-  arm(ms);
-  return () => clearTimeout(timer);
-}
 
 function finish(deps: ExecutorDeps, run: ClaimedRun, claimToken: string, ending: Ending): Promise<boolean> {
   const item = { run, claimToken, ending, startedAt: run.updated_at };

@@ -1,6 +1,7 @@
 import type { Tracer } from "@opentelemetry/api";
 import type { ChannelArrivals, CreateToken, EngineDeps, Environment, MicroBatcher, RunTally } from "@svc/runtime/engine";
-import type { Task } from "@svc/runtime/sdk";
+import type { ReplayNotices, Task, TaskLogSink } from "@svc/runtime/sdk";
+import type { Timers } from "@svc/runtime/engine";
 import type { WorkerEvents } from "../events.ts";
 import type { Claim } from "./claim.ts";
 import type { Finish } from "./finish.ts";
@@ -25,6 +26,12 @@ export interface TaskHooks {
   arrivals: ChannelArrivals;
   /** Called before each execution: the environment's variables for process.env. */
   prepareEnvironment?: () => Promise<void>;
+  /** Where task code's `logger.*` lines go (the worker's log). */
+  taskLogs: TaskLogSink;
+  /** Said once per worker: where svc's replay model gives a Trigger.dev call another meaning. */
+  notices: ReplayNotices;
+  /** What times maxDuration (tests: a FakeClock). */
+  timers: Timers;
 }
 
 /** The writes of executions that the calls of one event-loop turn share (one statement for all). */

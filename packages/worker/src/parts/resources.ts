@@ -7,6 +7,7 @@ import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
 import { LedgerCache } from "../execution/ledger-cache.ts";
 import type { WorkerOptions } from "../worker-options.ts";
+import { taskSide } from "../execution/task-side.ts";
 
 /** The worker's settings, defaults applied. */
 export interface WorkerConfig {
@@ -81,6 +82,7 @@ export function createResources(options: WorkerOptions): WorkerResources {
       arrivals: new SessionInArrivals({ databaseUrl: options.databaseUrl, onError: (error) => report(error, "session arrivals") }),
       prepareEnvironment: options.prepareEnvironment,
       onRegistered: options.onRegistered,
+      ...taskSide(options),
     },
     events,
     tally: runTallyOf(events),

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { isTask, type SvcConfig, type Task } from "@svc/runtime/sdk";
+import { isQueue, isTask, type Queue, type SvcConfig, type Task } from "@svc/runtime/sdk";
 
 
 const TASK_FILE = /\.(ts|mts|js|mjs)$/;
@@ -64,16 +64,35 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
   }
   const hash = createHash("sha256");
   const byId = new Map<string, { task: Task; file: string }>();
+  const queues = new Map<string, { queue: Queue; file: string }>();
   for (const file of files) {
     hash.update(file).update(await readFile(file));
     const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     for (const value of exportedValues(module)) {
+      if (isQueue(value)) {
+        const existing = queues.get(value.name);
+        if (existing && existing.queue.concurrencyLimit !== value.concurrencyLimit) {
+          throw new Error(`queue "${value.name}" is declared with two limits, in ${existing.file} and ${file}`);
+        }
+        queues.set(value.name, { queue: value, file });
+        continue;
+      }
       if (!isTask(value)) continue;
       const existing = byId.get(value.id);
       if (existing && existing.task !== value) throw new Error(`duplicate task id "${value.id}" in ${existing.file} and ${file}`);
       byId.set(value.id, { task: value, file });
     }
   }
-  return { tasks: [...byId.values()].map((v) => v.task), version: hash.digest("hex").slice(0, 12), files, dirs };
+  return { tasks: [...byId.values()].map((v) => withDeclaredQueue(v.task, queues)), version: hash.digest("hex").slice(0, 12), files, dirs };
+}
+
+/**
+ * A task that names its queue (`queue: "emails"`) gets the limit of the queue declared with that
+ * name by `queue()` in an exported value of a task file, as in Trigger.dev.
+ */
+function withDeclaredQueue(task: Task, queues: Map<string, { queue: Queue }>): Task {
+  const declared = task.queue?.name ? queues.get(task.queue.name)?.queue : undefined;
+  if (!declared || declared.concurrencyLimit === undefined || task.queue?.concurrencyLimit !== undefined) return task;
+  return { ...task, queue: { name: declared.name, concurrencyLimit: declared.concurrencyLimit } };
 }
 

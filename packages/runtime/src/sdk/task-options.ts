@@ -1,0 +1,102 @@
+import type { RetryPolicy } from "../engine/runs/retry-policy.ts";
+import type {
+  OnCancelHookFunction, OnCatchErrorHookFunction, OnCleanupHookFunction, OnCompleteHookFunction, OnFailureHookFunction, OnInitHookFunction,
+  OnMiddlewareHookFunction, OnResumeHookFunction, OnStartAttemptHookFunction, OnStartHookFunction, OnSuccessHookFunction, OnWaitHookFunction, TaskInitOutput,
+} from "./hooks/hook-types.ts";
+import type { TaskContext } from "./task-context.ts";
+
+export type { TaskContext };
+export type { IdempotencyKeyScope } from "./task-context.ts";
+
+/** What a task's `run` receives besides its payload. */
+export interface TaskRunParams<TInitOutput extends TaskInitOutput = any> {
+  ctx: TaskContext;
+  /** What `init` returned in this execution (init runs again in every execution: see `init`). */
+  init?: TInitOutput;
+  /** Aborted when the run is canceled or exceeds maxDuration. */
+  signal: AbortSignal;
+}
+
+export interface QueueOptions {
+  /** @default `task/<id>` */
+  name?: string;
+  /** At most this many runs of the queue execute at once, across all workers (per concurrencyKey). */
+  concurrencyLimit?: number;
+}
+
+/**
+ * A task's options: Trigger.dev v4's, under svc's replay model. A run that waits is checkpointed
+ * and, when it resumes, its function runs again from the top in a new **execution** of the same
+ * attempt, durable calls returning what they recorded. What that means for each hook is said
+ * with it; svc also says it once per worker process, in its log, when a run first meets it.
+ */
+export interface TaskOptions<TIdentifier extends string = string, TPayload = any, TOutput = unknown, TInitOutput extends TaskInitOutput = any> {
+  /** Unique within an environment. */
+  id: TIdentifier;
+  description?: string;
+  run(payload: TPayload, params: TaskRunParams<TInitOutput>): Promise<TOutput> | TOutput;
+  /** @default { maxAttempts: 3, factor: 2, minTimeoutInMs: 1000, maxTimeoutInMs: 60000, randomize: true } */
+  retry?: RetryPolicy;
+  /** The queue, by name (a queue declared with `queue()`, or just a name) or as options. @default `task/<id>` */
+  queue?: string | QueueOptions;
+  /**
+   * Seconds an execution may run before it is stopped: `signal` aborts and the run ends
+   * TIMED_OUT (MAX_DURATION_EXCEEDED). Trigger.dev counts an attempt's compute time; svc counts
+   * each execution of the attempt on its own — a run resumed after a wait starts a fresh count
+   * (waiting does not count, replaying does).
+   */
+  maxDuration?: number;
+  /** Accepted for Trigger.dev compatibility and ignored: svc runs tasks on its workers' machines. */
+  machine?: string | { preset?: string; cpu?: number; memory?: number };
+  /**
+   * Runs before `run` in **every execution** (also each resume after a wait: the run's memory is
+   * not kept across a wait); its return value is `init` for `run` and the other hooks.
+   * Trigger.dev runs it once per attempt.
+   * @deprecated in Trigger.dev v4 in favour of `locals` and `middleware`.
+   */
+  init?: OnInitHookFunction<TPayload, TInitOutput>;
+  /**
+   * Runs after `run` in every execution: when `run` returned or threw, and also when the run
+   * suspends at a wait (what `init` opened is closed then; it opens again on resume).
+   * Trigger.dev runs it once per attempt, at its end. Errors are logged.
+   * @deprecated in Trigger.dev v4 in favour of `middleware`.
+   */
+  cleanup?: OnCleanupHookFunction<TPayload, TInitOutput>;
+  /**
+   * Wraps the rest (init, hooks, run) in every execution. Code after `await next()` runs only in
+   * the execution that ends the run: at a wait the execution stops inside `next()`.
+   */
+  middleware?: OnMiddlewareHookFunction<TPayload>;
+  /**
+   * Runs once per run, before `run`, in its first attempt: recorded in the run's ledger, so a
+   * resume does not run it again (if the worker dies after it ran but before the record, it runs
+   * again).
+   * @deprecated in Trigger.dev v4 in favour of `onStartAttempt`.
+   */
+  onStart?: OnStartHookFunction<TPayload, TInitOutput>;
+  /** Runs once per attempt, before `run`: recorded in the run's ledger, so a resume does not run it again. */
+  onStartAttempt?: OnStartAttemptHookFunction<TPayload>;
+  /** Runs when `run` returned, in the execution that ends the run. Errors are logged. */
+  onSuccess?: OnSuccessHookFunction<TPayload, TOutput, TInitOutput>;
+  /** Runs when `run` threw and the run will not be retried. Errors are logged. */
+  onFailure?: OnFailureHookFunction<TPayload, TInitOutput>;
+  /** Runs after onSuccess, or after onFailure. Errors are logged. */
+  onComplete?: OnCompleteHookFunction<TPayload, TOutput>;
+  /**
+   * Runs once per wait, after the wait is recorded. When the wait suspends the run, the run is
+   * already WAITING while onWait runs (it may resume elsewhere meanwhile), and durable calls made
+   * from it never settle.
+   */
+  onWait?: OnWaitHookFunction<TPayload>;
+  /**
+   * Runs once per wait, when its result is first handed to the code (in the execution that
+   * resumes the run, after replaying up to the wait); recorded in the run's ledger.
+   */
+  onResume?: OnResumeHookFunction<TPayload>;
+  /** Runs when the run is canceled while it executes (its execution is stopped; `signal` aborts). */
+  onCancel?: OnCancelHookFunction<TPayload, TOutput, TInitOutput>;
+  /** Runs when `run` throws: returns how to go on (skip retrying, retry at/after, other settings), or nothing for the default. */
+  catchError?: OnCatchErrorHookFunction<TPayload>;
+  /** @deprecated Trigger.dev v4's old name of `catchError`. */
+  handleError?: OnCatchErrorHookFunction<TPayload>;
+}
