@@ -64,12 +64,17 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const kind = statementKind(args[0] as string | { name?: string; text: string });
   kinds[kind] = (kinds[kind] ?? 0) + 1;
   flushSoon();
-  const result = (sendQuery as (...a: unknown[]) => unknown).apply(this, args);
-  // Claims from `runs` (and those that found no run): what each worker process added costs the database.
-  if (kind === "svc_claim_ready" || kind === "svc_claim_limited") {
+  // Claims from `runs` (and those that found no run): what each worker process added costs the
+  // database. A pool calls with a callback (no promise back): the count rides on that callback.
+  const claim = kind === "svc_claim_ready" || kind === "svc_claim_limited";
+  const counted = (r: pg.QueryResult | undefined) => r?.rowCount === 0 && (tally.emptyClaims++, flushSoon());
+  const last = args[args.length - 1];
+  if (claim) {
     tally.claims++;
-    void (result as Promise<pg.QueryResult>).then((r) => r.rowCount === 0 && (tally.emptyClaims++, flushSoon()), () => {});
+    if (typeof last === "function") args[args.length - 1] = (error: Error | null, r?: pg.QueryResult) => (error || counted(r), (last as (...a: unknown[]) => unknown)(error, r));
   }
+  const result = (sendQuery as (...a: unknown[]) => unknown).apply(this, args);
+  if (claim && typeof last !== "function" && result instanceof Promise) void result.then(counted, () => {});
   return result;
 } as typeof pg.Client.prototype.query;
 /** A prepared statement's name, else the text's start with its literals elided. */
