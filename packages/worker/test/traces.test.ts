@@ -159,7 +159,8 @@ describe("OpenTelemetry traces", () => {
       const found = receiver.spans.filter((s) => s.name === "attempt traced-child" && runIds.includes(attr(s, "svc.run.id") as string));
       return found.length === 2 ? found : undefined;
     }, "the batch's attempts");
-    const request = receiver.spans.find((s) => s.name === "POST /api/v2/tasks/batch" && s.traceId === traceId)!;
+    // The API process exports its request span on its own schedule: it may arrive after the attempts.
+    const request = await until(() => receiver.spans.find((s) => s.name === "POST /api/v2/tasks/batch" && s.traceId === traceId), "the batch request's span");
     expect(request).toMatchObject({ parentSpanId: "00f067aa0ba902b8" });
     for (const attempt of attempts) expect(attempt).toMatchObject({ traceId, parentSpanId: request.spanId });
   });
