@@ -505,6 +505,7 @@ CREATE TABLE workers (
     heartbeat_at timestamp with time zone,
     full_since timestamp with time zone,
     queues text[],
+    lease_ms integer,
     CONSTRAINT workers_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT workers_pkey PRIMARY KEY (id)
 );
@@ -679,7 +680,6 @@ DECLARE
   resumed text[];
   offer_runs runs[];
   offer_ledgers json[];
-  offer_lease interval := make_interval(secs => (p_offers->>'leaseSeconds')::double precision);
   offer_max_runs int := (p_offers->>'maxRuns')::int;
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
@@ -705,19 +705,12 @@ BEGIN
     FROM runs r
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task, a worker with a free slot first (workers.full_since is
-    -- NULL: migration 0028): among those, the one that suspended the run (its copy of the ledger
-    -- spares the offer the whole ledger), else one at random. Only when all are full, the one that
-    -- suspended the run, else any: it gives the run back if it is still full (a free slot may have
-    -- come since it said so), and the run is claimed from `runs`.
-    SELECT waiting.id, pick.id AS worker_id, pick.version
-    FROM waiting CROSS JOIN LATERAL (
-      SELECT wk.id, wk.version FROM workers wk
-      WHERE wk.environment_id = waiting.environment_id AND waiting.task_identifier = ANY (wk.tasks) AND wk.alive_until > p_now
-        -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
-        -- shared, until it ends; harmless.)
-        AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY wk.full_since IS NULL DESC, wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
+    -- One live worker of the run's task (svc_offer_worker): a worker with a free slot first, among
+    -- those the one that suspended the run. Only when all are full, the one that suspended the
+    -- run, else any: it gives the run back if it is still full (a free slot may have come since it
+    -- said so), and the run is claimed from `runs`.
+    SELECT waiting.id, pick.id AS worker_id, pick.version, pick.lease_ms
+    FROM waiting CROSS JOIN LATERAL svc_offer_worker(waiting.environment_id, waiting.task_identifier, p_now, waiting.suspended_worker_id, false) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.
@@ -729,7 +722,7 @@ BEGIN
       claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
       worker_id = coalesce(chosen.worker_id, r.worker_id),
       worker_version = coalesce(chosen.version, r.worker_version),
-      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
+      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + make_interval(secs => chosen.lease_ms / 1000.0) END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
       ledger_version = r.ledger_version + 1
@@ -853,6 +846,19 @@ BEGIN
   PERFORM pg_notify('svc_credentials', TG_TABLE_NAME);
   RETURN NULL;
 END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_offer_worker(p_environment_id text, p_task text, p_now timestamp with time zone, p_prefer text, p_free_only boolean)
+ RETURNS TABLE(id text, version text, lease_ms integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT wk.id, wk.version, coalesce(wk.lease_ms, 15000) FROM workers wk
+  WHERE wk.environment_id = p_environment_id AND p_task = ANY (wk.tasks) AND wk.alive_until > p_now
+    AND (NOT p_free_only OR wk.full_since IS NULL)
+    AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
+  ORDER BY wk.full_since IS NULL DESC, wk.id IS NOT DISTINCT FROM p_prefer DESC, random()
+  LIMIT 1
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_queue_is_limited(p_environment_id text, p_queue_name text)

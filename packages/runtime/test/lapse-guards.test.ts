@@ -1,12 +1,12 @@
 // The lapse updates act on the runs findLapsed selected. The timer holds those rows locked in one
-// transaction; each update is also guarded on what it expects (EXECUTING through the fast path,
-// the lease lapsed, offered or not), so a run that moved on between the select and the update is
+// transaction; each update is also guarded on what it expects (EXECUTING, the lease lapsed), so a
+// run that moved on between the select and the update is
 // left as it is. Driven here without the lock: select, then another connection's transition,
 // then the update, in that order (each awaited).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeClock, transitionRun, triggerRun, type RunRow } from "@svc/runtime/engine";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
-import { crashLapsed, findLapsed, lapseOffered, requeueLapsed } from "../src/engine/runs/transitions/lapse.ts";
+import { crashLapsed, findLapsed, requeueLapsed } from "../src/engine/runs/transitions/lapse.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 15_000;
@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => te?.close());
 
-/** A run executing with a lease, offered or taken. */
+/** A run executing with a lease, offered (by a trigger or a completion) or claimed. */
 async function fastPathExecution(task: string, options: { offered: boolean }): Promise<string> {
   const { id } = await triggerRun(te.engine, te.env, task, {});
   await te.db.pool.query(
@@ -34,9 +34,8 @@ async function row(id: string): Promise<RunRow> {
 }
 
 /** The lapsed runs as the timer would see them at `now` (the statement's row locks end with it). */
-async function lapsedNow(now: Date) {
-  const found = await findLapsed(te.db.pool, now, 100);
-  return { offered: found.filter((r) => r.offered).map((r) => r.id), taken: found.filter((r) => !r.offered).map((r) => r.id) };
+async function lapsedNow(now: Date): Promise<string[]> {
+  return (await findLapsed(te.db.pool, now, 100)).map((r) => r.id).sort();
 }
 
 describe("the lapse updates", () => {
@@ -46,9 +45,7 @@ describe("the lapse updates", () => {
     const suspended = await fastPathExecution("lapse-suspended", { offered: false });
     const untouched = await fastPathExecution("lapse-untouched", { offered: false });
     const lapsedAt = clock.advance(LEASE_MS + 1000);
-    const found = await lapsedNow(lapsedAt);
-    expect(found.offered).toEqual([canceled]);
-    expect(found.taken.sort()).toEqual([completed, suspended, untouched].sort());
+    expect(await lapsedNow(lapsedAt)).toEqual([canceled, completed, suspended, untouched].sort());
 
     // Meanwhile, on another connection: a cancel, a finish, a suspension.
     const later = clock.advance(10);
@@ -58,8 +55,7 @@ describe("the lapse updates", () => {
     const before = { canceled: await row(canceled), completed: await row(completed), suspended: await row(suspended) };
 
     const now = clock.advance(10);
-    await lapseOffered(te.db.pool, found.offered, now);
-    expect((await requeueLapsed(te.db.pool, [completed, untouched], now)).map((r) => r.id)).toEqual([untouched]);
+    expect((await requeueLapsed(te.db.pool, [canceled, completed, untouched], now)).map((r) => r.id)).toEqual([untouched]);
     expect(await crashLapsed(te.db.pool, [suspended], now, { message: "lapsed" })).toEqual([]);
 
     expect(await row(canceled)).toEqual(before.canceled);
@@ -68,23 +64,21 @@ describe("the lapse updates", () => {
     expect(await row(untouched)).toMatchObject({ status: "QUEUED", claim_token: null, lease_expires_at: null, worker_id: null });
   });
 
-  it("leave alone a run that is still EXECUTING but no longer lapsed: its offer was taken and its lease renewed, or its lease was renewed", async () => {
+  it("leave alone a run that is still EXECUTING but no longer lapsed: its lease was renewed, offered or not", async () => {
     const offered = await fastPathExecution("lapse-offer-taken", { offered: true });
     const renewed = await fastPathExecution("lapse-renewed", { offered: false });
     const lapsedAt = clock.advance(LEASE_MS + 1000);
     const found = await lapsedNow(lapsedAt);
-    expect(found.offered).toEqual([offered]);
-    expect(found.taken).toEqual([renewed]);
+    expect(found).toEqual([offered, renewed].sort());
 
-    // Meanwhile: the worker accepts the offer, and the other worker renews its lease, as they do.
+    // Meanwhile: the workers renew their leases, as they do.
     const leaseUntil = new Date(lapsedAt.getTime() + LEASE_MS);
-    await te.db.pool.query(`UPDATE runs SET offered_at = NULL, lease_expires_at = $2 WHERE id = $1`, [offered, leaseUntil]);
+    await te.db.pool.query(`UPDATE runs SET lease_expires_at = $2 WHERE id = $1`, [offered, leaseUntil]);
     await te.db.pool.query(`UPDATE runs SET lease_expires_at = $2 WHERE id = $1`, [renewed, leaseUntil]);
     const before = { offered: await row(offered), renewed: await row(renewed) };
 
-    await lapseOffered(te.db.pool, found.offered, lapsedAt);
-    expect(await requeueLapsed(te.db.pool, found.taken, lapsedAt)).toEqual([]);
-    expect(await crashLapsed(te.db.pool, found.taken, lapsedAt, { message: "lapsed" })).toEqual([]);
+    expect(await requeueLapsed(te.db.pool, found, lapsedAt)).toEqual([]);
+    expect(await crashLapsed(te.db.pool, found, lapsedAt, { message: "lapsed" })).toEqual([]);
 
     expect(await row(offered)).toEqual(before.offered);
     expect(await row(renewed)).toEqual(before.renewed);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, FakeClock, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { task, tasks, wait } from "@svc/runtime";
-import { blockedBackends, eventually, getRunRow, offerTaken, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { blockedBackends, eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 3_600_000; // renewals every 20 min of real time: none during the test
@@ -80,7 +80,6 @@ async function takenOverWhileHeld(taskId: string): Promise<string> {
   await withTransaction(te.db.pool, (tx) => completeToken(te.engine, tx, tokenId, {}));
   expect((await resumed).via).toBe("offer");
   await eventually(async () => gates.has(`${id}:1`));
-  await offerTaken(te, id);
 
   const takeover = tw.worker.events.next("runStarted", (e) => e.runId === id);
   clock.advance(LEASE_MS + 60_000);

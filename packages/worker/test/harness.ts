@@ -100,15 +100,6 @@ export async function hideFromOffers(te: TestEngine, worker: TestWorker): Promis
   if (rowCount !== 1) throw new Error(`worker ${worker.worker.id} is not registered`);
 }
 
-/**
- * Waits until a resumed run is taken, not merely offered: a worker accepts an offer just after its
- * code starts, and an offer whose lease lapses before that goes back to WAITING instead of being
- * treated as a crashed attempt. Tests that let a resumed execution's lease lapse wait for this.
- */
-export async function offerTaken(te: TestEngine, runId: string): Promise<void> {
-  await eventually(async () => (await getRunRow(te, runId)).offered_at === null);
-}
-
 type RunEventName = "runStarted" | "runSuspended" | "runResumed" | "runFinished";
 
 /**

@@ -7,7 +7,7 @@ import { cancelRun, completeToken, createToken, FakeClock, lapsedLeases, trigger
 import { task, tasks, wait } from "@svc/runtime";
 import { sample } from "../../api/test/prometheus-text.ts";
 import { createWorkerMetrics, type WorkerMetrics } from "../src/metrics/worker-metrics.ts";
-import { eventually, getRunRow, offerTaken, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 3_600_000; // no renewal during the test: a lease lapses only when the clock says so
@@ -65,7 +65,6 @@ describe("a lapsed lease", () => {
     await eventually(async () => (await getRunRow(te, id)).status === "WAITING");
     await completeToken(te.engine, te.db.pool, tokenIds[0]!, {});
     await eventually(async () => stalled.has(`${id}:1`));
-    await offerTaken(te, id);
 
     clock.advance(LEASE_MS + 1000);
     const takeover = tw.worker.events.next("runStarted", (e) => e.runId === id);
@@ -76,7 +75,6 @@ describe("a lapsed lease", () => {
     await eventually(async () => (await getRunRow(te, id)).status === "WAITING");
     await completeToken(te.engine, te.db.pool, tokenIds[1]!, {});
     await eventually(async () => stalled.has(`${id}:2`));
-    await offerTaken(te, id);
 
     // The second (last) attempt lapses too: no third start, the run ends and its parent resumes.
     clock.advance(LEASE_MS + 1000);

@@ -1,13 +1,12 @@
 // Resume offers: a completion hands the run it wakes to one live worker, already claimed for it,
 // with the run and its ledger in the NOTIFY (migration 0018). Covered here: the offer itself, the
 // runs of one completion each with its own ledger, a payload too large for a NOTIFY, a worker whose
-// LISTEN connection is gone (never chosen), an offer nobody takes (its lease lapses: the run waits
-// again, no attempt lost) and the registry's upkeep.
+// LISTEN connection is gone (never chosen), an offer nobody runs (its worker's lease lapses, as
+// any execution's) and the registry's upkeep.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
 import { completeToken, createToken, FakeClock, lapsedLeases, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { step, task, wait } from "@svc/runtime";
-import { acceptOffers } from "../src/execution/offers.ts";
 import { eventually, getRunRow, startTestEngine, startTestWorker, triggerAndAwait, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
@@ -179,19 +178,17 @@ describe("resume offers", () => {
     await tw.worker.events.next("runFinished", (e) => e.runId === id);
   });
 
-  it("takes an offer only while it stands: a canceled run's offer is not accepted", async () => {
+  it("writes nothing for an offer canceled before it arrived: the execution is abandoned", async () => {
     const { id, tokenId } = await suspended(tw);
     // The completion and the cancel in one transaction: the worker hears the offer only after both.
     const aborted = tw.worker.events.next("runAbandoned", (e) => e.runId === id).catch(() => null);
-    const token = await withTransaction(te.db.pool, async (tx) => {
+    await withTransaction(te.db.pool, async (tx) => {
       await completeToken(te.engine, tx, tokenId, {});
-      const { rows } = await tx.query<{ claim_token: string }>(`SELECT claim_token FROM runs WHERE id = $1`, [id]);
       await tx.query(`UPDATE runs SET status = 'CANCELED', claim_token = NULL, lease_expires_at = NULL WHERE id = $1`, [id]);
-      return rows[0]!.claim_token;
     });
-    expect(await acceptOffers(te.db.pool, [{ runId: id, claimToken: token }], clock.now(), 15_000)).toEqual([false]);
-    await aborted;
+    expect(await aborted).toMatchObject({ runId: id });
     expect((await getRunRow(te, id)).status).toBe("CANCELED");
+    expect(seen.has(id)).toBe(true); // its code ran, and its ending was fenced
   });
   it("writes nothing under an offer withdrawn before it was taken: the step after the wait never runs", async () => {
     const tokenId = (await createToken(te.engine, te.env.id, { timeout: "1h" })).waitpoint.id;
@@ -238,7 +235,7 @@ describe("choosing a worker", () => {
     await te.db.pool.query(`DELETE FROM workers`);
   });
 
-  it("gives an offer nobody takes back when its lease lapses: the run waits again, same attempt, and is claimed from runs", async () => {
+  it("takes an offer back from a worker that never runs it when its worker's lease lapses: a crashed attempt, and the next one resumes from runs", async () => {
     const first = await startTestWorker(te, [offered], { timerLoop: false });
     const { id, tokenId } = await suspended(first);
     await first.stop();
@@ -248,25 +245,28 @@ describe("choosing a worker", () => {
     const client = await stalled.connect();
     await client.query(`SELECT pg_advisory_lock(4242)`);
     await client.query(
-      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_stalled', $1, '{offered}', 'test-0', 4242, $2)`,
+      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, lease_ms) VALUES ('worker_stalled', $1, '{offered}', 'test-0', 4242, $2, 8000)`,
       [te.env.id, new Date(clock.now().getTime() + 60_000)],
     );
     try {
       await complete(tokenId);
       expect(await getRunRow(te, id)).toMatchObject({ status: "EXECUTING", worker_id: "worker_stalled", attempt_number: 1 });
       expect((await getRunRow(te, id)).offered_at).not.toBeNull();
-      // Nothing lapses before the offer's 5 s.
-      clock.advance(4_000);
+      // The offer holds that worker's lease (lease_ms): nothing lapses before it ends.
+      clock.advance(7_999);
       expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(0);
-      clock.advance(1_000);
+      clock.advance(1);
       expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(1);
-      expect(await getRunRow(te, id)).toMatchObject({ status: "WAITING", attempt_number: 1, claim_token: null, offered_at: null, lease_expires_at: null, resume_due_at: clock.now() });
-      expect(await attemptRows(id)).toEqual([]); // no attempt was lost: none ran
+      // As for any execution whose worker went quiet: the lapse cannot tell a worker that never
+      // ran the offer from one that crashed running it, so the attempt counts.
+      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 1, claim_token: null, offered_at: null, lease_expires_at: null });
+      expect(await attemptRows(id)).toEqual([{ number: 1, status: "CRASHED" }]);
       await te.db.pool.query(`DELETE FROM workers WHERE id = 'worker_stalled'`);
-      // The next worker claims the due resume from `runs` (at its start), same attempt.
+      // The next worker claims it from `runs` (at its start): a new attempt that replays the ledger.
       const next = await startTestWorker(te, [offered], { timerLoop: false });
       await eventually(async () => (await getRunRow(te, id)).status === "COMPLETED");
-      expect(await getRunRow(te, id)).toMatchObject({ worker_id: next.worker.id, attempt_number: 1 });
+      expect(await getRunRow(te, id)).toMatchObject({ worker_id: next.worker.id, attempt_number: 2 });
+      expect(seen.get(id)).toMatchObject({ output: { n: 7 } });
       await next.stop();
     } finally {
       client.release();

@@ -1,9 +1,10 @@
 // Start offers: the transaction that triggers a run offers its first attempt, already claimed, to a
 // live worker of its task with a free slot, on that worker's own channel (as a completion offers a
 // resume). Covered here: the offer itself, a worker that has no free slot (it gives the start back:
-// QUEUED again, then claimed from runs), an offer nobody takes (its lease lapses: QUEUED again, no
-// attempt counted), a payload too large for a NOTIFY, and the runs that are never offered (limited
-// queues, TTLs, large batches: claimed from runs).
+// QUEUED again, then claimed from runs), an offer nobody runs (its worker's lease lapses: a crashed
+// attempt), a payload too large for a NOTIFY, and the runs that are never offered (limited
+// queues, TTLs, large batches: claimed from runs), and the offer's lease: the worker's own, with no
+// write between the trigger and the ending.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPool } from "@svc/runtime/db";
 import { FakeClock, lapsedLeases, triggerRun, triggerRunsInTransaction, withTransaction } from "@svc/runtime/engine";
@@ -17,6 +18,20 @@ const quick = task({ id: "quick", run: async (payload: { n?: number; filler?: st
 const limited = task({ id: "limited", queue: { name: "limited-queue", concurrencyLimit: 1 }, run: async () => "limited" });
 const gates = new Map<string, () => void>();
 const busy = task({ id: "busy", run: async (_p: unknown, { ctx }) => new Promise<void>((resolve) => gates.set(ctx.run.id, resolve)) });
+
+/** What a run of `peek` saw of its own row while its code ran (`untouched`: still the inserting transaction's row version). */
+const peeked = new Map<string, { offered_at: Date | null; lease_expires_at: Date; status: string; untouched: boolean }>();
+const peek = task({
+  id: "peek",
+  run: async (_p: unknown, { ctx }) => {
+    const { rows } = await te.db.pool.query(
+      `SELECT offered_at, lease_expires_at, status, xmin::text::bigint = change_xid::text::bigint % 4294967296 AS untouched FROM runs WHERE id = $1`,
+      [ctx.run.id],
+    );
+    peeked.set(ctx.run.id, rows[0]);
+    return "peeked";
+  },
+});
 
 const attemptRows = async (runId: string) => (await te.db.pool.query(`SELECT number, status FROM run_attempts WHERE run_id = $1 ORDER BY number`, [runId])).rows;
 
@@ -100,7 +115,7 @@ describe("start offers given back", () => {
     }
   });
 
-  it("takes back an offer nobody takes when its lease lapses: QUEUED again, no attempt counted, and a claim from runs starts it", async () => {
+  it("takes back an offer its worker never runs when that worker's lease lapses: a crashed attempt, and a claim from runs starts the next", async () => {
     await te.db.pool.query(`DELETE FROM workers`);
     // A worker that is live to the registry but takes nothing (a stalled process): its row names
     // a lock that a connection listening to nothing holds.
@@ -108,7 +123,7 @@ describe("start offers given back", () => {
     const client = await stalled.connect();
     await client.query(`SELECT pg_advisory_lock(4343)`);
     await client.query(
-      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_stalled', $1, '{quick}', 'test-0', 4343, $2)`,
+      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, lease_ms) VALUES ('worker_stalled', $1, '{quick}', 'test-0', 4343, $2, 5000)`,
       [te.env.id, new Date(clock.now().getTime() + 60_000)],
     );
     try {
@@ -118,13 +133,14 @@ describe("start offers given back", () => {
       expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(0);
       clock.advance(1_000);
       expect(await lapsedLeases.fire(te.engine, clock.now(), 100)).toBe(1);
-      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 0, claim_token: null, offered_at: null, offered_start: false, started_at: null, lease_expires_at: null });
-      expect(await attemptRows(id)).toEqual([]); // no attempt was lost: none ran
+      expect(await getRunRow(te, id)).toMatchObject({ status: "QUEUED", attempt_number: 1, claim_token: null, offered_at: null, offered_start: false, lease_expires_at: null });
+      // The lapse cannot tell a worker that never ran it from one that crashed running it.
+      expect(await attemptRows(id)).toEqual([{ number: 1, status: "CRASHED" }]);
       await te.db.pool.query(`DELETE FROM workers WHERE id = 'worker_stalled'`);
       const next = await startTestWorker(te, [quick], { timerLoop: false });
       try {
         expect((await next.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
-        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 1 });
+        expect(await getRunRow(te, id)).toMatchObject({ attempt_number: 2 });
       } finally {
         await next.stop();
       }
@@ -132,5 +148,30 @@ describe("start offers given back", () => {
       client.release();
       await stalled.end();
     }
+  });
+});
+
+describe("an offered run's lease", () => {
+  const LEASE_MS = 20_000;
+  let tw: TestWorker;
+  beforeAll(async () => {
+    await te.db.pool.query(`DELETE FROM workers`);
+    tw = await startTestWorker(te, [peek], { timerLoop: false, leaseMs: LEASE_MS });
+  });
+  afterAll(async () => {
+    await tw?.stop();
+  });
+
+  it("is its worker's own from the offer on: nothing is written between the trigger and the run's ending", async () => {
+    const triggeredAt = clock.now();
+    const { id } = await triggerRun(te.engine, te.env, "peek", {});
+    expect((await tw.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+    // What the code saw of its run: the row as the trigger's insert wrote it (no write since),
+    // with the lease the worker's registry row names.
+    expect(peeked.get(id)).toMatchObject({ status: "EXECUTING", untouched: true });
+    expect(peeked.get(id)!.offered_at).not.toBeNull();
+    expect(peeked.get(id)!.lease_expires_at.getTime()).toBe(triggeredAt.getTime() + LEASE_MS);
+    expect(await getRunRow(te, id)).toMatchObject({ status: "COMPLETED", offered_at: null, offered_start: false, claim_token: null, lease_expires_at: null, attempt_number: 1 });
+    expect(await attemptRows(id)).toEqual([{ number: 1, status: "COMPLETED" }]);
   });
 });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cancelRun, completeToken, createToken, FakeClock, triggerRun } from "@svc/runtime/engine";
 import { task, wait } from "@svc/runtime";
-import { eventually, offerTaken, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const clock = new FakeClock(new Date("2026-11-22T10:00:00Z"));
 const LEASE_MS = 3_600_000; // renewals never run during the test: the lease lapses when the clock says so
@@ -64,7 +64,6 @@ async function resumedThenTakenOver(taskId: string, beforeLapse: (id: string) =>
   await tw.worker.events.next("runSuspended", (e) => e.runId === id);
   await completeToken(te.engine, te.db.pool, tokenId, {});
   await eventually(async () => reached.has(`${id}:1`));
-  await offerTaken(te, id);
   beforeLapse(id);
   clock.advance(LEASE_MS + 1000);
   expect((await tw.worker.timers.tick())["lapsed-leases"]).toBe(1);

@@ -139,28 +139,24 @@ describe.each(takeovers)("%s takeover of an EXECUTING run, racing the live holde
   });
 });
 
-describe("an offer whose acceptance was lost (a crash took the unflushed accept)", () => {
-  /** A run offered to worker A with claim token `claim-a`, not taken: as the database is after such a crash. */
+describe("an offered run (a trigger's start, a completion's resume), whose worker recorded a step and died", () => {
+  /** A run offered to worker A with claim token `claim-a`, its lease lapsed a second ago. */
   async function offeredRun(start: boolean): Promise<string> {
     const { id } = await triggerRun(te.engine, te.env, "takeover", {});
     await te.db.pool.query(
       `UPDATE runs SET status = 'EXECUTING', claim_token = 'claim-a', attempt_number = 1, worker_id = 'worker_a',
-         offered_at = now(), offered_start = $2, lease_expires_at = now() + interval '5 seconds', started_at = now() WHERE id = $1`,
+         offered_at = now() - interval '20 seconds', offered_start = $2, lease_expires_at = now() - interval '1 second', started_at = now() WHERE id = $1`,
       [id, start],
     );
     return id;
   }
 
-  it("refuses the execution's records, waits and endings until the offer is taken: a start given back reads no ledger", async () => {
-    const runId = await offeredRun(true);
-    expect(await step(runId, te.db.pool)).toBe(false);
-    expect(await markKeyedEntryUsed(te.db.pool, { runId, claimToken: "claim-a", epoch: -1, stepKey: "key:k", attemptEpoch: 0 })).toBe(false);
-    const held = await openTransaction((db) => holdClaim(db, runId, "claim-a"));
-    await held.commit();
-    expect(held.result).toBe(false);
-    expect((await te.db.pool.query(`SELECT count(*)::int AS n FROM run_ledger WHERE run_id = $1`, [runId])).rows[0].n).toBe(0);
-    // Once taken, the same execution writes.
-    await te.db.pool.query(`UPDATE runs SET offered_at = NULL, offered_start = false WHERE id = $1`, [runId]);
+  it.each([true, false])("is taken over as any execution: the next attempt's claim loads what it recorded (start offer: %s)", async (start) => {
+    const runId = await offeredRun(start);
+    // An offer is a claim: its execution writes under it from the first moment.
     expect(await step(runId, te.db.pool)).toBe(true);
+    const claimed = await takeovers[0]![1](runId, te.db.pool);
+    expect(claimed).toMatchObject({ run: { attempt_number: 2 } });
+    expect(hasStep(claimed!)).toBe(true);
   });
 });

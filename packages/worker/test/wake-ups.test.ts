@@ -113,14 +113,15 @@ describe("wake-ups", () => {
   it("gives a worker that hears no wake-up its runs by polling", async () => {
     const deaf = await start({ concurrency: 4, pollIntervalMs: 200 });
     // Every wake-up goes elsewhere: to a registered "worker" with room for all (its lock held by a
-    // test connection) that never claims, while the real one's row says full.
+    // test connection) that never claims, while the real one's row says full. Triggers offer their
+    // runs to it too; its 1 s lease lapses and they are queued again, which wakes it again.
     const ghost = await te.db.pool.connect();
     try {
       const { rows } = await te.db.pool.query<{ queues: string[] }>(`SELECT queues FROM workers WHERE id = $1`, [deaf.worker.id]);
       await ghost.query(`SELECT pg_advisory_lock(424242)`);
       await te.db.pool.query(
-        `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, queues)
-         VALUES ('worker_ghost', $1, ARRAY['quick'], 'test-1', 424242, now() + interval '1 hour', 1000, $2)`,
+        `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, queues, lease_ms)
+         VALUES ('worker_ghost', $1, ARRAY['quick'], 'test-1', 424242, now() + interval '1 hour', 1000, $2, 1000)`,
         [te.env.id, rows[0]!.queues],
       );
       await te.db.pool.query(`UPDATE workers SET full_since = now() WHERE id = $1`, [deaf.worker.id]);

@@ -8,7 +8,8 @@
 -- A run that a live worker of its task can take is offered to that worker (to one with a free
 -- slot when any has one: workers.full_since, migration 0028) when the completion wakes at most
 -- p_offers.maxRuns runs (almost every completion wakes one): claimed for it (EXECUTING, a fresh
--- claim token, a lease of p_offers.leaseSeconds that the worker extends when it takes the run)
+-- claim token, the worker's own lease, which it renews as for any execution: svc_offer_worker
+-- chooses the worker)
 -- and returned, with its ledger, for the calling statement to announce on the
 -- worker's own channel (SEND_OFFERS in engine/waitpoints/resume-offers.ts, which owns the offer's
 -- shape: the run's claimed columns). The others are marked due (resume_due_at): from then on any
@@ -45,7 +46,7 @@ CREATE OR REPLACE FUNCTION svc_complete_waitpoint(
   p_outcome jsonb,            -- what the ledger records for the waiting code
   p_resume_channel text,
   p_ready_channel text,
-  p_offers jsonb              -- RESUME_OFFERS_PARAMETER: leaseSeconds, maxRuns, maxPayloadBytes, keyedEpoch
+  p_offers jsonb              -- RESUME_OFFERS_PARAMETER: maxRuns, maxPayloadBytes, keyedEpoch
 ) RETURNS TABLE (changed boolean, resumed_run_ids text[], waitpoint waitpoints, offered_runs runs[], offered_ledgers json[])
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -53,7 +54,6 @@ DECLARE
   resumed text[];
   offer_runs runs[];
   offer_ledgers json[];
-  offer_lease interval := make_interval(secs => (p_offers->>'leaseSeconds')::double precision);
   offer_max_runs int := (p_offers->>'maxRuns')::int;
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
@@ -79,19 +79,12 @@ BEGIN
     FROM runs r
     WHERE r.id IN (SELECT run_id FROM resolved) AND r.status = 'WAITING'),
   chosen AS (
-    -- One live worker of the run's task, a worker with a free slot first (workers.full_since is
-    -- NULL: migration 0028): among those, the one that suspended the run (its copy of the ledger
-    -- spares the offer the whole ledger), else one at random. Only when all are full, the one that
-    -- suspended the run, else any: it gives the run back if it is still full (a free slot may have
-    -- come since it said so), and the run is claimed from `runs`.
-    SELECT waiting.id, pick.id AS worker_id, pick.version
-    FROM waiting CROSS JOIN LATERAL (
-      SELECT wk.id, wk.version FROM workers wk
-      WHERE wk.environment_id = waiting.environment_id AND waiting.task_identifier = ANY (wk.tasks) AND wk.alive_until > p_now
-        -- Held by the worker's connection: it is there. (Not held: this transaction now holds it,
-        -- shared, until it ends; harmless.)
-        AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
-      ORDER BY wk.full_since IS NULL DESC, wk.id IS NOT DISTINCT FROM waiting.suspended_worker_id DESC, random() LIMIT 1) pick
+    -- One live worker of the run's task (svc_offer_worker): a worker with a free slot first, among
+    -- those the one that suspended the run. Only when all are full, the one that suspended the
+    -- run, else any: it gives the run back if it is still full (a free slot may have come since it
+    -- said so), and the run is claimed from `runs`.
+    SELECT waiting.id, pick.id AS worker_id, pick.version, pick.lease_ms
+    FROM waiting CROSS JOIN LATERAL svc_offer_worker(waiting.environment_id, waiting.task_identifier, p_now, waiting.suspended_worker_id, false) pick
     -- A completion that wakes many runs at once (one token many runs wait on) announces them to
     -- all instead: each worker claims as many as it has slots for, in one statement, where offers
     -- would each cost a payload here and most would be given back by a worker already full.
@@ -103,7 +96,7 @@ BEGIN
       claim_token = CASE WHEN chosen.id IS NULL THEN r.claim_token ELSE gen_random_uuid()::text END,
       worker_id = coalesce(chosen.worker_id, r.worker_id),
       worker_version = coalesce(chosen.version, r.worker_version),
-      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + offer_lease END,
+      lease_expires_at = CASE WHEN chosen.id IS NULL THEN r.lease_expires_at ELSE p_now + make_interval(secs => chosen.lease_ms / 1000.0) END,
       offered_at = CASE WHEN chosen.id IS NULL THEN NULL ELSE p_now END,
       updated_at = CASE WHEN chosen.id IS NULL THEN r.updated_at ELSE p_now END,
       ledger_version = r.ledger_version + 1

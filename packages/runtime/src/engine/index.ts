@@ -56,7 +56,7 @@ export { moveRunsOfChangedQueues } from "./runs/changed-queue-runs.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
 export { FINISH_EXECUTIONS_SQL, FINISH_TARGETS } from "./runs/transitions/finish.ts";
 export { DECLINE_OFFERS_SQL } from "./runs/transitions/offer-decline.ts";
-export { triggerRun, triggerRunInTransaction, triggerRunsInTransaction } from "./runs/trigger.ts";
+export { triggerRun, triggerRuns, triggerRunInTransaction, triggerRunsInTransaction, needsTransaction } from "./runs/trigger.ts";
 export { TriggerGroupCommitter } from "./runs/trigger-group.ts";
 export { decodePacket, encodeOutput, loadStoredPacket, type Packet } from "./runs/payloads.ts";
 export { parseSuperjson, stringifySuperjson } from "./runs/superjson-text.ts";

@@ -64,8 +64,12 @@ export class DurableExecution implements RunExecution {
   /** Hears of the runs this execution created (child runs, a session's next run) once they are committed. */
   readonly #tally: RunTally;
   #fenced = false;
-  /** An offered run: resolves when the offer is taken (false: withdrawn). Writes wait for it. */
-  #taken: Promise<boolean> | null;
+  /**
+   * An offered run (a trigger's or a completion's, already claimed for this worker): reads whether
+   * the offer still stands, once, before the first step runs or anything is written; null once read.
+   */
+  #offerStands: (() => Promise<boolean>) | null;
+  #offerCheck: Promise<boolean> | null = null;
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
   /** Whether #ledger is still the stored ledger when the run suspends (suspendedLedger). */
   readonly #ledgerCopy: LedgerCopyTracker;
@@ -94,7 +98,8 @@ export class DurableExecution implements RunExecution {
     ctx: TaskContext;
     signal: AbortSignal;
     createToken: CreateToken;
-    taken?: Promise<boolean> | null;
+    /** An offered run: whether its offer still stands (not canceled or taken over since). */
+    offerStands?: (() => Promise<boolean>) | null;
     /** What wakes session.in.once; without it, once() throws. */
     arrivals?: ChannelArrivals;
     /** Traces on: spans of steps and waits under the attempt's span. */
@@ -137,7 +142,7 @@ export class DurableExecution implements RunExecution {
       replayedStep: (key, name) => this.#replayedStep(key, name),
       tally: this.#tally,
     });
-    this.#taken = args.taken ?? null;
+    this.#offerStands = args.offerStands ?? null;
     this.ctx = args.ctx;
     this.signal = args.signal;
     this.logs = args.logs ?? consoleTaskLogs;
@@ -178,15 +183,16 @@ export class DurableExecution implements RunExecution {
   }
 
   /**
-   * Before a write: whether this execution may write at all. Only an offered run waits here, until
-   * its offer is taken (once); a withdrawn offer fences the execution.
+   * Before a step's function runs or anything is written: whether this execution may. An offered
+   * run checks first (once) that its offer still stands: a run canceled between the offer and its
+   * arrival runs none of its steps. A run whose code writes nothing before it ends pays nothing.
    */
   async #mayWrite(): Promise<boolean> {
-    if (this.#taken && !(await this.#taken)) {
-      this.fence();
-      return false;
+    if (this.#offerStands) {
+      this.#offerCheck = this.#offerStands();
+      this.#offerStands = null;
     }
-    this.#taken = null;
+    if (this.#offerCheck && !(await this.#offerCheck)) this.fence();
     return !this.#fenced;
   }
 
@@ -229,7 +235,7 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.hookKey(name, scope);
     const target = `hook:${name}`;
     if (this.#ledger.lookup(key, "step", target, this.#deps.clock.now())?.resolved) return false;
-    if (this.#taken && !(await this.#mayWrite())) return never();
+    if (!(await this.#mayWrite())) return never();
     await fn();
     await this.#recordStep(key, target, null);
     return true;
@@ -290,7 +296,7 @@ export class DurableExecution implements RunExecution {
     const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
     if (entry?.resolved) return parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey}`).value) as T;
     // A step's side effects are as much a write as its record: not under a withdrawn offer.
-    if (this.#taken && !(await this.#mayWrite())) return never();
+    if (!(await this.#mayWrite())) return never();
     // Traces on: a step that runs (not a replayed one) is a span, its function and its record.
     if (this.#tracing) return inSpan(this.#tracing, `step ${name}`, { "svc.run.id": this.#run.id, "svc.step.name": name, "svc.step.key": key.stepKey }, async () => this.#recordStep(key, name, await fn()));
     const value = await fn();

@@ -40,11 +40,6 @@ export const ledgerEntryFromRow = (r: LedgerRow): LedgerEntry => ({
  * waited for a claim re-checks the token on the claimed row and is refused. Read without a lock,
  * both would pass: the record in a snapshot from before the claim, the claim's ledger in one from
  * before the record, and the step would run again in the new execution.
- *
- * An offered run (offered_at set) is not held yet: its execution writes only once the offer is
- * taken (acceptOffers), and a write whose acceptance was lost in a crash is refused here too. Else
- * the record would stand while the timer loop takes the offer back as never taken (a start goes
- * back to attempt 0, whose claim reads no ledger) and the step would run again.
  */
 export async function recordStep(
   db: Queryable,
@@ -53,7 +48,7 @@ export async function recordStep(
   const { rowCount } = await db.query(
     `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome, expires_at, created_at, resolved_at)
      SELECT $1, $3, $4, $5, $6, true, $7, $8, $9, $9
-     FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' AND offered_at IS NULL FOR SHARE
+     FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' FOR SHARE
      ON CONFLICT (run_id, epoch, step_key) DO UPDATE
        SET kind = EXCLUDED.kind, target = EXCLUDED.target, resolved = true, outcome = EXCLUDED.outcome,
            expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at, resolved_at = EXCLUDED.resolved_at`,
@@ -72,7 +67,7 @@ export async function recordStep(
  */
 export async function holdClaim(tx: Queryable, runId: string, claimToken: string): Promise<boolean> {
   const { rowCount } = await tx.query(
-    prepared("svc_hold_claim", `SELECT 1 FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' AND offered_at IS NULL FOR UPDATE`, [runId, claimToken]),
+    prepared("svc_hold_claim", `SELECT 1 FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING' FOR UPDATE`, [runId, claimToken]),
   );
   return (rowCount ?? 0) > 0;
 }
@@ -88,7 +83,7 @@ export async function markKeyedEntryUsed(
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     // The run's row held FOR SHARE, as recordStep holds it, for the same reason.
-    `WITH fence AS (SELECT 1 FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING' AND r.offered_at IS NULL FOR SHARE)
+    `WITH fence AS (SELECT 1 FROM runs r WHERE r.id = $1 AND r.claim_token = $2 AND r.status = 'EXECUTING' FOR SHARE)
      UPDATE run_ledger l SET used_epoch = $5
      WHERE EXISTS (SELECT 1 FROM fence) AND l.run_id = $1 AND l.epoch = $3 AND l.step_key = $4`,
     [input.runId, input.claimToken, input.epoch, input.stepKey, input.attemptEpoch],

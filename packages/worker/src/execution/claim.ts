@@ -33,14 +33,13 @@ type LedgerColumns = { ledger: LedgerRow[] | null; ledger_version: number | null
 
 /**
  * Renews the leases of the executions this worker holds (found by run id, fenced by claim
- * token). Not of an offer it has not taken (or whose acceptance was lost in a crash): that lease
- * lapses, and the timer loop takes the offer back.
+ * token), offered ones included: an offer is a claim with this worker's lease.
  */
 export async function renewLeases(db: Queryable, executions: { runId: string; claimToken: string }[], now: Date, leaseMs: number): Promise<void> {
   if (executions.length === 0) return;
   await db.query(
     `UPDATE runs SET lease_expires_at = $3::timestamptz + make_interval(secs => $4::double precision / 1000)
-     WHERE id = ANY($1::text[]) AND claim_token = ANY($2::text[]) AND status = 'EXECUTING' AND offered_at IS NULL`,
+     WHERE id = ANY($1::text[]) AND claim_token = ANY($2::text[]) AND status = 'EXECUTING'`,
     [executions.map((e) => e.runId), executions.map((e) => e.claimToken), now, leaseMs],
   );
 }

@@ -17,6 +17,8 @@ import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { traceparentOf } from "@svc/runtime/engine";
 import { runInExecution, TaskLifecycle, type AttemptOutcome, type IdempotencyKeyScope, type RetryDecider, type Task, type TaskContext } from "@svc/runtime/sdk";
 import type { Claim, ClaimedRun } from "./claim.ts";
+import { offerStands } from "./offers.ts";
+import { retryWrite } from "@svc/runtime/db";
 import { finishWithWaiters, hasWaiters, type Ending, type Finish } from "./finish.ts";
 import { internalError, serializeError } from "./serialize-error.ts";
 import { endAttemptSpan, startAttemptSpan } from "./attempt-span.ts";
@@ -63,20 +65,10 @@ export async function executeRun(deps: ExecutorDeps, active: ActiveExecutions, d
   // run came back to this worker): each is registered by its own claim token.
   const execution = { runId: run.id, claimToken, abort };
   active.add(execution);
-  // An offer is taken off the critical path: the code starts now, its first write waits until the
-  // offer is taken, and it stops if the offer turns out to have been withdrawn (its short lease
-  // lapsed first, or the run was canceled). Nothing it did before could be written.
-  const taken =
-    via === "offer"
-      ? deps.batchers.offerAcceptances.add({ runId: run.id, claimToken }).then(
-          (accepted) => accepted || (abort.abort(new Error("the offer was withdrawn")), false),
-          (error: unknown) => (abort.abort(error instanceof Error ? error : new Error(String(error))), false),
-        )
-      : null;
   // Traces on: the attempt's span (a child of the trigger's, linked to the wait it resumes from).
   const span = deps.tracer ? startAttemptSpan(deps.tracer, claim, via) : null;
   try {
-    await runTask(deps, { run, task, claim, claimToken, abort, via, release, taken, span });
+    await runTask(deps, { run, task, claim, claimToken, abort, via, release, span });
   } catch (error) {
     if (span?.isRecording()) endAttemptSpan(span, { kind: "errored", error });
     throw error;
@@ -95,13 +87,11 @@ interface ClaimedExecution {
   via: Via;
   /** Frees the execution's slot once the task code is done. */
   release: () => void;
-  /** An offered run's acceptance (false: withdrawn); null for any other. */
-  taken: Promise<boolean> | null;
   /** The attempt's span (traces on), ended by runTask with the attempt's outcome. */
   span: Span | null;
 }
 
-async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort, via, release, taken, span }: ClaimedExecution): Promise<void> {
+async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort, via, release, span }: ClaimedExecution): Promise<void> {
   const { engine } = deps;
   const resumed = claim.previousStatus === "WAITING";
   let payload: unknown;
@@ -123,8 +113,8 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     ctx: contextOf(deps, run, task, maxDuration),
     signal: abort.signal,
     createToken: deps.hooks.createToken,
+    offerStands: via === "offer" ? () => retryWrite(() => offerStands(engine.db, run.id, claimToken)) : null,
     arrivals: deps.hooks.arrivals,
-    taken,
     tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
     tally: deps.tally,
     ledgerVersion: claim.ledgerVersion,
@@ -194,14 +184,6 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
   release();
   const outcome = settled.kind === "failed" ? { kind: "threw" as const, error: settled.error, retryAt: settled.retryAt } : settled;
   if (span) endAttemptSpan(span, outcome);
-  // An offered run's ending is written only once the offer is taken; a withdrawn one writes nothing.
-  // (A cancel's ending is the cancel's own: the attempt row below is written for a CANCELED run only.)
-  if (taken && (outcome.kind === "returned" || outcome.kind === "threw" || outcome.kind === "timed_out") && !(await taken)) {
-    execution.fence();
-    deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
-    return;
-  }
-
   switch (outcome.kind) {
     case "suspended": {
       // Kept for the completion that offers the run back to this worker (see LedgerCache).

@@ -38,8 +38,6 @@ export interface TaskHooks {
 export interface ExecutionBatchers {
   /** Resume claims of the fast path (by id, on NOTIFY). */
   fastResumeClaims: MicroBatcher<{ runId: string; claimToken: string }, Claim | null>;
-  /** Acceptances of resume offers, by claim token. */
-  offerAcceptances: MicroBatcher<{ runId: string; claimToken: string }, boolean>;
   /** Finishes of runs nobody waits on. */
   finishes: MicroBatcher<Finish, boolean>;
 }

@@ -124,22 +124,12 @@ export async function loadOffer(db: Queryable, runId: string, claimToken: string
 }
 
 /**
- * Takes offered runs: their lease becomes an execution's (renewed while it runs) and they are no
- * longer merely offered. Results are in input order; false where the offer was withdrawn (its
- * short lease lapsed first, or the run was canceled): that execution must stop. Rows are found
- * by run id (claim_token has no index: a lookup by it alone read all of runs, 0.2 s a statement at
- * 300,000 runs), the claim token the guard.
+ * Whether an offer still stands: the run is still claimed with the offer's token (not canceled,
+ * not taken over since). Read once by an offered execution before its first step or write.
  */
-export async function acceptOffers(db: Queryable, offers: { runId: string; claimToken: string }[], now: Date, leaseMs: number): Promise<boolean[]> {
-  const { rows } = await db.query<{ claim_token: string }>(prepared(
-    "svc_accept_offers",
-    `UPDATE runs SET offered_at = NULL, offered_start = false, lease_expires_at = $3::timestamptz + make_interval(secs => $4::double precision / 1000)
-     WHERE id = ANY($1::text[]) AND claim_token = ANY($2::text[]) AND status = 'EXECUTING' AND offered_at IS NOT NULL
-     RETURNING claim_token`,
-    [offers.map((o) => o.runId), offers.map((o) => o.claimToken), now, leaseMs],
-  ));
-  const accepted = new Set(rows.map((r) => r.claim_token));
-  return offers.map((o) => accepted.has(o.claimToken));
+export async function offerStands(db: Queryable, runId: string, claimToken: string): Promise<boolean> {
+  const { rowCount } = await db.query(prepared("svc_offer_stands", `SELECT 1 FROM runs WHERE id = $1 AND claim_token = $2 AND status = 'EXECUTING'`, [runId, claimToken]));
+  return (rowCount ?? 0) > 0;
 }
 
 /**

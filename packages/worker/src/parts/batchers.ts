@@ -3,7 +3,7 @@ import { retryWrite } from "@svc/runtime/db";
 import { claimFastResumes } from "../execution/claim.ts";
 import type { ExecutionBatchers } from "../execution/executor-deps.ts";
 import { finishExecutions, type Finish } from "../execution/finish.ts";
-import { acceptOffers, declineOffers } from "../execution/offers.ts";
+import { declineOffers } from "../execution/offers.ts";
 import type { WorkerResources } from "./resources.ts";
 
 export interface WorkerBatchers extends ExecutionBatchers {
@@ -30,8 +30,6 @@ export function createBatchers({ engine, claimPool, worker, config }: WorkerReso
       500,
       "microtask",
     ),
-    // Taking an offer is written after the code has started (setImmediate), off the resume's path.
-    offerAcceptances: new MicroBatcher((offers: { runId: string; claimToken: string }[]) => retryWrite(() => acceptOffers(claimPool, offers, clock.now(), config.leaseMs))),
     finishes: new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(db, items, clock.now()))),
     declines: new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
       const givenBack = await retryWrite(() => declineOffers(db, worker.environment.id, items, clock.now()));

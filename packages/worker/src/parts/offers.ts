@@ -40,6 +40,7 @@ export class Offers {
       slots: config.concurrency,
       // The queues whose ready runs it claims: a trigger into one of them wakes it.
       queues: [...startQueues(tasks).keys()],
+      leaseMs: config.leaseMs,
     };
   }
 

@@ -12,6 +12,8 @@ export interface WorkerRecord {
   queues: string[];
   /** When it first entered the registry (kept when it enters again after a reconnect). */
   startedAt: Date;
+  /** How long a lease of its executions lasts: an offer claims a run for it with this lease. */
+  leaseMs: number;
 }
 
 /** What each registry write says of the worker now, by its own clock. */
@@ -43,11 +45,11 @@ const FORGOTTEN_AFTER = "1 hour";
  */
 export async function registerWorker(db: Queryable, worker: WorkerRecord, listenerLock: string, heartbeat: Heartbeat & Fullness): Promise<void> {
   await db.query(
-    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at, full_since, queues)
-     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, $12)
+    `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until, slots, slots_in_use, started_at, heartbeat_at, full_since, queues, lease_ms)
+     VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9, $10, $11, $12, $13)
      ON CONFLICT (id) DO UPDATE SET listener_lock = EXCLUDED.listener_lock, alive_until = EXCLUDED.alive_until,
        slots_in_use = EXCLUDED.slots_in_use, heartbeat_at = EXCLUDED.heartbeat_at, full_since = EXCLUDED.full_since`,
-    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at, heartbeat.fullSince, worker.queues],
+    [worker.id, worker.environmentId, worker.tasks, worker.version, listenerLock, heartbeat.aliveUntil, worker.slots, heartbeat.slotsInUse, worker.startedAt, heartbeat.at, heartbeat.fullSince, worker.queues, worker.leaseMs],
   );
 }
 

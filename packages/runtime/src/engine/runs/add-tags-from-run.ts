@@ -19,7 +19,7 @@ export async function addTagsFromRun(db: Queryable, input: { runId: string; envi
   const { rows } = await db.query<{ held: boolean; before: string[] | null; merged: string[] | null }>(
     `WITH held AS (
        SELECT id, environment_id, created_at, tags FROM runs
-       WHERE id = $1 AND environment_id = $2 AND claim_token = $3 AND status = 'EXECUTING' AND offered_at IS NULL FOR UPDATE),
+       WHERE id = $1 AND environment_id = $2 AND claim_token = $3 AND status = 'EXECUTING' FOR UPDATE),
      merged AS (
        SELECT h.id, h.environment_id, h.created_at, h.tags AS before,
               h.tags || ARRAY(SELECT t FROM unnest($4::text[]) WITH ORDINALITY AS n(t, i) WHERE t <> ALL(h.tags) ORDER BY i) AS tags

@@ -3,72 +3,89 @@ import { UnprocessableError } from "../../errors.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import type { RunPlan } from "./plan-run.ts";
 import type { RunRow } from "./store.ts";
+import { MAX_START_OFFERS, OFFER_START, pickStartWorker, SEND_START_OFFER, START_OFFER_CLAIM } from "./transitions/offer-start.ts";
 
 const COLUMNS = [
   "id", "environment_id", "project_id", "task_identifier", "status", "queue_name", "concurrency_key", "payload", "payload_type",
   "idempotency_key", "idempotency_key_user", "idempotency_key_expires_at", "tags", "metadata", "max_attempts", "max_duration_s",
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
   "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs", "idempotency_key_scope",
+  // An offered start's claim (offer-start.ts); NULL, 0 or false for any other run.
+  "attempt_number", "claim_token", "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at",
 ];
 /** What triggering needs back from an inserted run (fewer columns: less to send and parse). */
 const RETURNED = ["id", "status", "queue_name", "concurrency_key", "claim_from_runs"] as const;
 export type InsertedRun = Pick<RunRow, (typeof RETURNED)[number]>;
-/** The end of the INSERT of a chunk with tags: the run list's tag lanes (migration 0032), one row per tag of each run made. */
-const TAGGED_TAIL = `, tags, created_at),
-         tagged AS (INSERT INTO run_tags (environment_id, tag, created_at, run_id)
-           SELECT $27, t.tag, i.created_at, i.id FROM inserted i CROSS JOIN LATERAL unnest(i.tags) AS t(tag) WHERE i.tags <> '{}')
-         SELECT ${RETURNED.join(", ")} FROM inserted`;
 /** Runs per INSERT statement. */
 const CHUNK = 1000;
 
-/** Fills in each plan's default queue: the queue its task's worker registered, else task/<id>. One query. */
-export async function resolveDefaultQueues(db: Queryable, environmentId: string, plans: RunPlan[]): Promise<void> {
-  const missing = [...new Set(plans.filter((p) => p.queueName === null).map((p) => p.taskIdentifier))];
-  if (missing.length === 0) return;
-  const { rows } = await db.query<{ task_identifier: string; queue_name: string }>(
-    `SELECT task_identifier, queue_name FROM worker_tasks WHERE environment_id = $1 AND task_identifier = ANY($2::text[])`,
-    [environmentId, missing],
-  );
-  const registered = new Map(rows.map((r) => [r.task_identifier, r.queue_name]));
-  for (const plan of plans) plan.queueName ??= registered.get(plan.taskIdentifier) ?? `task/${plan.taskIdentifier}`;
-}
-
 /**
- * Inserts planned runs in one statement per 1,000: every column travels as one array parameter
- * and `unnest` zips them into rows, so the statement text is constant (prepared once) however many
- * runs there are. A run whose idempotency key another transaction took meanwhile is skipped
- * (ON CONFLICT DO NOTHING); only inserted rows are returned (the columns triggering needs).
+ * Inserts planned runs in one statement per 1,000, and with `offer` hands each first attempt that
+ * can start at once to a free worker of its task in the same statement (offer-start.ts): such a run
+ * is inserted EXECUTING, offered, and its worker hears of it when the statement's transaction
+ * commits. Every column travels as one array parameter and `unnest` zips them into rows, so the
+ * statement text is constant (prepared once) however many runs there are. A plan without a queue
+ * gets its task's registered queue (else task/<id>), looked up in the statement. A run whose
+ * idempotency key another transaction took meanwhile is skipped (ON CONFLICT DO NOTHING); only
+ * inserted rows are returned (the columns triggering needs), QUEUED, DELAYED or (offered) EXECUTING.
+ * Offers go only to a chunk of at most MAX_START_OFFERS runs: a larger batch is left to the claims
+ * of workers, which take as many as they have slots for.
  */
-export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan[]): Promise<InsertedRun[]> {
+export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan[], now: Date, options: { offer: boolean }): Promise<InsertedRun[]> {
   const inserted: InsertedRun[] = [];
   for (let start = 0; start < plans.length; start += CHUNK) {
     const chunk = plans.slice(start, start + CHUNK);
     // Runs with tags also get their rows of run_tags in the same statement; a chunk without tags
-    // runs the plain INSERT (a data-modifying CTE costs a single trigger ~10 % even when it writes
-    // nothing, measured when this was written: see its commit).
+    // runs the statement without that CTE (a data-modifying CTE costs a single trigger ~10 % even
+    // when it writes nothing, measured when this was written: see its commit).
     const withTags = chunk.some((p) => p.tags.length > 0);
     const col = <T>(pick: (p: RunPlan) => T) => chunk.map(pick);
     const { rows } = await db.query<InsertedRun>(
       preparedText(
-        `${withTags ? "WITH inserted AS (" : ""}INSERT INTO runs (${COLUMNS.join(", ")})
-         SELECT u.id, $27, $28, u.task_identifier, u.status, u.queue_name, u.concurrency_key, u.payload, u.payload_type,
-           u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
-           CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
-           u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
-           u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent,
-           -- The plain claim takes it unless its queue has a concurrencyLimit (migration 0036). A
-           -- concurrency key only splits a limit: in a queue without one it changes nothing.
-           NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue_name) q),
-           u.idempotency_key_scope
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-           $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
-           $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[], $31::text[])
-           AS u(id, task_identifier, status, queue_name, concurrency_key, payload, payload_type, idempotency_key, idempotency_key_user,
-             idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at, delay_until,
-             parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at,
-             one_time_use_token, traceparent, idempotency_key_scope)
-         ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING ${RETURNED.join(", ")}${withTags ? TAGGED_TAIL : ""}`,
+        `WITH u AS (
+           SELECT u.*, coalesce(u.queue_name,
+               (SELECT wt.queue_name FROM worker_tasks wt WHERE wt.environment_id = $27 AND wt.task_identifier = u.task_identifier),
+               'task/' || u.task_identifier) AS queue
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+             $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
+             $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[], $31::text[])
+             AS u(id, task_identifier, status, queue_name, concurrency_key, payload, payload_type, idempotency_key, idempotency_key_user,
+               idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at, delay_until,
+               parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at,
+               one_time_use_token, traceparent, idempotency_key_scope)),
+         -- The plain claim takes a run unless its queue has a concurrencyLimit (migration 0036). A
+         -- concurrency key only splits a limit: in a queue without one it changes nothing.
+         p AS (SELECT u.*, NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue) q) AS plain FROM u),
+         planned AS (
+           SELECT p.*, w.id AS offered_to, w.version AS offered_version, w.lease_ms AS offered_lease_ms FROM p
+           LEFT JOIN LATERAL (${pickStartWorker("$33", "$27", "$32")}) w ON true),
+         inserted AS (
+           INSERT INTO runs (${COLUMNS.join(", ")})
+           SELECT u.id, $27, $28, u.task_identifier, CASE WHEN u.offered_to IS NULL THEN u.status ELSE '${OFFER_START.to}' END,
+             u.queue, u.concurrency_key, u.payload, u.payload_type, u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
+             CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
+             u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
+             u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent, u.plain, u.idempotency_key_scope,
+             CASE WHEN u.offered_to IS NULL THEN 0 ELSE 1 END, CASE WHEN u.offered_to IS NOT NULL THEN gen_random_uuid()::text END,
+             u.offered_to, u.offered_version,
+             CASE WHEN u.offered_to IS NOT NULL THEN $32::timestamptz + make_interval(secs => u.offered_lease_ms / 1000.0) END,
+             CASE WHEN u.offered_to IS NOT NULL THEN $32::timestamptz END, u.offered_to IS NOT NULL,
+             CASE WHEN u.offered_to IS NOT NULL THEN $32::timestamptz END
+           FROM planned u
+           ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+           RETURNING ${RETURNED.join(", ")}, tags, created_at, worker_id, worker_version, claim_token, ${START_OFFER_CLAIM} AS offer)${
+             withTags
+               ? `,
+         tagged AS (INSERT INTO run_tags (environment_id, tag, created_at, run_id)
+           SELECT $27, t.tag, i.created_at, i.id FROM inserted i CROSS JOIN LATERAL unnest(i.tags) AS t(tag) WHERE i.tags <> '{}')`
+               : ""
+           },
+         version_seen AS (
+           -- As a worker's own claim does (engine/workers/worker-versions.ts).
+           UPDATE worker_versions v SET seen_until = $32::timestamptz + interval '1 minute'
+           FROM (SELECT DISTINCT worker_version FROM inserted WHERE worker_id IS NOT NULL) s
+           WHERE v.environment_id = $27 AND v.version = s.worker_version AND v.seen_until < $32::timestamptz + interval '30 seconds')
+         SELECT ${RETURNED.map((c) => `i.${c}`).join(", ")}, CASE WHEN i.offer IS NOT NULL THEN ${SEND_START_OFFER} END AS offered FROM inserted i`,
         [
           col((p) => p.id),
           col((p) => p.taskIdentifier),
@@ -101,6 +118,8 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
           col((p) => p.lineage.oneTimeUseToken ?? null),
           col((p) => p.lineage.traceparent ?? null),
           col((p) => p.idempotencyKeyScope),
+          now,
+          options.offer && chunk.length <= MAX_START_OFFERS,
         ],
       ),
     ).catch((error: unknown) => {
@@ -110,7 +129,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
       }
       throw error;
     });
-    inserted.push(...rows);
+    for (const { offered: _, ...row } of rows as (InsertedRun & { offered: unknown })[]) inserted.push(row);
   }
   return inserted;
 }

@@ -1,9 +1,8 @@
-import { withTransaction } from "../../db/queryable.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { EngineDeps } from "../deps.ts";
 import { MicroBatcher } from "../micro-batch.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { triggerRun, triggerRunsInTransaction, type TriggerLineage, type TriggerResult } from "./trigger.ts";
+import { triggerRun, triggerRuns, type TriggerLineage, type TriggerResult } from "./trigger.ts";
 
 interface Request {
   env: Environment;
@@ -17,7 +16,7 @@ type Outcome = { ok: true; result: TriggerResult } | { ok: false; error: unknown
 
 /**
  * Group commit for single triggers: requests of one environment that arrive in the same
- * event-loop turn share one transaction (one multi-row insert, one enqueue). If the group fails,
+ * event-loop turn share one statement, or one transaction (triggerRuns). If the group fails,
  * each request is retried alone, so one bad request never fails another.
  */
 export class TriggerGroupCommitter {
@@ -39,9 +38,7 @@ export class TriggerGroupCommitter {
   async #commit(requests: Request[]): Promise<Outcome[]> {
     if (requests.length > 1) {
       try {
-        const results = await withTransaction(this.#deps.db, (tx) =>
-          triggerRunsInTransaction(this.#deps, tx, requests[0]!.env, requests.map((r) => ({ taskIdentifier: r.taskIdentifier, payload: r.payload, options: r.options, lineage: r.lineage }))),
-        );
+        const results = await triggerRuns(this.#deps, requests[0]!.env, requests.map((r) => ({ taskIdentifier: r.taskIdentifier, payload: r.payload, options: r.options, lineage: r.lineage })));
         return results.map((result) => ({ ok: true, result }));
       } catch {
         // Fall through: each request on its own, with its own error.

@@ -5,7 +5,7 @@ import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { EngineDeps } from "../deps.ts";
 import { assertPacketUploaded } from "../packets/store.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { insertRuns, resolveDefaultQueues, type InsertedRun } from "./insert-runs.ts";
+import { insertRuns, type InsertedRun } from "./insert-runs.ts";
 import { planRun, type RunPlan, type TriggerLineage } from "./plan-run.ts";
 import { freesIdempotencyKey } from "./statuses.ts";
 import { startRuns } from "./start-runs.ts";
@@ -46,9 +46,11 @@ export async function triggerRunInTransaction(
 }
 
 /**
- * Triggers many runs in `tx` with one multi-row INSERT and one enqueue per queue. Inputs with an
- * idempotency key are resolved first (a live run with the key is returned, isCached). Results are
- * in input order. Errors name the failing input's index when there is more than one.
+ * Triggers many runs in `tx` with one multi-row INSERT (which also offers first attempts to free
+ * workers) and one wake-up for the rest. Inputs with an idempotency key are resolved first (a live
+ * run with the key is returned, isCached). Results are in input order. Errors name the failing
+ * input's index when there is more than one. `tx` may be a pool when `needsTransaction(inputs)` is
+ * false: the INSERT is then the only write, and commits alone (see triggerRuns).
  */
 export async function triggerRunsInTransaction(
   deps: Pick<EngineDeps, "clock" | "dispatcher">,
@@ -79,8 +81,8 @@ export async function triggerRunsInTransaction(
       throw inputs.length > 1 ? withLabel(error, describe(index)) : error;
     }
   }
-  await resolveDefaultQueues(tx, env.id, plans.map((p) => p.plan));
-  const inserted = new Map((await insertRuns(tx, env, plans.map((p) => p.plan))).map((row) => [row.id, row]));
+  // First attempts a free worker can take are offered to it by the insert itself.
+  const inserted = new Map((await insertRuns(tx, env, plans.map((p) => p.plan), now, { offer: true })).map((row) => [row.id, row]));
   for (const { index, plan } of plans) {
     const row = inserted.get(plan.id);
     if (row) {
@@ -93,8 +95,8 @@ export async function triggerRunsInTransaction(
     results[index] = { id: cached.id, isCached: true, run: cached };
   }
   const queued = plans.map((p) => inserted.get(p.plan.id)).filter((r): r is InsertedRun => r !== undefined && r.status === "QUEUED");
-  // First attempts a free worker can take are offered to it; the rest are left for workers to claim, or enqueued.
-  await startRuns(deps, tx, queued.map((r) => ({ ...r, environment_id: env.id })), now, { offer: true });
+  // The rest are left for workers to claim, and the workers of their queues woken.
+  await startRuns(deps, tx, queued.map((r) => ({ ...r, environment_id: env.id })), now);
   if (plans.some((p) => p.plan.status === "DELAYED")) await tx.query(`SELECT pg_notify('svc_timers', '')`);
   return results as TriggerResult[];
 }
@@ -137,7 +139,7 @@ async function findLiveIdempotentRun(db: Queryable, environmentId: string, taskI
   return existing;
 }
 
-/** Triggers one run in its own transaction. */
+/** Triggers one run on its own (see triggerRuns). */
 export async function triggerRun(
   deps: EngineDeps,
   env: Environment,
@@ -146,5 +148,25 @@ export async function triggerRun(
   options: TriggerOptions = {},
   lineage: TriggerLineage = {},
 ): Promise<TriggerResult> {
-  return withTransaction(deps.db, (tx) => triggerRunInTransaction(deps, tx, env, taskIdentifier, payload, options, lineage));
+  const [result] = await triggerRuns(deps, env, [{ taskIdentifier, payload, options, lineage }]);
+  return result!;
+}
+
+/**
+ * Triggers runs on their own: in one statement that commits alone when that is all they need (no
+ * idempotency key to look up, no parent run to read, no uploaded payload to check, one INSERT's
+ * worth), else in a transaction of their own. A trigger is then one round trip to Postgres, as
+ * starting a workflow is in DBOS.
+ */
+export async function triggerRuns(deps: EngineDeps, env: Environment, inputs: TriggerInput[], describe?: (index: number) => string): Promise<TriggerResult[]> {
+  if (!needsTransaction(inputs)) return triggerRunsInTransaction(deps, deps.db, env, inputs, describe);
+  return withTransaction(deps.db, (tx) => triggerRunsInTransaction(deps, tx, env, inputs, describe));
+}
+
+/** Whether triggering `inputs` takes more than the INSERT's one statement (see triggerRuns). */
+export function needsTransaction(inputs: TriggerInput[]): boolean {
+  return (
+    inputs.length > 1000 ||
+    inputs.some((i) => i.options?.idempotencyKey !== undefined || i.options?.parentRunId !== undefined || i.lineage?.parentRunId !== undefined || i.options?.payloadType === "application/store")
+  );
 }

@@ -15,7 +15,7 @@ import { startRuns } from "../runs/start-runs.ts";
 
 /** Starts runs a timer just made runnable (in the same transaction): see startRuns. */
 export async function dispatchStarts(deps: Pick<EngineDeps, "dispatcher">, tx: Queryable, runs: RunRow[], now: Date): Promise<void> {
-  await startRuns(deps, tx, runs, now, { offer: false });
+  await startRuns(deps, tx, runs, now);
 }
 
 /** DELAYED runs whose delay passed become QUEUED and are enqueued. */

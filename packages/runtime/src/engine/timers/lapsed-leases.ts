@@ -1,7 +1,7 @@
 import { withTransaction } from "../../db/queryable.ts";
 import { notifyWaitersOfRun } from "../runs/notify-waiters.ts";
 import { maxAttemptsOf } from "../runs/retry-policy.ts";
-import { crashLapsed, findLapsed, lapseOffered, requeueOfferedStarts, requeueLapsed } from "../runs/transitions/lapse.ts";
+import { crashLapsed, findLapsed, requeueLapsed } from "../runs/transitions/lapse.ts";
 import { dispatchStarts, type DueWork } from "./fire-due.ts";
 import { dueAt } from "./due-times.ts";
 
@@ -22,11 +22,10 @@ const CRASHED_ATTEMPT_ERROR = { name: "WorkerCrash", message: "The worker execut
  * recorded as CRASHED and the run goes back to QUEUED to be started again — a new attempt that
  * replays the same ledger, so nothing recorded is lost. When that was its last attempt (the task's
  * maxAttempts, or the run's) the run ends CRASHED instead, and whoever waits on it is resumed: a
- * run that kills its worker every time is not restarted forever.
- *
- * A run offered to a worker that never took it (`offered_at` still set: the worker died or
- * stalled between the offer and its acceptance) ran none of its code: a resume waits again, same
- * attempt, its resume due at once; a start is QUEUED again as if never claimed.
+ * run that kills its worker every time is not restarted forever. A run offered to a worker holds
+ * that worker's lease from the offer on: a worker that died or stalled with the offer unread loses
+ * it the same way (its attempt counted: the lapse cannot tell it from a worker that crashed running
+ * it, which must count, or a run that kills its worker at once would be restarted forever).
  */
 export const lapsedLeases: DueWork = {
   name: "lapsed-leases",
@@ -37,14 +36,7 @@ export const lapsedLeases: DueWork = {
       // would keep nextDue in the past: clear it.
       await tx.query(`UPDATE runs SET lease_expires_at = NULL WHERE lease_expires_at <= $1 AND status <> 'EXECUTING'`, [now]);
       if (found.length === 0) return { handled: 0, crashed: 0 };
-      const waitingAgain = await lapseOffered(
-        tx,
-        found.filter((r) => r.offered && !r.offered_start).map((r) => r.id),
-        now,
-      );
-      await deps.dispatcher.dispatch(tx, waitingAgain.map((r) => ({ kind: "resume" as const, runId: r.id, environmentId: r.environment_id, queueName: r.queue_name })), now);
-      await dispatchStarts(deps, tx, await requeueOfferedStarts(tx, found.filter((r) => r.offered && r.offered_start).map((r) => r.id), now), now);
-      const lapsed = found.filter((r) => !r.offered);
+      const lapsed = found;
       await tx.query(
         `INSERT INTO run_attempts (run_id, number, status, worker_id, worker_version, started_at, finished_at, error)
          SELECT id, attempt_number, 'CRASHED', worker_id, worker_version, updated_at, $2, $3 FROM runs WHERE id = ANY($1::text[])

@@ -9,8 +9,6 @@ import { CLAIMED_COLUMNS } from "../runs/claimed-columns.ts";
 export const RESUME_OFFERS = {
   /** A worker hears its offers on this prefix + its id. */
   channelPrefix: CHANNELS.offersPrefix,
-  /** How long an offer waits to be accepted before the timer loop takes it back. */
-  leaseSeconds: 5,
   /**
    * A completion that wakes more runs than this announces them to every worker instead (one
    * token many runs wait on: each worker claims as many as it has slots for in one statement).
@@ -27,7 +25,6 @@ export const RESUME_OFFERS = {
  * the prepared statement's value never changes).
  */
 export const RESUME_OFFERS_PARAMETER = JSON.stringify({
-  leaseSeconds: RESUME_OFFERS.leaseSeconds,
   maxRuns: RESUME_OFFERS.maxRuns,
   maxPayloadBytes: RESUME_OFFERS.maxPayloadBytes,
   keyedEpoch: RESUME_OFFERS.keyedEpoch,

@@ -19,18 +19,24 @@ export const FINISH_ENDINGS = Object.values(FINISH_TARGETS).map((to) => transiti
 /**
  * The prepared statement svc_finish_executions (worker, finishExecutions): the guarded run
  * updates and attempt rows of a batch of endings, fenced by claim tokens. Constant text.
+ *
+ * An offered run (offered_at set) its execution never took is finished here too: the ending is the
+ * execution's first write and takes the offer with it (packages/worker/src/execution/
+ * offer-acceptance.ts). The claim token fences it as any other: an offer withdrawn first (its
+ * lease lapsed, the run canceled) no longer carries it, and the row lock orders this update and
+ * the lapse pass's, whichever comes second finding the run moved on.
  */
 export const FINISH_EXECUTIONS_SQL = `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, status text, output text, output_type text,
          error jsonb, retry boolean, retry_at timestamptz, attempt_status text, started_at timestamptz)),
      finished AS (
-       UPDATE runs r SET status = i.status, updated_at = $2, claim_token = NULL, lease_expires_at = NULL,
+       UPDATE runs r SET status = i.status, updated_at = $2, claim_token = NULL, lease_expires_at = NULL, offered_at = NULL, offered_start = false,
          output = i.output, output_type = i.output_type, error = i.error,
          finished_at = CASE WHEN i.retry THEN NULL ELSE $2::timestamptz END,
          available_at = CASE WHEN i.retry THEN i.retry_at ELSE r.available_at END,
          ledger_epoch = CASE WHEN i.retry THEN r.ledger_epoch + 1 ELSE r.ledger_epoch END
        FROM input i
-       WHERE r.id = i.run_id AND ${statusGuard("r.status", FINISH_ENDINGS[0]!)} AND r.claim_token = i.claim_token AND r.offered_at IS NULL
+       WHERE r.id = i.run_id AND ${statusGuard("r.status", FINISH_ENDINGS[0]!)} AND r.claim_token = i.claim_token
          -- A run someone attached to after it was claimed (attachWaiter) must end with its waiters:
          -- the shared statement leaves it out (re-checked on the newest row version if an attach
          -- committed meanwhile) and the caller finishes it with finishWithWaiters.

@@ -19,6 +19,6 @@ export const DECLINE_OFFERS_SQL = `UPDATE runs r SET
          resume_due_at = CASE WHEN r.offered_start THEN NULL ELSE $3::timestamptz END,
          claim_token = NULL, lease_expires_at = NULL, offered_at = NULL, offered_start = false, updated_at = $3
        FROM unnest($1::text[], $2::text[]) AS o(run_id, claim_token)
-       WHERE r.id = o.run_id AND r.claim_token = o.claim_token
+       WHERE r.id = o.run_id AND r.claim_token = o.claim_token AND r.offered_at IS NOT NULL
          AND ${statusGuard("r.status", OFFER_DECLINE)} AND ${statusGuard("r.status", OFFER_DECLINE_START)}
        RETURNING r.id, r.queue_name, r.status = '${OFFER_DECLINE_START.to}' AS start`;

@@ -14,7 +14,7 @@ export const SUSPEND = transition(["EXECUTING"], "WAITING");
 export const REGISTER_WAIT_SQL = `WITH wp AS (
          SELECT status, output, output_type, output_is_error FROM waitpoints WHERE id = $6 AND environment_id = $2 FOR SHARE),
        run AS (
-         SELECT id FROM runs WHERE id = $1 AND claim_token = $3 AND ${statusGuard("status", SUSPEND)} AND offered_at IS NULL FOR UPDATE),
+         SELECT id FROM runs WHERE id = $1 AND claim_token = $3 AND ${statusGuard("status", SUSPEND)} FOR UPDATE),
        entry AS (
          INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, waitpoint_id, resolved, outcome, expires_at, created_at, resolved_at, used_epoch)
          SELECT $1, $4, $5, $7, $8, $6, wp.status <> 'WAITING',
@@ -30,7 +30,7 @@ export const REGISTER_WAIT_SQL = `WITH wp AS (
                used_epoch = EXCLUDED.used_epoch
          RETURNING 1),
        suspended AS (
-         UPDATE runs SET status = '${SUSPEND.to}', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, updated_at = $10,
+         UPDATE runs SET status = '${SUSPEND.to}', claim_token = NULL, lease_expires_at = NULL, worker_id = NULL, offered_at = NULL, offered_start = false, updated_at = $10,
            ledger_version = ledger_version + 1, suspended_worker_id = worker_id
          WHERE id = (SELECT id FROM run) AND (SELECT status FROM wp) = 'WAITING'
          RETURNING ledger_version)
