@@ -68,6 +68,7 @@ export { MAX_RUN_LIST_LANES } from "./runs/list-statement.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
+export { copyRecordedEntries, REPLAY_LEDGER_EPOCH, REPLAYABLE_FROM_FAILURE, replayRunFromFailure, type ReplayFromFailureResult } from "./runs/replay-from-failure.ts";
 export { rescheduleRun, rescheduledTime } from "./runs/reschedule.ts";
 export { addRunTags, decideTags, type TagDecision } from "./runs/add-tags.ts";
 export { batchResults, runResult, type RunResultRow } from "./runs/run-results.ts";

@@ -8,7 +8,7 @@ const COLUMNS = [
   "id", "environment_id", "project_id", "task_identifier", "status", "queue_name", "concurrency_key", "payload", "payload_type",
   "idempotency_key", "idempotency_key_user", "idempotency_key_expires_at", "tags", "metadata", "max_attempts", "max_duration_s",
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
-  "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs", "idempotency_key_scope",
+  "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs", "idempotency_key_scope", "ledger_epoch",
 ];
 /** What triggering needs back from an inserted run (fewer columns: less to send and parse). */
 const RETURNED = ["id", "status", "queue_name", "concurrency_key", "claim_from_runs"] as const;
@@ -59,14 +59,14 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
            -- The plain claim takes it unless its queue has a concurrencyLimit (migration 0036). A
            -- concurrency key only splits a limit: in a queue without one it changes nothing.
            NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue_name) q),
-           u.idempotency_key_scope
+           u.idempotency_key_scope, u.ledger_epoch
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
            $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
-           $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[], $31::text[])
+           $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[], $31::text[], $32::int[])
            AS u(id, task_identifier, status, queue_name, concurrency_key, payload, payload_type, idempotency_key, idempotency_key_user,
              idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at, delay_until,
              parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at,
-             one_time_use_token, traceparent, idempotency_key_scope)
+             one_time_use_token, traceparent, idempotency_key_scope, ledger_epoch)
          ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING ${RETURNED.join(", ")}${withTags ? TAGGED_TAIL : ""}`,
         [
@@ -101,6 +101,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
           col((p) => p.lineage.oneTimeUseToken ?? null),
           col((p) => p.lineage.traceparent ?? null),
           col((p) => p.idempotencyKeyScope),
+          col((p) => p.lineage.ledgerEpoch ?? 0),
         ],
       ),
     ).catch((error: unknown) => {
