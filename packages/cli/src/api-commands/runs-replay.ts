@@ -28,6 +28,6 @@ export const runsReplayCommand: ApiCommand = {
     const from = stringOption(args, "from") as (typeof FROM)[number] | undefined;
     const { id } = await ctx.client.runs.replay(runId, from ? { from } : undefined);
     const how = from === "failure" ? "from its failure" : "";
-    return { json: { id, replayOf: runId, from: from ?? "start" }, text: `Replayed ${runId}${how ? ` ${how}` : ""} as ${id}\n  svc runs show ${id}` };
+    return { json: { id, replayOf: runId, ...(from ? { from } : {}) }, text: `Replayed ${runId}${how ? ` ${how}` : ""} as ${id}\n  svc runs show ${id}` };
   },
 };
