@@ -123,6 +123,10 @@ export const MATRIX: Record<string, MatrixEntry> = {
     kinds: SK, target: "resource", success: 200,
     build: async (fx) => ({ url: `/api/v1/runs/${await fx.run(true)}/replay` }),
   },
+  "GET /api/v1/runs/:runId/ledger": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/runs/${await fx.run(true)}/ledger` }),
+  },
   "GET /api/v1/projects/:projectRef/runs": {
     kinds: ["personalAccessToken"], target: "project", success: 200, listShowsMarker: true,
     build: async (fx) => {

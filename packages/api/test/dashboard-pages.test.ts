@@ -101,6 +101,29 @@ describe("run page", () => {
     expect(res.json().payload).toEqual({ hello: "world" });
   });
 
+  it("replays a failed run from its failure with a button only failed runs have (a CSRF-checked POST)", async () => {
+    const failed = await trigger("alpha", { payload: { n: 1 } });
+    await api.db.pool.query(`UPDATE runs SET status = 'FAILED', finished_at = now() WHERE id = $1`, [failed]);
+    await api.db.pool.query(`INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome) VALUES ($1, 0, '#0', 'step', 'one', true, '{"ok":true,"value":"{\\"json\\":1}"}')`, [failed]);
+    const page = await browser.get(`${base}/runs/${failed}`);
+    expect(page.body).toContain(`action="${base}/runs/${failed}/replay-from-failure"`);
+    expect((await browser.post(`${base}/runs/${failed}/replay-from-failure`, {})).statusCode).toBe(403);
+    const replayed = await browser.post(`${base}/runs/${failed}/replay-from-failure`, { _csrf: csrfOf(page.body) });
+    expect(replayed.statusCode).toBe(303);
+    const newId = /runs\/(run_[^?]+)/.exec(String(replayed.headers.location))![1]!;
+    expect(newId).not.toBe(failed);
+    expect((await browser.get(String(replayed.headers.location))).body).toContain("resumes the failed run from where it failed");
+    const { rows } = await api.db.pool.query(`SELECT epoch, step_key, target FROM run_ledger WHERE run_id = $1`, [newId]);
+    expect(rows).toEqual([{ epoch: 1, step_key: "#0", target: "one" }]);
+
+    // A run that did not fail has no such button, and a POST made anyway is refused.
+    const queued = await browser.get(`${base}/runs/${newId}`);
+    expect(queued.body).not.toContain("replay-from-failure");
+    const refused = await browser.post(`${base}/runs/${newId}/replay-from-failure`, { _csrf: csrfOf(queued.body) });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.body).toContain("can be replayed from its failure");
+  });
+
   it("answers an unknown run with a 404 page", async () => {
     expect((await browser.get(`${base}/runs/run_doesnotexist`)).statusCode).toBe(404);
     expect((await browser.post(`${base}/runs/run_doesnotexist/cancel`, { _csrf: csrfOf((await browser.get(`${base}/runs`)).body) })).statusCode).toBe(404);

@@ -95,4 +95,80 @@ describe("POST /api/v1/runs/{id}/replay", () => {
     const jwt = await mintPublicToken(api.deps, env, ["admin"]);
     expect((await replay(run, { authorization: `Bearer ${jwt}` })).statusCode).toBe(401);
   });
+
+  describe("from: failure (svc's extension)", () => {
+    const dev = () => api.project.environments.dev.id;
+    const post = (id: string, payload: object) => api.app.inject({ method: "POST", url: `/api/v1/runs/${id}/replay`, headers: api.devAuth, payload });
+    async function record(runId: string, entries: [epoch: number, stepKey: string, kind: string, target: string | null, resolved: boolean][]) {
+      for (const [epoch, stepKey, kind, target, resolved] of entries) {
+        await api.db.pool.query(
+          `INSERT INTO run_ledger (run_id, epoch, step_key, kind, target, resolved, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [runId, epoch, stepKey, kind, target, resolved, resolved ? { ok: true, value: `{"json":"${stepKey}"}` } : null],
+        );
+      }
+    }
+
+    it("starts a new run whose ledger is the failed attempt's resolved entries (keyed ones too), hooks and pending waits left out", async () => {
+      const parent = await insertRun(api, { environmentId: dev(), status: "COMPLETED", createdAt: new Date() });
+      const failed = await insertRun(api, { environmentId: dev(), status: "FAILED", createdAt: new Date(), payload: '{"n":1}', tags: ["t"], parentRunId: parent });
+      await api.db.pool.query(`UPDATE runs SET ledger_epoch = 1 WHERE id = $1`, [failed]);
+      await record(failed, [
+        [0, "#0", "step", "from-the-first-attempt", true],
+        [1, "#0", "step", "one", true],
+        [1, "#1", "token", "waitpoint_done", true],
+        [1, "#2", "step", "hook:onStartAttempt", true],
+        [1, "hook:onStartAttempt", "step", "hook:onStartAttempt", true],
+        [1, "#3", "token", "waitpoint_pending", false],
+        [-1, "key:k1", "step", "keyed", true],
+        [-1, "hook:onStart", "step", "hook:onStart", true],
+      ]);
+      const res = await post(failed, { from: "failure" });
+      expect(res.statusCode).toBe(200);
+      const { id } = res.json();
+      expect(await row(id)).toEqual({ ...(await row(failed)), status: "QUEUED", parent_run_id: parent });
+      const { rows } = await api.db.pool.query(`SELECT epoch, step_key, target, resolved FROM run_ledger WHERE run_id = $1 ORDER BY epoch, step_key`, [id]);
+      expect(rows).toEqual([
+        { epoch: -1, step_key: "key:k1", target: "keyed", resolved: true },
+        { epoch: 1, step_key: "#0", target: "one", resolved: true },
+        { epoch: 1, step_key: "#1", target: "waitpoint_done", resolved: true },
+        { epoch: 1, step_key: "#2", target: "hook:onStartAttempt", resolved: true },
+      ]);
+      const { rows: run } = await api.db.pool.query(`SELECT ledger_epoch, attempt_number, offered_at FROM runs WHERE id = $1`, [id]);
+      expect(run[0]).toEqual({ ledger_epoch: 1, attempt_number: 0, offered_at: null });
+
+      const ledger = await api.app.inject({ method: "GET", url: `/api/v1/runs/${id}/ledger`, headers: api.devAuth });
+      expect(ledger.statusCode).toBe(200);
+      expect(ledger.json()).toMatchObject({ runId: id, taskIdentifier: "hello-world", status: "QUEUED", attemptNumber: 0, epoch: 1 });
+      expect(ledger.json().entries.map((e: { stepKey: string; epoch: number }) => `${e.epoch} ${e.stepKey}`).sort()).toEqual(["-1 key:k1", "1 #0", "1 #1", "1 #2"]);
+      expect(ledger.json().entries.find((e: { stepKey: string }) => e.stepKey === "#0")).toEqual({
+        stepKey: "#0", epoch: 1, kind: "step", target: "one", waitpointId: null, resolved: true, outcome: { ok: true, value: '{"json":"#0"}' }, expiresAt: null, usedEpoch: null,
+      });
+    });
+
+    it("replays each failing status; refuses every other status with 422, a changed payload and an unknown from with 400", async () => {
+      for (const status of ["FAILED", "CRASHED", "SYSTEM_FAILURE", "TIMED_OUT"]) {
+        const id = await insertRun(api, { environmentId: dev(), status, createdAt: new Date() });
+        expect((await post(id, { from: "failure" })).statusCode, status).toBe(200);
+      }
+      for (const status of ["COMPLETED", "CANCELED", "EXPIRED", "QUEUED", "EXECUTING", "WAITING", "DELAYED"]) {
+        const id = await insertRun(api, { environmentId: dev(), status, createdAt: new Date() });
+        const res = await post(id, { from: "failure" });
+        expect(res.statusCode, status).toBe(422);
+        expect(res.json()).toEqual({
+          error: `Run ${id} is ${status}: only a run that ended FAILED, CRASHED, SYSTEM_FAILURE, TIMED_OUT can be replayed from its failure (replay it from the start instead)`,
+        });
+        // From the start, as before.
+        expect((await post(id, { from: "start" })).statusCode, status).toBe(200);
+      }
+      const failed = await insertRun(api, { environmentId: dev(), status: "FAILED", createdAt: new Date() });
+      const changed = await post(failed, { from: "failure", payload: { other: true } });
+      expect(changed.statusCode).toBe(400);
+      expect(changed.json().error).toMatch(/^payload cannot be changed when replaying from the failure/);
+      const unknown = await post(failed, { from: "middle" });
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json().error).toMatch(/from/);
+      expect((await post("run_missing", { from: "failure" })).statusCode).toBe(404);
+      expect((await api.app.inject({ method: "GET", url: `/api/v1/runs/run_missing/ledger`, headers: api.devAuth })).statusCode).toBe(404);
+    });
+  });
 });

@@ -8,6 +8,7 @@ import {
   PermissionError,
   replayRun,
   rescheduleRun,
+  runLedger,
   resolveSessionIds,
   retrieveRun,
   type RunListRow,
@@ -23,6 +24,7 @@ import {
   RetrieveRunResponse,
   RunIdParams,
   RunIdResponse,
+  RunLedgerResponse,
   RunListFilterQuery,
   RunListResponse,
   type RunListItem,
@@ -153,8 +155,16 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
     url: "/api/v1/runs/:runId/replay",
     operation: "runs.replay",
     errors: [415, 422],
-    documentedBody: { mediaType: "application/json", schema: ReplayRunBody, required: false, description: "Optional overrides of the original run's fields" },
-    summary: "Trigger a new run with the same task, payload, queue, tags and metadata (an optional JSON body overrides fields)",
+    documentedBody: {
+      mediaType: "application/json",
+      schema: ReplayRunBody,
+      required: false,
+      description: "Optional overrides of the original run's fields; `from: \"failure\"` (svc's extension) resumes a failed run from its failure",
+    },
+    summary:
+      "Trigger a new run with the same task, payload, queue, tags and metadata (an optional JSON body overrides fields). " +
+      "With `from: \"failure\"` (svc only) the new run resumes a FAILED, CRASHED, SYSTEM_FAILURE or TIMED_OUT run from where it failed, " +
+      "replaying its recorded steps, completed waits and child results; a run of another status is refused with 422",
     tags: ["runs"],
     auth: { allow: ["secretKey"] },
     params: RunIdParams,
@@ -175,6 +185,20 @@ export function registerRunRoutes(app: FastifyInstance, deps: AppDeps) {
       const result = await replayRun(deps.engine, env, params.runId, overrides.data);
       if (!result.isCached) deps.metrics?.runsTriggered.inc();
       return { id: result.id };
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "GET",
+    url: "/api/v1/runs/:runId/ledger",
+    operation: "runs.ledger",
+    summary: "A run's ledger as a replay of its current (or last) attempt reads it: its recorded steps and waits, oldest first (svc only; `svc runs replay --local` replays it)",
+    tags: ["runs"],
+    auth: { allow: ["secretKey"] },
+    params: RunIdParams,
+    response: RunLedgerResponse,
+    async handler({ principal, params }) {
+      return runLedger(deps.engine.db, environmentOf(principal).id, params.runId);
     },
   });
 

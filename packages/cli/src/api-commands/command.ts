@@ -26,6 +26,8 @@ export interface CommandContext {
   client: ApiClient;
   /** The credential it uses: a secret key (`svc_dev_…`), or a personal access token (`svc_pat_…`). */
   credential: string;
+  /** The environment `svc` runs in (SVC_CONFIG for a local replay). */
+  env: NodeJS.ProcessEnv;
 }
 
 /** A command of `svc` that talks to svc's HTTP API (runs, tokens). */

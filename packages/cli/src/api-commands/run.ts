@@ -98,7 +98,7 @@ export async function runApiCommand(argv: string[], env: NodeJS.ProcessEnv, io: 
     requestOptions: { retry: { maxAttempts: 2, minTimeoutInMs: 200, maxTimeoutInMs: 1000 } },
   });
   try {
-    const result = await command.run({ client, credential: target.credential }, args);
+    const result = await command.run({ client, credential: target.credential, env }, args);
     io.stdout(json ? JSON.stringify(result.json, null, 2) : result.text);
     return result.exitCode ?? EXIT.ok;
   } catch (error) {

@@ -6,6 +6,7 @@ import { RUN_DATE_FIELDS, RetrieveRunResponse, RunListResponse, type RelatedRun,
 import { RunResult as RunResultSchema } from "../contracts/run-results.ts";
 import { RunEventsResponse, RunTraceResponse } from "../contracts/run-trace.ts";
 import { AddRunTagsResponse } from "../contracts/runs.ts";
+import { RunLedgerResponse } from "../contracts/run-ledger.ts";
 import { NotFoundError } from "./errors.ts";
 import { serializePayload } from "./packets.ts";
 import { isFinal, RUN_STATUSES, type RunStatus } from "../engine/runs/statuses.ts";
@@ -40,6 +41,15 @@ export interface ReplayOverrides {
   maxAttempts?: number;
   /** Seconds. */
   maxDuration?: number;
+  /**
+   * svc only. `"failure"`: resume a FAILED, CRASHED, SYSTEM_FAILURE or TIMED_OUT run from where it
+   * failed — the new run replays the failed attempt's recorded steps, completed waits and child
+   * results on the current code instead of doing them again, and runs the failed step and what
+   * follows. A run of another status is refused (UnprocessableEntityError); `payload` cannot be
+   * changed with it. See docs/replay-from-failure.md.
+   * @default "start"
+   */
+  from?: "start" | "failure";
 }
 
 /** A run object (contracts/run-object.ts) with its ISO date strings as Dates. */
@@ -224,11 +234,27 @@ export class RunsResource {
    * @example
    * const { id } = await runs.replay("run_abc123");
    * const retry = await runs.replay("run_abc123", { payload: { orderId: 7 }, delay: "10m", tags: ["retry"] });
+   * // svc: resume a failed run from the step that failed, keeping what it recorded before
+   * const resumed = await runs.replay("run_abc123", { from: "failure" });
    */
   async replay(runId: string, overrides?: ReplayOverrides): Promise<{ id: string }> {
     const body = overrides === undefined ? undefined : replayBody(overrides);
     const { data } = await this.connect().request<{ id: string }>({ method: "POST", path: `/api/v1/runs/${segment(runId)}/replay`, ...(body ? { body } : {}) });
     return data;
+  }
+
+  /**
+   * svc only: the run's ledger as a replay of its current (or last) attempt reads it — recorded
+   * steps (with their values as superjson text) and waits, oldest first. What
+   * `svc runs replay --local` replays.
+   *
+   * @example
+   * const { entries } = await runs.ledger("run_abc123");
+   * for (const e of entries) console.log(e.stepKey, e.kind, e.target, e.resolved);
+   */
+  async ledger(runId: string): Promise<RunLedgerResponse> {
+    const response = await this.connect().request<unknown>({ method: "GET", path: `/api/v1/runs/${segment(runId)}/ledger` });
+    return validateResponse(RunLedgerResponse, response, "the run's ledger");
   }
 
   /**

@@ -6,6 +6,7 @@ export * from "./runs.ts";
 export * from "./run-object.ts";
 export * from "./run-results.ts";
 export * from "./run-trace.ts";
+export * from "./run-ledger.ts";
 export * from "./batches.ts";
 export * from "./text.ts";
 export * from "./sessions.ts";

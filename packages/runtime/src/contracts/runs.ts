@@ -81,6 +81,13 @@ export const ReplayRunBody = z.strictObject({
   maxAttempts: z.number().int().min(1).max(100).optional(),
   maxDuration: z.number().int().min(1).max(MAX_DURATION_SECONDS).optional(),
   priority: z.number().optional(),
+  /**
+   * svc's extension (Trigger.dev's SDK never sends it): where the new run starts. "start" (the
+   * default) runs the task from the top; "failure" resumes a FAILED, CRASHED, SYSTEM_FAILURE or
+   * TIMED_OUT run from where it failed: the new run replays the failed attempt's recorded steps,
+   * completed waits and child results instead of doing them again (docs/replay-from-failure.md).
+   */
+  from: z.enum(["start", "failure"]).optional().meta({ description: "svc extension: \"failure\" resumes a FAILED, CRASHED, SYSTEM_FAILURE or TIMED_OUT run from its failure, replaying the failed attempt's recorded steps, completed waits and child results (docs/replay-from-failure.md); \"start\" (default) runs the task from the top" }),
 }).meta({ anyOf: payloadTypeAlternatives("", ["application/json", "application/super+json"]) });
 export type ReplayRunBody = z.infer<typeof ReplayRunBody>;
 

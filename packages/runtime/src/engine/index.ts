@@ -68,6 +68,8 @@ export { MAX_RUN_LIST_LANES } from "./runs/list-statement.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
+export { runLedger } from "./runs/run-ledger.ts";
+export { copyRecordedEntries, REPLAY_LEDGER_EPOCH, REPLAYABLE_FROM_FAILURE, replayRunFromFailure, type ReplayFromFailureResult } from "./runs/replay-from-failure.ts";
 export { rescheduleRun, rescheduledTime } from "./runs/reschedule.ts";
 export { addRunTags, decideTags, type TagDecision } from "./runs/add-tags.ts";
 export { batchResults, runResult, type RunResultRow } from "./runs/run-results.ts";
@@ -98,6 +100,7 @@ export {
   holdClaim, ledgerEntryFromRow, markKeyedEntryUsed, recordStep, registerWait, type LedgerRow, type WaitRegistration,
 } from "../ledger/ledger-store.ts";
 export { LedgerSession } from "../ledger/replay.ts";
+export { ledgerEntriesOf, replayLocally, type LocalReplayEnd, type LocalReplayEvent, type LocalReplayStop } from "../ledger/local-replay.ts";
 export { DurableExecution, type CreateToken, type ExecutionEnd, type SuspendedLedger } from "../ledger/durable-execution.ts";
 export type { ExecutionTracing } from "../ledger/execution-tracing.ts";
 export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema, StoredDataError, WaitOutcomeSchema } from "../ledger/outcomes.ts";

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { cancelRun, isFinalRunStatus, replayRun, retrieveRun, runTimeline, type RunStatus } from "@svc/runtime/engine";
+import { cancelRun, isFinalRunStatus, REPLAYABLE_FROM_FAILURE, replayRun, replayRunFromFailure, retrieveRun, runTimeline, type RunStatus } from "@svc/runtime/engine";
 import type { RelatedRun, RetrieveRunResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
 import { presentRetrievedRun } from "../../presenters/retrieved-run.ts";
@@ -18,6 +18,7 @@ const NOTICES: Record<string, string> = {
   canceled: "The run was canceled (with its unfinished child runs).",
   "cancel-noop": "The run had already finished; nothing was canceled.",
   replayed: "This run is a replay.",
+  "replayed-from-failure": "This run resumes the failed run from where it failed: the steps, waits and child results it recorded are replayed, not done again.",
 };
 
 export function runHref(scope: DashboardScope, runId: string, query: Record<string, string> = {}): string {
@@ -53,10 +54,11 @@ function actions(scope: DashboardScope, run: RetrieveRunResponse, csrf: Html): H
   return html`<div class="actions">
 ${isFinalRunStatus(run.status as RunStatus) ? null : html`<form method="post" action="${runHref(scope, run.id)}/cancel">${csrf}<button class="danger" type="submit">Cancel run</button></form>`}
 <form method="post" action="${runHref(scope, run.id)}/replay">${csrf}<button class="secondary" type="submit">Replay</button></form>
+${REPLAYABLE_FROM_FAILURE.includes(run.status as RunStatus) ? html`<form method="post" action="${runHref(scope, run.id)}/replay-from-failure">${csrf}<button class="secondary" type="submit" title="A new run that keeps what this one recorded and runs again from the step that failed">Replay from failure</button></form>` : null}
 </div>`;
 }
 
-/** GET /dashboard/{ref}/{env}/runs/{runId} and its actions (cancel, replay). */
+/** GET /dashboard/{ref}/{env}/runs/{runId} and its actions (cancel, replay, replay from failure). */
 export function registerRunPage(dash: FastifyInstance, deps: AppDeps) {
   scopedGet<RunParams>(dash, deps, "runs/:runId", "runs", async ({ scope, params, query, session, now }) => {
     // Another environment's (or project's) run is "Run not found", as over the API.
@@ -91,5 +93,11 @@ ${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul>${chil
     const result = await replayRun(deps.engine, scope.environment, params.runId);
     if (!result.isCached) deps.metrics?.runsTriggered.inc();
     return { redirect: runHref(scope, result.id, { notice: "replayed" }) };
+  });
+
+  scopedPost<RunParams>(dash, deps, "runs/:runId/replay-from-failure", "runs", async ({ scope, params }) => {
+    const result = await replayRunFromFailure(deps.engine, scope.environment, params.runId);
+    if (!result.isCached) deps.metrics?.runsTriggered.inc();
+    return { redirect: runHref(scope, result.id, { notice: "replayed-from-failure" }) };
   });
 }

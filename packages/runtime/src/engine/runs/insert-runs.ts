@@ -9,7 +9,7 @@ const COLUMNS = [
   "id", "environment_id", "project_id", "task_identifier", "status", "queue_name", "concurrency_key", "payload", "payload_type",
   "idempotency_key", "idempotency_key_user", "idempotency_key_expires_at", "tags", "metadata", "max_attempts", "max_duration_s",
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
-  "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs", "idempotency_key_scope",
+  "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs", "idempotency_key_scope", "ledger_epoch",
   // An offered start's claim (offer-start.ts); NULL, 0 or false for any other run.
   "attempt_number", "claim_token", "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at",
 ];
@@ -48,11 +48,11 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
                'task/' || u.task_identifier) AS queue
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
              $10::timestamptz[], $11::jsonb[], $12::text[], $13::int[], $14::int[], $15::text[], $16::timestamptz[], $17::timestamptz[],
-             $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[], $31::text[])
+             $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::int[], $24::text[], $25::boolean[], $26::timestamptz[], $29::text[], $30::text[], $31::text[], $34::int[])
              AS u(id, task_identifier, status, queue_name, concurrency_key, payload, payload_type, idempotency_key, idempotency_key_user,
                idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at, delay_until,
                parent_run_id, root_run_id, depth, trigger_function, batch_id, batch_index, schedule_id, is_test, created_at,
-               one_time_use_token, traceparent, idempotency_key_scope)),
+               one_time_use_token, traceparent, idempotency_key_scope, ledger_epoch)),
          -- The plain claim takes a run unless its queue has a concurrencyLimit (migration 0036). A
          -- concurrency key only splits a limit: in a queue without one it changes nothing.
          p AS (SELECT u.*, NOT (SELECT q.limited FROM svc_queue_is_limited($27, u.queue) q) AS plain FROM u),
@@ -65,7 +65,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              u.queue, u.concurrency_key, u.payload, u.payload_type, u.idempotency_key, u.idempotency_key_user, u.idempotency_key_expires_at,
              CASE WHEN u.tags = '[]' THEN '{}'::text[] ELSE ARRAY(SELECT jsonb_array_elements_text(u.tags)) END, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
              u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
-             u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent, u.plain, u.idempotency_key_scope,
+             u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent, u.plain, u.idempotency_key_scope, u.ledger_epoch,
              CASE WHEN u.offered_to IS NULL THEN 0 ELSE 1 END, CASE WHEN u.offered_to IS NOT NULL THEN gen_random_uuid()::text END,
              u.offered_to, u.offered_version,
              CASE WHEN u.offered_to IS NOT NULL THEN $32::timestamptz + make_interval(secs => u.offered_lease_ms / 1000.0) END,
@@ -120,6 +120,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
           col((p) => p.idempotencyKeyScope),
           now,
           options.offer && chunk.length <= MAX_START_OFFERS,
+          col((p) => p.lineage.ledgerEpoch ?? 0),
         ],
       ),
     ).catch((error: unknown) => {

@@ -21,6 +21,11 @@ export interface TriggerLineage {
   oneTimeUseToken?: string;
   /** The W3C traceparent the run's attempts are children of (traces on): the trigger's span, or the parent run's attempt. */
   traceparent?: string;
+  /**
+   * A replay from failure (replay-from-failure.ts): the ledger epoch its copied entries are in.
+   * Above 0, so the run's first claim reads its ledger and no start offer (which carries none) takes it.
+   */
+  ledgerEpoch?: number;
 }
 
 /** A run about to be inserted: every column decided, except a default queue still to look up. */

@@ -24,12 +24,13 @@ export const MAX_START_OFFERS = RESUME_OFFERS.maxRuns;
  * `version` and `lease_ms`, or no row: only when `offer` (an SQL boolean) holds, for a plain run
  * (`p.plain`: its queue has no concurrencyLimit, so only the queue's own claim may count it; a
  * concurrency key alone changes nothing) that could start at once (QUEUED: no delay; no TTL, since
- * a start given back gets no TTL back), a live worker of its task with a free slot (svc_offer_worker, which chooses every
+ * a start given back gets no TTL back; ledger epoch 0: a first attempt, whose offer carries no
+ * ledger — a replay from failure starts at 1), a live worker of its task with a free slot (svc_offer_worker, which chooses every
  * offer's worker). `env` and `now` are SQL expressions.
  */
 export function pickStartWorker(offer: string, env: string, now: string): string {
   return `SELECT w.id, w.version, w.lease_ms FROM svc_offer_worker(${env}, p.task_identifier, ${now}, NULL, true) w
-         WHERE ${offer} AND p.plain AND p.status = '${OFFER_START.from[0]}' AND p.expire_at IS NULL`;
+         WHERE ${offer} AND p.plain AND p.status = '${OFFER_START.from[0]}' AND p.expire_at IS NULL AND p.ledger_epoch = 0`;
 }
 
 /**

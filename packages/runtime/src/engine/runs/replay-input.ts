@@ -1,0 +1,30 @@
+import type { ReplayRunBody } from "../../contracts/runs.ts";
+import type { TriggerOptions } from "../../contracts/trigger.ts";
+import type { RunRow } from "./store.ts";
+
+/** The payload and trigger options of a replay of `run`: its own fields, with `overrides` replacing individual ones. */
+export function replayInput(run: RunRow, overrides: ReplayRunBody): { payload: unknown; options: TriggerOptions } {
+  const options: TriggerOptions = {
+    payloadType: run.payload === null ? "application/json" : run.payload_type,
+    queue: { name: overrides.queue ?? run.queue_name },
+    tags: overrides.tags ?? run.tags,
+    test: run.is_test,
+  };
+  const metadata = overrides.metadata ?? run.metadata;
+  if (metadata !== null && metadata !== undefined) options.metadata = metadata;
+  const concurrencyKey = overrides.concurrencyKey ?? run.concurrency_key;
+  if (concurrencyKey !== null) options.concurrencyKey = concurrencyKey;
+  const maxAttempts = overrides.maxAttempts ?? run.max_attempts;
+  if (maxAttempts !== null) options.maxAttempts = maxAttempts;
+  const maxDuration = overrides.maxDuration ?? run.max_duration_s;
+  if (maxDuration !== null) options.maxDuration = maxDuration;
+  for (const key of ["delay", "ttl", "idempotencyKey", "idempotencyKeyTTL"] as const) {
+    if (overrides[key] !== undefined) (options as Record<string, unknown>)[key] = overrides[key];
+  }
+  let payload: unknown = run.payload ?? undefined;
+  if (overrides.payload !== undefined) {
+    payload = overrides.payload;
+    options.payloadType = overrides.payloadType ?? "application/json";
+  }
+  return { payload, options };
+}
