@@ -118,6 +118,22 @@ describe("tasks page", () => {
     expect((await api.db.pool.query(`SELECT count(*)::int AS n FROM runs`)).rows[0].n).toBe(before);
   });
 
+  it("tests a scheduled task with a schedule's payload, its times as Dates", async () => {
+    await api.db.pool.query(`INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, kind, worker_version) VALUES ($1, 'nightly', 'task/nightly', 'SCHEDULED', '3.1')`, [api.env.id]);
+    const form = await browser.get(`${base}/tasks/nightly`);
+    const example = JSON.parse(textareaOf(form.body));
+    expect(example).toMatchObject({ scheduleId: "sched_test", type: "IMPERATIVE", timezone: "UTC", upcoming: [] });
+    expect(Number.isNaN(new Date(example.timestamp).getTime())).toBe(false);
+    const res = await browser.post(`${base}/tasks/nightly/test`, { _csrf: csrf, payload: JSON.stringify({ ...example, timestamp: "2030-01-02T03:04:05.000Z", upcoming: ["2030-01-03T03:04:05.000Z"] }) });
+    expect(res.statusCode).toBe(303);
+    const { rows } = await api.db.pool.query(`SELECT payload, payload_type, is_test FROM runs WHERE id = $1`, [runIdOf(res.headers.location)]);
+    expect(rows[0].payload_type).toBe("application/super+json");
+    expect(rows[0].is_test).toBe(true);
+    const stored = JSON.parse(rows[0].payload);
+    expect(stored.json.timestamp).toBe("2030-01-02T03:04:05.000Z");
+    expect(stored.meta.values).toMatchObject({ timestamp: ["Date"], "upcoming.0": ["Date"] });
+  });
+
   it("refuses a Test without the session's CSRF token", async () => {
     const res = await browser.post(`${base}/tasks/resize/test`, { _csrf: "forged", payload: "{}" });
     expect(res.statusCode).toBe(403);

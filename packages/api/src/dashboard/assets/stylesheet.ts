@@ -86,8 +86,9 @@ ul.recent-runs { list-style: none; margin: 0; padding: 0; } ul.recent-runs li { 
   .picker ul { min-width: 0; width: calc(100vw - 24px); }
   nav.sections { overflow-x: auto; padding: 0 8px; white-space: nowrap; }
   main { padding: 12px; }
-  main table { display: block; overflow-x: auto; }
-  form.filters label, form.filters label.search input { width: 100%; }
+  main table { display: block; overflow-x: auto; } main td { white-space: nowrap; }
+  form.filters label { width: calc(50% - 5px); } form.filters label input, form.filters label select { width: 100%; min-width: 0; }
+  form.filters label.search, form.filters label.search input { width: 100%; }
   pre.json { max-width: calc(100vw - 60px); }
   dl.facts { grid-template-columns: 1fr; gap: 2px; } dl.facts dd { margin-bottom: 6px; overflow-wrap: anywhere; }
   h1 { overflow-wrap: anywhere; }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { listLiveWorkers, NotFoundError, taskOverview, triggerRun, ValidationError, type TaskOverview, type TaskRecentRun } from "@svc/runtime/engine";
+import { listLiveWorkers, NotFoundError, stringifySuperjson, taskOverview, triggerRun, ValidationError, type TaskOverview, type TaskRecentRun } from "@svc/runtime/engine";
 import type { AppDeps } from "../../deps.ts";
 import { packetAsJson } from "../../presenters/packet-json.ts";
 import { statusBadge, timeCell } from "../format.ts";
@@ -23,9 +23,30 @@ function recentRuns(scope: DashboardScope, runs: TaskRecentRun[]): Html {
   return html`<ul class="recent-runs">${runs.map((run) => html`<li><a href="${runHref(scope, run.id)}" title="${run.id}">${statusBadge(run.status)}</a> ${timeCell(run.createdAt)}${run.isTest ? html` <span class="tag">test</span>` : null}</li>`)}</ul>`;
 }
 
-/** What the Test form starts from: the newest run's payload as JSON, or `{}` (and why, when there was one). */
-function startingPayload(task: TaskOverview): { text: string; note: string | null } {
-  if (!task.lastPayload) return { text: "{}", note: null };
+/** A scheduled task's payload as a schedule would send it (engine/schedules/fire-due-schedules.ts), for the tick `now`. */
+function scheduledExample(now: Date): string {
+  return JSON.stringify({ scheduleId: "sched_test", type: "IMPERATIVE", timestamp: now.toISOString(), timezone: "UTC", upcoming: [] }, null, 2);
+}
+
+const isInstant = (value: unknown): value is string => typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(new Date(value).getTime());
+
+/**
+ * A scheduled task receives `timestamp`, `lastTimestamp` and `upcoming` as Dates (superjson, as a
+ * schedule's runs carry them): the Test form's ISO strings in those fields become Dates; the rest
+ * stays as typed.
+ */
+function scheduledPayload(text: string): string {
+  const value = JSON.parse(text) as unknown;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return stringifySuperjson(value);
+  const fields = { ...(value as Record<string, unknown>) };
+  for (const key of ["timestamp", "lastTimestamp"]) if (isInstant(fields[key])) fields[key] = new Date(fields[key]);
+  if (Array.isArray(fields.upcoming)) fields.upcoming = fields.upcoming.map((d) => (isInstant(d) ? new Date(d) : d));
+  return stringifySuperjson(fields);
+}
+
+/** What the Test form starts from: the newest run's payload as JSON, or `{}` (a scheduled task: a tick's payload), and why. */
+function startingPayload(task: TaskOverview, now: Date): { text: string; note: string | null } {
+  if (!task.lastPayload) return task.kind === "SCHEDULED" ? { text: scheduledExample(now), note: "Starts from a schedule's payload for now." } : { text: "{}", note: null };
   if (task.lastPayload.type === "application/store") return { text: "{}", note: "The last run's payload was offloaded (too large to edit here)." };
   const text = prefillText(packetAsJson(task.lastPayload));
   return text === null ? { text: "{}", note: "The last run's payload is too large to edit here." } : { text, note: "Starts from the last run's payload." };
@@ -40,7 +61,7 @@ async function findTask(deps: AppDeps, scope: DashboardScope, taskId: string): P
 async function taskPage(deps: AppDeps, { scope, params, session, now }: PageContext<TaskParams & { projectRef: string; env: string }>, form?: { text: string; problem: string; status: number }): Promise<PageResult> {
   const task = await findTask(deps, scope, params.taskId);
   const live = (await listLiveWorkers(deps.engine.db, scope.environment.id, now)).some((w) => w.tasks.includes(task.taskIdentifier));
-  const start = startingPayload(task);
+  const start = startingPayload(task, now);
   const content = html`<h1>${task.taskIdentifier}</h1>
 <div class="grid2">
 <section class="card"><h2>Task</h2><dl class="facts">
@@ -91,12 +112,15 @@ ${tasks.length === 0 ? html`<tr><td colspan="6" class="muted">No tasks yet: a wo
   scopedPost<TaskParams>(dash, deps, "tasks/:taskId/test", "tasks", async (ctx) => {
     const { scope, params, body } = ctx;
     // An unknown task is a 404 before anything else: the form only exists for registered tasks.
-    await findTask(deps, scope, params.taskId);
+    const task = await findTask(deps, scope, params.taskId);
     const field = readPayloadField(body.payload);
     if (!field.ok) return taskPage(deps, { ...ctx, query: {} }, { text: body.payload ?? "", problem: field.problem, status: field.status });
     let result;
     try {
-      result = await triggerRun(deps.engine, scope.environment, params.taskId, field.text, { payloadType: "application/json", test: true });
+      result =
+        task.kind === "SCHEDULED"
+          ? await triggerRun(deps.engine, scope.environment, params.taskId, scheduledPayload(field.text), { payloadType: "application/super+json", test: true })
+          : await triggerRun(deps.engine, scope.environment, params.taskId, field.text, { payloadType: "application/json", test: true });
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       return taskPage(deps, { ...ctx, query: {} }, { text: field.text, problem: error.message, status: 400 });
