@@ -111,6 +111,21 @@ describe("the dashboard in a browser", () => {
     }
     expect(await page.locator("body").innerText()).not.toContain("Internal");
 
+    // The tasks page lists what the worker registered; its Test form runs hello-world with a typed payload.
+    await page.goto(`${svc.url}${base}/tasks`);
+    const hello = page.locator('tr[data-task="hello-world"]');
+    await sees(hello, "yes");
+    await shot("15-tasks");
+    await hello.locator("a.button").click();
+    await page.fill("textarea#test-payload", '{ "name": "dashboard" }');
+    await page.click('button:has-text("Run test")');
+    await page.waitForURL(/\/runs\/run_[0-9a-z]+\?notice=tested/);
+    const testRunId = /runs\/(run_[0-9a-z]+)/.exec(page.url())![1]!;
+    await until(async () => (await api("GET", `/api/v3/runs/${testRunId}`)).status === "COMPLETED", svc.output);
+    await page.reload();
+    await sees(page.locator("body"), "Hello, dashboard!");
+    await shot("16-test-run");
+
     // A forged CSRF token is refused, and nothing happens.
     const { id: third } = await api("POST", "/api/v1/tasks/approval/trigger", { payload: { amount: 1 } });
     await until(async () => (await api("GET", `/api/v3/runs/${third}`)).status === "WAITING", svc.output);

@@ -93,7 +93,11 @@ describe("run page", () => {
     const after = await browser.get(String(canceled.headers.location));
     expect(after.body).toContain("status-canceled");
     expect(after.body).toContain("was canceled");
-    const replayed = await browser.post(`${base}/runs/${runId}/replay`, { _csrf: csrfOf(page.body) });
+    // Replay asks first (a confirmation page), and replays on the confirmed form.
+    const review = await browser.post(`${base}/runs/${runId}/replay`, { _csrf: csrfOf(page.body) });
+    expect(review.statusCode).toBe(200);
+    expect(review.body).toContain("with the same payload");
+    const replayed = await browser.post(`${base}/runs/${runId}/replay`, { _csrf: csrfOf(page.body), confirm: "yes" });
     expect(replayed.statusCode).toBe(303);
     const newId = /runs\/(run_[^?]+)/.exec(String(replayed.headers.location))![1]!;
     expect(newId).not.toBe(runId);

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { FastifyInstance } from "fastify";
 import { DASHBOARD_CSS } from "./assets/stylesheet.ts";
+import { LOCAL_TIMES_SCRIPT } from "./assets/local-times-script.ts";
 import { SESSION_RECORDS_SCRIPT } from "./assets/session-records-script.ts";
 import type { DashboardRouteConfig } from "./session-hook.ts";
 
@@ -18,7 +19,7 @@ function asset(body: string | Buffer, type: string): Asset {
 
 /**
  * The dashboard's static files, served by the API itself (nothing else to deploy): its stylesheet,
- * the session page's record stream script, and htmx, read once from the installed `htmx.org` package. Revalidated by ETag (`no-cache`), so
+ * the session page's record stream script, the script that shows times in the viewer's zone, and htmx, read once from the installed `htmx.org` package. Revalidated by ETag (`no-cache`), so
  * an upgrade is picked up at once without versioned URLs.
  */
 export async function registerAssets(dash: FastifyInstance) {
@@ -27,6 +28,7 @@ export async function registerAssets(dash: FastifyInstance) {
     "dashboard.css": asset(DASHBOARD_CSS, "text/css; charset=utf-8"),
     "htmx.min.js": asset(await readFile(htmxPath), "text/javascript; charset=utf-8"),
     [SESSION_RECORDS_SCRIPT.name]: asset(SESSION_RECORDS_SCRIPT.source, "text/javascript; charset=utf-8"),
+    [LOCAL_TIMES_SCRIPT.name]: asset(LOCAL_TIMES_SCRIPT.source, "text/javascript; charset=utf-8"),
   };
   const config: DashboardRouteConfig = { dashboardPublic: true };
   dash.get<{ Params: { name: string } }>("/assets/:name", { config }, async (request, reply) => {

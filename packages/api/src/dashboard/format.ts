@@ -1,6 +1,6 @@
 import { html, type Html } from "./html.ts";
 
-/** `2026-11-25 14:03:07 UTC` (the dashboard shows UTC everywhere, so every viewer reads the same time). */
+/** `2026-11-25 14:03:07 UTC`: what the server writes; the browser's script shows it in the viewer's zone (timeCell). */
 export function formatTime(value: Date | string | null | undefined): string {
   if (!value) return "—";
   const date = typeof value === "string" ? new Date(value) : value;
@@ -8,11 +8,16 @@ export function formatTime(value: Date | string | null | undefined): string {
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
-/** A <time> element with the machine-readable instant and the UTC text. */
+/**
+ * A <time> element with the machine-readable instant and the UTC text; `data-local` asks the
+ * dashboard's script (assets/local-times-script.ts) to show it in the viewer's time zone, so
+ * without JavaScript it reads in UTC.
+ */
 export function timeCell(value: Date | string | null | undefined): Html {
   if (!value) return html`<span class="muted">—</span>`;
   const date = typeof value === "string" ? new Date(value) : value;
-  return html`<time datetime="${date.toISOString()}">${formatTime(date)}</time>`;
+  if (Number.isNaN(date.getTime())) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${date.toISOString()}" data-local>${formatTime(date)}</time>`;
 }
 
 /** A duration as people read it: "340 ms", "1.2 s", "42 s", "3 min 20 s", "3 h 2 min", "2 d 4 h"; "—" for none. */

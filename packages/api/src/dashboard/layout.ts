@@ -1,12 +1,14 @@
 import type { DashboardSession } from "@svc/runtime/engine";
+import { LOCAL_TIMES_SCRIPT } from "./assets/local-times-script.ts";
 import { html, type Html } from "./html.ts";
 import { ENVIRONMENT_SLUGS, scopeHref, type DashboardScope } from "./scope.ts";
 
-export const ASSETS = { css: "/dashboard/assets/dashboard.css", htmx: "/dashboard/assets/htmx.min.js" } as const;
+export const ASSETS = { css: "/dashboard/assets/dashboard.css", htmx: "/dashboard/assets/htmx.min.js", localTimes: LOCAL_TIMES_SCRIPT.path } as const;
 
 /** The views of an environment, in the order the navigation shows them. */
 export const SECTIONS = [
   { path: "runs", label: "Runs" },
+  { path: "tasks", label: "Tasks" },
   { path: "tokens", label: "Waitpoint tokens" },
   { path: "queues", label: "Queues & workers" },
   { path: "schedules", label: "Schedules" },
@@ -30,6 +32,7 @@ function document(title: string, body: Html): Html {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ASSETS.css}">
 <script src="${ASSETS.htmx}" defer></script>
+<script src="${ASSETS.localTimes}" defer></script>
 </head>
 <body>
 ${body}

@@ -62,11 +62,12 @@ function isHtmx(request: FastifyRequest): boolean {
   return request.headers["hx-request"] === "true";
 }
 
-/** A GET page under `/dashboard/:projectRef/:env/{path}`. */
-export function scopedGet<P = object, Q = Record<string, unknown>>(dash: FastifyInstance, deps: AppDeps, path: string, section: Section, handler: (ctx: PageContext<P & ScopeParams, Q>) => Promise<PageResult>) {
+/** A GET page under `/dashboard/:projectRef/:env/{path}` (or a redirect: a search that names one run). */
+export function scopedGet<P = object, Q = Record<string, unknown>>(dash: FastifyInstance, deps: AppDeps, path: string, section: Section, handler: (ctx: PageContext<P & ScopeParams, Q>) => Promise<ActionResult>) {
   dash.get(`/:projectRef/:env/${path}`, async (request, reply) => {
     const ctx = await contextOf<P, Q>(deps, request, reply);
     const result = await handler(ctx);
+    if ("redirect" in result) return reply.redirect(result.redirect, 303);
     reply.header("vary", "HX-Request");
     if (result.fragment && isHtmx(request)) return sendPage(reply, result.fragment, result.status);
     return sendPage(reply, scopedPage(result.title, section, ctx.scope, ctx.session, result.content), result.status);

@@ -10,6 +10,7 @@ import { registerSignIn } from "./sign-in.ts";
 import { registerProjectsPage } from "./pages/projects.ts";
 import { registerRunPages } from "./pages/runs.ts";
 import { registerRunPage } from "./pages/run.ts";
+import { registerTaskPages } from "./pages/tasks.ts";
 import { registerTokenPages } from "./pages/tokens.ts";
 import { registerQueuesPage } from "./pages/queues.ts";
 import { registerSchedulesPage } from "./pages/schedules.ts";
@@ -48,6 +49,7 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerProjectsPage(dash, deps);
       registerRunPages(dash, deps);
       registerRunPage(dash, deps);
+      registerTaskPages(dash, deps);
       registerTokenPages(dash, deps);
       registerQueuesPage(dash, deps);
       registerSchedulesPage(dash, deps);

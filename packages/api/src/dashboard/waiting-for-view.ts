@@ -1,7 +1,7 @@
 import type { RunWaitingFor } from "@svc/runtime/contracts";
 import { html, type Html } from "./html.ts";
 import { scopeHref, type DashboardScope } from "./scope.ts";
-import { formatTime } from "./format.ts";
+import { timeCell } from "./format.ts";
 
 /** What a run waits on, each waitpoint linked: a token to its page, a child run or batch to the run list. */
 export function waitingForView(scope: DashboardScope, waits: readonly RunWaitingFor[]): Html {
@@ -9,9 +9,9 @@ export function waitingForView(scope: DashboardScope, waits: readonly RunWaiting
   return html`${waits.map((wait) => {
     switch (wait.type) {
       case "MANUAL":
-        return html`<div>token <a class="mono" href="${scopeHref(scope, `tokens/${encodeURIComponent(wait.id)}`)}">${wait.id}</a>${wait.timeoutAt ? html` <span class="muted">until ${formatTime(wait.timeoutAt)}</span>` : null}</div>`;
+        return html`<div>token <a class="mono" href="${scopeHref(scope, `tokens/${encodeURIComponent(wait.id)}`)}">${wait.id}</a>${wait.timeoutAt ? html` <span class="muted">until ${timeCell(wait.timeoutAt)}</span>` : null}</div>`;
       case "DATETIME":
-        return html`<div>until ${formatTime(wait.resumeAt)}</div>`;
+        return html`<div>until ${timeCell(wait.resumeAt)}</div>`;
       case "RUN":
         return html`<div>run <a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(wait.runId)}`)}">${wait.runId}</a></div>`;
       case "BATCH":

@@ -15,6 +15,8 @@ export interface RunListQueryFilters {
   isTest?: "true" | "false" | boolean;
   /** Session ids (already resolved from ids or externalIds): the runs they started, from any time. */
   sessionIds?: string[];
+  /** A run id prefix (the dashboard's search; not a query parameter of the API): from any time, as ids are. */
+  idPrefix?: string;
   period?: string;
   from?: string;
   to?: string;
@@ -66,7 +68,8 @@ export function resolveRunListFilters(query: RunListQueryFilters, now: Date): Ru
   }
   if (query.to !== undefined) filters.createdTo = parseInstant(query.to, "filter[createdAt][to]");
   if (query.sessionIds !== undefined) filters.sessionIds = query.sessionIds;
-  else if (query.period === undefined && query.from === undefined && query.to === undefined) {
+  if (query.idPrefix !== undefined) filters.idPrefix = query.idPrefix;
+  if (query.sessionIds === undefined && query.idPrefix === undefined && query.period === undefined && query.from === undefined && query.to === undefined) {
     filters.createdFrom = new Date(now.getTime() - DEFAULT_RUN_LIST_WINDOW_MS);
   }
   return filters;

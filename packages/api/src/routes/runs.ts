@@ -52,6 +52,17 @@ export type RunListQuery = z.infer<typeof RunListQuery>;
  * (default window: the last 7 days). Shared with the PAT route `GET /api/v1/projects/{ref}/runs`.
  */
 export async function runListPage(deps: AppDeps, environmentIds: string[], query: RunListQuery): Promise<Page<RunListItem>> {
+  return runListPageOf(deps, environmentIds, query, {}, (row) => presentRunListItem(row, row.waits));
+}
+
+/** A run row of a list page with what it waits on. */
+export type RunListPageRow = RunListRow & { waits: RunWait[] };
+
+/**
+ * The same page with the dashboard's extras: `search.idPrefix` (runs whose id starts with it, from
+ * any time unless the query gives one) and its own presentation of the rows.
+ */
+export async function runListPageOf<T>(deps: AppDeps, environmentIds: string[], query: RunListQuery, search: { idPrefix?: string }, present: (row: RunListPageRow) => T): Promise<Page<T>> {
   const sessions = query["filter[session]"];
   const filters = resolveRunListFilters(
     {
@@ -67,19 +78,20 @@ export async function runListPage(deps: AppDeps, environmentIds: string[], query
       from: query["filter[createdAt][from]"],
       to: query["filter[createdAt][to]"],
       ...(sessions?.length ? { sessionIds: await resolveSessionIds(deps.engine.db, environmentIds, sessions) } : {}),
+      ...(search.idPrefix !== undefined ? { idPrefix: search.idPrefix } : {}),
     },
     deps.engine.clock.now(),
   );
-  return keysetPage<RunListRow & { waits: RunWait[] }, RunListItem>(
+  return keysetPage<RunListPageRow, T>(
     query,
     RUN_LIST_PAGE_SIZE,
     async (keyset, direction, limit) => withWaits(deps, await listRuns(deps.engine.db, environmentIds, filters, { keyset, direction, limit })),
-    (row) => presentRunListItem(row, row.waits),
+    present,
   );
 }
 
 /** The rows with what each waits on: one more statement, made only for a page with WAITING runs. */
-async function withWaits(deps: AppDeps, rows: RunListRow[]): Promise<(RunListRow & { waits: RunWait[] })[]> {
+async function withWaits(deps: AppDeps, rows: RunListRow[]): Promise<RunListPageRow[]> {
   const waits = await waitsOfRuns(deps.engine.db, rows.filter((row) => row.status === "WAITING").map((row) => row.id));
   return rows.map((row) => ({ ...row, waits: waits.get(row.id) ?? [] }));
 }

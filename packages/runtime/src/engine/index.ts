@@ -64,7 +64,7 @@ export { decideAfterFailure, maxAttemptsOf } from "./runs/retry-policy.ts";
 export { attachWaiter, childOutcome, completeBatchIfDone, notifyWaitersOfRun } from "./runs/notify-waiters.ts";
 export { INLINE_PACKET_LIMIT, retrieveRun, type RunDetail, type RunScheduleRef } from "./runs/retrieve-run.ts";
 export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
-export { MAX_RUN_LIST_LANES } from "./runs/list-statement.ts";
+export { MAX_RUN_LIST_LANES, RUN_ID_PREFIX } from "./runs/list-statement.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
 export { replayRun } from "./runs/replay.ts";
@@ -125,6 +125,7 @@ export {
 export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
 export { enterWorkerVersion, VERSION_CLOCK_MARGIN } from "./workers/worker-versions.ts";
+export { taskOverview, type TaskOverview, type TaskRecentRun } from "./tasks/task-overview.ts";
 
 // Schedules
 export { listTimezones, upcomingTicks } from "./schedules/cron.ts";

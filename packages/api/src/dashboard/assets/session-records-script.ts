@@ -67,7 +67,10 @@ const SOURCE = String.raw`(function () {
     tr.appendChild(el("td", "mono", String(record.seq_num)));
     var timeCell = el("td");
     var time = el("time", null, utc(record.timestamp));
-    if (!isNaN(new Date(record.timestamp).getTime())) time.setAttribute("datetime", new Date(record.timestamp).toISOString());
+    if (!isNaN(new Date(record.timestamp).getTime())) {
+      time.setAttribute("datetime", new Date(record.timestamp).toISOString());
+      time.setAttribute("data-local", "");
+    }
     timeCell.appendChild(time);
     tr.appendChild(timeCell);
     var headers = el("td");

@@ -64,4 +64,33 @@ section.login form { display: flex; flex-direction: column; gap: 12px; } section
 .tl-legend, .tl-truncated { color: var(--muted); font-size: 12px; }
 .tl-visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .records { max-height: 480px; overflow: auto; }
+a.button { display: inline-block; padding: 5px 10px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; }
+a.button.secondary { background: #fff; color: var(--fg); border-color: #c9ced8; } a.button:hover { text-decoration: none; }
+.problem-text { color: var(--bad); }
+form.filters label.search input { width: 240px; }
+.child-of { font-size: 12px; color: var(--muted); margin: 2px 0 0; } p.child-of { font-size: 13px; margin: -8px 0 12px; }
+table.runs tr.child td:first-child { border-left: 3px solid #dfe3ea; }
+table.runs tr.depth-1 td:first-child { padding-left: 22px; } table.runs tr.depth-2 td:first-child { padding-left: 34px; }
+table.runs tr.depth-3 td:first-child { padding-left: 46px; } table.runs tr.depth-4 td:first-child { padding-left: 58px; }
+ul.recent-runs { list-style: none; margin: 0; padding: 0; } ul.recent-runs li { white-space: nowrap; font-size: 12px; }
+.scroll { overflow-x: auto; }
+/* Narrow screens (a phone, 420 px): the header wraps onto rows, the environment switcher gets a row
+   of its own, the views scroll sideways, and wide tables scroll inside their box instead of the page. */
+@media (max-width: 700px) {
+  header.top { flex-wrap: wrap; gap: 8px 12px; padding: 8px 12px; }
+  header.top .spacer { display: none; }
+  nav.envs { order: 10; flex-basis: 100%; }
+  nav.envs a { flex: 1; text-align: center; padding: 8px 4px; border: 1px solid #2c3547; }
+  form.signout { margin-left: auto; } form.signout .muted { display: none; }
+  .picker { min-width: 0; } .picker summary { max-width: 200px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  .picker ul { min-width: 0; width: calc(100vw - 24px); }
+  nav.sections { overflow-x: auto; padding: 0 8px; white-space: nowrap; }
+  main { padding: 12px; }
+  main table { display: block; overflow-x: auto; } main td { white-space: nowrap; }
+  form.filters label { width: calc(50% - 5px); } form.filters label input, form.filters label select { width: 100%; min-width: 0; }
+  form.filters label.search, form.filters label.search input { width: 100%; }
+  pre.json { max-width: calc(100vw - 60px); }
+  dl.facts { grid-template-columns: 1fr; gap: 2px; } dl.facts dd { margin-bottom: 6px; overflow-wrap: anywhere; }
+  h1 { overflow-wrap: anywhere; }
+}
 `;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { cancelRun, isFinalRunStatus, REPLAYABLE_FROM_FAILURE, replayRun, replayRunFromFailure, retrieveRun, runTimeline, type RunStatus } from "@svc/runtime/engine";
+import { cancelRun, isFinalRunStatus, REPLAYABLE_FROM_FAILURE, replayRunFromFailure, retrieveRun, runTimeline, type RunStatus } from "@svc/runtime/engine";
 import type { RelatedRun, RetrieveRunResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
 import { presentRetrievedRun } from "../../presenters/retrieved-run.ts";
@@ -10,6 +10,7 @@ import { scopedGet, scopedPost } from "../page.ts";
 import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
 import { renderTimeline } from "../timeline-view.ts";
+import { registerReplayPages } from "./run-replay.ts";
 
 type RunParams = { runId: string };
 
@@ -19,6 +20,7 @@ const NOTICES: Record<string, string> = {
   "cancel-noop": "The run had already finished; nothing was canceled.",
   replayed: "This run is a replay.",
   "replayed-from-failure": "This run resumes the failed run from where it failed: the steps, waits and child results it recorded are replayed, not done again.",
+  tested: "Test run triggered from the task's Test form.",
 };
 
 export function runHref(scope: DashboardScope, runId: string, query: Record<string, string> = {}): string {
@@ -53,12 +55,12 @@ ${run.status === "WAITING" ? html`<dt>Waiting for</dt><dd>${waitingForView(scope
 function actions(scope: DashboardScope, run: RetrieveRunResponse, csrf: Html): Html {
   return html`<div class="actions">
 ${isFinalRunStatus(run.status as RunStatus) ? null : html`<form method="post" action="${runHref(scope, run.id)}/cancel">${csrf}<button class="danger" type="submit">Cancel run</button></form>`}
-<form method="post" action="${runHref(scope, run.id)}/replay">${csrf}<button class="secondary" type="submit">Replay</button></form>
+<a class="button secondary" href="${runHref(scope, run.id)}/replay">Replay…</a>
 ${REPLAYABLE_FROM_FAILURE.includes(run.status as RunStatus) ? html`<form method="post" action="${runHref(scope, run.id)}/replay-from-failure">${csrf}<button class="secondary" type="submit" title="A new run that keeps what this one recorded and runs again from the step that failed">Replay from failure</button></form>` : null}
 </div>`;
 }
 
-/** GET /dashboard/{ref}/{env}/runs/{runId} and its actions (cancel, replay, replay from failure). */
+/** GET /dashboard/{ref}/{env}/runs/{runId} and its actions (cancel, replay from failure; replay: run-replay.ts). */
 export function registerRunPage(dash: FastifyInstance, deps: AppDeps) {
   scopedGet<RunParams>(dash, deps, "runs/:runId", "runs", async ({ scope, params, query, session, now }) => {
     // Another environment's (or project's) run is "Run not found", as over the API.
@@ -68,6 +70,7 @@ export function registerRunPage(dash: FastifyInstance, deps: AppDeps) {
     const notice = typeof query.notice === "string" ? NOTICES[query.notice] : undefined;
     const children = run.relatedRuns.children ?? [];
     const content = html`<h1><span class="mono">${run.id}</span> ${statusBadge(run.status)}</h1>
+${run.relatedRuns.parent ? html`<p class="child-of">Child run of ${relatedLink(scope, run.relatedRuns.parent)}</p>` : null}
 ${notice ? html`<p class="notice">${notice}</p>` : null}
 ${actions(scope, run, csrfField(session))}
 <div class="grid2">
@@ -79,7 +82,7 @@ ${run.metadata ? html`<h2>Metadata</h2>${jsonBlock(run.metadata)}` : null}
 </section>
 </div>
 ${timeline ? html`<section class="card"><h2>Timeline</h2>${renderTimeline(timeline, { runHref: (id) => runHref(scope, id), tokenHref, now })}</section>` : null}
-${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul>${children.map((child) => html`<li>${relatedLink(scope, child)}</li>`)}</ul></section>` : null}`;
+${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul class="children">${children.map((child) => html`<li>${relatedLink(scope, child)} <span class="muted">${timeCell(child.createdAt)}</span></li>`)}</ul></section>` : null}`;
     return { title: run.id, content };
   });
 
@@ -89,15 +92,11 @@ ${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul>${chil
     return { redirect: runHref(scope, result.id, { notice: result.canceledRunIds.length > 0 ? "canceled" : "cancel-noop" }) };
   });
 
-  scopedPost<RunParams>(dash, deps, "runs/:runId/replay", "runs", async ({ scope, params }) => {
-    const result = await replayRun(deps.engine, scope.environment, params.runId);
-    if (!result.isCached) deps.metrics?.runsTriggered.inc();
-    return { redirect: runHref(scope, result.id, { notice: "replayed" }) };
-  });
-
   scopedPost<RunParams>(dash, deps, "runs/:runId/replay-from-failure", "runs", async ({ scope, params }) => {
     const result = await replayRunFromFailure(deps.engine, scope.environment, params.runId);
     if (!result.isCached) deps.metrics?.runsTriggered.inc();
     return { redirect: runHref(scope, result.id, { notice: "replayed-from-failure" }) };
   });
+
+  registerReplayPages(dash, deps);
 }

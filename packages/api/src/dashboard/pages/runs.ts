@@ -1,16 +1,18 @@
 import type { FastifyInstance } from "fastify";
-import { RUN_STATUSES, ValidationError } from "@svc/runtime/engine";
+import { getRun, RUN_ID_PREFIX, RUN_STATUSES, ValidationError } from "@svc/runtime/engine";
 import type { RunListItem } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
-import { RunListQuery, runListPage } from "../../routes/runs.ts";
+import { presentRunListItem } from "../../presenters/run-object.ts";
+import { RunListQuery, runListPageOf } from "../../routes/runs.ts";
 import { formatDuration, statusBadge, tagList, timeCell } from "../format.ts";
 import { html, type Html } from "../html.ts";
+import type { ActionResult } from "../page.ts";
 import { scopedGet } from "../page.ts";
 import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
 
-/** The run list's filters as the page's query string carries them (one name per field of the form). */
-const FILTERS = ["status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
+/** The run list's filters as the page's query string carries them (one name per field of the form); `q` is the id search. */
+const FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
 function first(value: unknown): string | undefined {
@@ -46,11 +48,28 @@ export function toRunListQuery(filters: Filters, cursor: { after?: string; befor
   return parsed.data;
 }
 
+/** A run id is `run_` and 21 base-36 characters (ids.ts). */
+const RUN_ID_LENGTH = 25;
+
+/**
+ * The search box's text as a run id prefix: trimmed, lowercased, `run_` added when left out.
+ * Null when it cannot start a run id (the page says so).
+ */
+export function searchPrefix(q: string): string | null {
+  const text = q.trim().toLowerCase();
+  const prefix = text.startsWith("run_") ? text : `run_${text}`;
+  return RUN_ID_PREFIX.test(prefix) ? prefix : null;
+}
+
+/** A run of the list with its place in a tree: `parentRunId` and `depth` (0 for a root run). */
+type ListedRun = RunListItem & { parentRunId: string | null; depth: number };
+
 function filterForm(scope: DashboardScope, filters: Filters): Html {
   const input = (name: keyof Filters, label: string, placeholder: string) =>
     html`<label>${label}<input name="${name}" value="${filters[name] ?? ""}" placeholder="${placeholder}" spellcheck="false"></label>`;
   return html`<form class="filters" method="get" action="${scopeHref(scope, "runs")}">
 ${scope.branch ? html`<input type="hidden" name="branch" value="${scope.branch}">` : null}
+<label class="search">Run id or prefix<input type="search" name="q" value="${filters.q ?? ""}" placeholder="run_…" spellcheck="false" autocomplete="off"></label>
 <label>Status<select name="status"><option value="">any</option>${RUN_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></label>
 ${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue", "Queue", "queue")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}${input("version", "Version", "worker version")}
 <label>Test runs<select name="test"><option value="">any</option>${(["true", "false"] as const).map((v) => html`<option value="${v}"${filters.test === v ? html` selected` : null}>${v === "true" ? "only" : "none"}</option>`)}</select></label>
@@ -60,9 +79,10 @@ ${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue",
 </form>`;
 }
 
-function runRow(scope: DashboardScope, run: RunListItem): Html {
-  return html`<tr>
-<td><a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(run.id)}`)}">${run.id}</a></td>
+function runRow(scope: DashboardScope, run: ListedRun): Html {
+  const depth = Math.min(run.depth, 4);
+  return html`<tr${run.parentRunId ? html` class="child depth-${depth}" data-parent="${run.parentRunId}"` : null}>
+<td><a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(run.id)}`)}">${run.id}</a>${run.parentRunId ? html`<div class="child-of">↳ child of <a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(run.parentRunId)}`)}">${run.parentRunId}</a></div>` : null}</td>
 <td>${run.taskIdentifier}</td>
 <td>${statusBadge(run.status)}</td>
 <td>${timeCell(run.createdAt)}</td>
@@ -72,22 +92,40 @@ function runRow(scope: DashboardScope, run: RunListItem): Html {
 </tr>`;
 }
 
-/** GET /dashboard/{ref}/{env}/runs: filters, a cursor page of 25, refreshed every 3 s while on the first page. */
+/**
+ * GET /dashboard/{ref}/{env}/runs: filters, a cursor page of 25, refreshed every 3 s while on the
+ * first page. `q` searches by run id: a whole id of this environment opens that run, a prefix
+ * lists the runs whose id starts with it (from any time, ids being time-ordered), with the other filters.
+ */
 export function registerRunPages(dash: FastifyInstance, deps: AppDeps) {
-  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query }) => {
+  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query }): Promise<ActionResult> => {
     const filters: Filters = {};
     for (const name of FILTERS) {
       const value = first(query[name]);
       if (value !== undefined) filters[name] = value;
     }
     const cursor = { after: first(query.after), before: first(query.before) };
-    const page = await runListPage(deps, [scope.environment.id], toRunListQuery(filters, cursor));
+    let idPrefix: string | undefined;
+    if (filters.q !== undefined) {
+      const prefix = searchPrefix(filters.q);
+      if (prefix === null) {
+        const problem = html`<p class="problem" role="alert">“${filters.q}” is not a run id or the start of one: run ids are run_ followed by lowercase letters and digits.</p>`;
+        return { title: "Runs", content: html`<h1>Runs</h1>${filterForm(scope, filters)}${problem}`, status: 400 };
+      }
+      if (prefix.length === RUN_ID_LENGTH && !cursor.after && !cursor.before && (await getRun(deps.engine.db, prefix, scope.environment.id))) {
+        return { redirect: scopeHref(scope, `runs/${encodeURIComponent(prefix)}`) };
+      }
+      idPrefix = prefix;
+    }
+    const runQuery = toRunListQuery(filters, cursor);
+    const page = await runListPageOf<ListedRun>(deps, [scope.environment.id], runQuery, { idPrefix }, (row) => ({ ...presentRunListItem(row, row.waits), parentRunId: row.parent_run_id, depth: row.depth }));
     const live = !cursor.after && !cursor.before;
     const here = scopeHref(scope, "runs", { ...filters, after: cursor.after, before: cursor.before });
+    const empty = idPrefix ? `No run of this environment has an id starting with ${idPrefix}${Object.keys(filters).length > 1 ? " and matches the filters" : ""}.` : `No runs match${Object.keys(filters).length === 0 ? " in the last 7 days" : ""}.`;
     const table = html`<div id="runs-table"${live ? html` hx-get="${here}" hx-trigger="every 3s" hx-swap="outerHTML"` : null}>
 ${live ? html`<p class="live">Live: refreshes every 3 s</p>` : null}
-<table><thead><tr><th>Run</th><th>Task</th><th>Status</th><th>Created</th><th>Duration</th><th>Tags</th><th>Waiting for</th></tr></thead>
-<tbody>${page.data.length === 0 ? html`<tr><td colspan="7" class="muted">No runs match${Object.keys(filters).length === 0 ? " in the last 7 days" : ""}.</td></tr>` : page.data.map((run) => runRow(scope, run))}</tbody></table>
+<div class="scroll"><table class="runs"><thead><tr><th>Run</th><th>Task</th><th>Status</th><th>Created</th><th>Duration</th><th>Tags</th><th>Waiting for</th></tr></thead>
+<tbody>${page.data.length === 0 ? html`<tr><td colspan="7" class="muted">${empty}</td></tr>` : page.data.map((run) => runRow(scope, run))}</tbody></table></div>
 <div class="pager">
 ${page.pagination.previous ? html`<a href="${scopeHref(scope, "runs", { ...filters, before: page.pagination.previous })}">← Newer</a>` : null}
 ${page.pagination.next ? html`<a href="${scopeHref(scope, "runs", { ...filters, after: page.pagination.next })}">Older →</a>` : null}

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { listSchedules, presentSchedule, setScheduleActivation, UnprocessableError, upcomingTicks } from "@svc/runtime/engine";
 import { ListSchedulesQuery, ScheduleParams, type ScheduleObject } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
-import { formatTime, statusBadge, timeCell } from "../format.ts";
+import { statusBadge, timeCell } from "../format.ts";
 import { html, type Html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import { scopedGet, scopedPost, type PageContext, type PageResult } from "../page.ts";
@@ -53,7 +53,7 @@ function nextRuns(schedule: ScheduleObject): Html {
   if (!schedule.nextRun) return html`<span class="muted">—</span>`;
   const next = new Date(schedule.nextRun);
   // The API shows an inactive schedule's next tick too; it does not fire, so say so.
-  if (!schedule.active) return html`<span class="muted">none while inactive (would be ${formatTime(next)})</span>`;
+  if (!schedule.active) return html`<span class="muted">none while inactive (would be ${timeCell(next)})</span>`;
   const later = laterTicks(schedule, next);
   return html`${tick(next, schedule.timezone)}
 ${later.length > 0 ? html`<details><summary class="muted">then</summary>${later.map((t) => html`<div>${tick(t, schedule.timezone)}</div>`)}</details>` : null}`;

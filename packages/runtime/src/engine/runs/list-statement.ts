@@ -10,6 +10,9 @@ import { isFinal, isRunStatus } from "./statuses.ts";
  */
 export const MAX_RUN_LIST_LANES = 200;
 
+/** What an id prefix search accepts: `run_` and up to the 21 base-36 characters of a run id. */
+export const RUN_ID_PREFIX = /^run_[0-9a-z]{0,21}$/;
+
 /** One way a lane narrows its rows: FROM items (unnest of a parameter) and conditions. */
 interface Alternative {
   from: string[];
@@ -182,5 +185,18 @@ function filterConditions(filters: RunListFilters, param: (value: unknown) => st
   if (filters.isTest !== undefined) where.push(filters.isTest ? "runs.is_test" : "NOT runs.is_test");
   if (filters.createdFrom) where.push(`runs.created_at >= ${param(filters.createdFrom)}`);
   if (filters.createdTo) where.push(`runs.created_at <= ${param(filters.createdTo)}`);
+  if (filters.idPrefix !== undefined) where.push(idPrefixCondition(filters.idPrefix, param));
   return where;
+}
+
+/**
+ * Ids starting with `prefix`, as a range the primary key's index can serve: a run id is `run_` and
+ * 21 base-36 characters, so every id with the prefix sorts between the prefix itself and the prefix
+ * followed by 'z's, in any collation (lowercase letters and digits compare the same way in all of
+ * them); `starts_with` keeps the answer exact whatever the collation does at the edges.
+ */
+function idPrefixCondition(prefix: string, param: (value: unknown) => string): string {
+  if (!RUN_ID_PREFIX.test(prefix)) throw new ValidationError(`run id prefix: "${prefix}" is not the start of a run id (run_ and lowercase letters and digits)`);
+  const from = param(prefix);
+  return `runs.id >= ${from} AND runs.id <= ${param(prefix + "z".repeat(21))} AND starts_with(runs.id, ${from})`;
 }

@@ -21,6 +21,11 @@ export interface RunListFilters {
   sessionIds?: string[];
   createdFrom?: Date;
   createdTo?: Date;
+  /**
+   * Runs whose id starts with this (the dashboard's search): lowercase `run_` and base-36 only
+   * (RUN_ID_PREFIX), which list-statement.ts relies on for its range condition.
+   */
+  idPrefix?: string;
 }
 
 /** One page request in (created_at DESC, id DESC) order, as the API's keyset paginator asks for it. */
