@@ -34,6 +34,8 @@ export interface WorkerEventMap {
   fullnessRecorded: { full: boolean; changed: boolean };
   /** The retention loop swept an environment (any environment of the database, not only this worker's). */
   environmentSwept: EnvironmentSweep;
+  /** A batch of what runs logged was stored (`capped`: runs whose log reached its cap with it). */
+  runLogsWritten: { runIds: string[]; stored: number; dropped: number; capped: string[] };
   error: { error: unknown; where: string };
 }
 

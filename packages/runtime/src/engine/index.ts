@@ -78,6 +78,13 @@ export {
   MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
 } from "./runs/timeline.ts";
 
+// Run logs: what task code logs, stored per run within a cap (docs/run-logs.md)
+export {
+  boundLine, DEFAULT_RUN_LOG_LIMITS, lineBytes, RUN_LOG_LEVELS, type RunLogLevel, type RunLogLimits, type RunLogLine, type RunLogSource,
+} from "./run-logs/limits.ts";
+export { appendRunLogs, type AppendedRunLogs, type DroppedEarly } from "./run-logs/append-run-logs.ts";
+export { readRunLogs, type RunLog, type RunLogs } from "./run-logs/read-run-logs.ts";
+
 // Realtime run subscriptions: shape reads from a snapshot, the environments API processes watch
 export { MAX_TAG_SHAPE_RUNS, readRunShape, transactionsEndedBelow, type RealtimeRunRow, type RunShape, type ShapeRead } from "./realtime/run-shapes.ts";
 export { deleteExpiredWatches, deleteWatches, extendWatches, upsertWatch } from "./realtime/watches.ts";
