@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendRunLogs, DEFAULT_RUN_LOG_LIMITS } from "@svc/runtime/engine";
 import { startTestApi, type TestApi } from "./harness.ts";
 import { createPreviewBranch, createUserWithPat } from "./credentials-fixtures.ts";
 import { DashboardBrowser } from "./dashboard-browser-client.ts";
@@ -99,6 +100,31 @@ describe("run page", () => {
     expect(newId).not.toBe(runId);
     const res = await api.app.inject({ method: "GET", url: `/api/v3/runs/${newId}`, headers: api.devAuth });
     expect(res.json().payload).toEqual({ hello: "world" });
+  });
+
+  it("shows what the run logged under its attempt, filtered by level and text", async () => {
+    const id = await trigger("logging");
+    // Attempt 1 as a worker leaves it: claimed and finished (the lines were written by its worker).
+    await api.db.pool.query(`UPDATE runs SET status = 'COMPLETED', attempt_number = 1, started_at = now(), finished_at = now() + interval '1 second' WHERE id = $1`, [id]);
+    const line = (message: string, level: "info" | "warn" | "error", attributes: Record<string, unknown> | null = null) => ({
+      environmentId: api.env.id, runId: id, attempt: 1, level, message, attributes, loggedAt: new Date(), source: "logger" as const, step: null, ledger: { epoch: 0, key: "#0" },
+    });
+    await appendRunLogs(api.db.pool, [line("charging <card>", "info", { orderId: "o_7" }), line("card declined", "warn"), line("giving up", "error")], DEFAULT_RUN_LOG_LIMITS);
+    const page = await browser.get(`${base}/runs/${id}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("charging &lt;card&gt;");
+    expect(page.body).toContain("{&quot;orderId&quot;:&quot;o_7&quot;}");
+    expect(page.body).toContain('<tr class="tl-row tl-kind-log tl-level-warn tl-depth-1">');
+    const warnings = await browser.get(`${base}/runs/${id}?logLevel=warn`);
+    expect(warnings.body).not.toContain("charging &lt;card&gt;");
+    expect(warnings.body).toContain("card declined");
+    expect(warnings.body).toContain("2 of 3 lines");
+    const text = await browser.get(`${base}/runs/${id}?logText=GIVING`);
+    expect(text.body).toContain("giving up");
+    expect(text.body).not.toContain("card declined");
+    // A filter it does not know is no filter, never an error.
+    const odd = await browser.get(`${base}/runs/${id}?logLevel=%00&logText=${"x".repeat(5000)}`);
+    expect(odd.statusCode).toBe(200);
   });
 
   it("answers an unknown run with a 404 page", async () => {

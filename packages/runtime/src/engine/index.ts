@@ -75,8 +75,9 @@ export { resetIdempotencyKey } from "./runs/reset-idempotency-key.ts";
 export { buildRunTrace, runTrace, spanIdOf, traceIdOf, type RunSpan, type RunSpanEvent, type RunTrace } from "./runs/run-trace.ts";
 export { NO_RUN_TALLY, type RunTally, type TriggeredBy } from "./runs/run-tally.ts";
 export {
-  MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
+  MAX_TIMELINE_ENTRIES, MAX_TIMELINE_LOGS, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type TimelineLogs, type WaitDetail,
 } from "./runs/timeline.ts";
+export { attemptAt, placeLogs, timelineRows, type TimelineItem, type TimelineRow } from "./runs/timeline-tree.ts";
 
 // Run logs: what task code logs, stored per run within a cap (docs/run-logs.md)
 export {
