@@ -187,6 +187,32 @@ describe("queues and workers", () => {
   });
 });
 
+describe("runs nothing will run", () => {
+  it("flags queued runs of a task no live worker serves on the runs and queues pages, and says whether it was ever registered", async () => {
+    const typo = await trigger("hello-wrold");
+    await api.db.pool.query(
+      `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version) VALUES ($1, 'gone-worker-task', 'task/gone-worker-task', 'v1')`,
+      [api.env.id],
+    );
+    await trigger("gone-worker-task");
+    const runs = await browser.get(`${base}/runs?task=hello-wrold`);
+    expect(runs.body).toContain("no worker</span>");
+    expect(runs.body).toMatch(/no live worker of this environment serves \(hello-wrold\)/);
+    const fragment = await browser.get(`${base}/runs?task=hello-wrold`, { "hx-request": "true" });
+    expect(fragment.body).toContain("no worker</span>");
+    const queues = await browser.get(`${base}/queues`);
+    expect(queues.body).toContain("Queued runs no live worker serves");
+    expect(queues.body).toMatch(/<strong>hello-wrold<\/strong><\/a>: 1 queued, the oldest for [^—]+— no worker of this environment ever registered this task/);
+    expect(queues.body).toMatch(/<strong>gone-worker-task<\/strong><\/a>: 1 queued, the oldest for [^—]+— no live worker has this task/);
+    // A live worker with the task: no longer flagged.
+    await api.db.pool.query(`INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_typo', $1, '{hello-wrold}', 'v1', 0, now() + interval '1 hour')`, [api.env.id]);
+    expect((await browser.get(`${base}/runs?task=hello-wrold`)).body).not.toContain("no worker</span>");
+    expect((await browser.get(`${base}/queues`)).body).not.toContain("<strong>hello-wrold</strong>");
+    await api.db.pool.query(`DELETE FROM workers WHERE id = 'worker_typo'`);
+    expect(typo).toMatch(/^run_/);
+  });
+});
+
 describe("preview branches", () => {
   it("shows a branch's runs through the branch picker, and keeps the branch in links", async () => {
     await createPreviewBranch(api, api.project.projectRef, "feat-dash");
