@@ -76,6 +76,21 @@ describe("the dashboard in a browser", () => {
     await sees(page.locator("pre.json").first(), '"amount": 42');
     await shot("04-run-waiting-timeline");
 
+    // What it printed inside its step: a console line, under the step, which the level filter hides.
+    const printed = "approve 42? complete token";
+    const logRows = page.locator(".tl-kind-log", { hasText: printed });
+    // Written just after the run suspended: the page shows it once it is.
+    await until(async () => (await page.reload(), (await logRows.count()) > 0), svc.output);
+    expect(await page.locator(".tl-kind-log.tl-depth-2", { hasText: printed }).count()).toBe(1);
+    await shot("04b-run-logs");
+    await page.selectOption('select[name="logLevel"]', "warn");
+    await page.click('button:has-text("Filter logs")');
+    await page.waitForURL(/logLevel=warn/);
+    await sees(page.locator(".tl-log-filter"), "0 of 1 lines");
+    expect(await logRows.count()).toBe(0);
+    await page.click('.tl-log-filter a:has-text("Clear")');
+    await logRows.first().waitFor();
+
     // The token it waits on: complete it with JSON, confirm, and the run finishes.
     await page.locator(".tl-waiting-on a.tl-token-link").first().click();
     await page.waitForURL(/\/tokens\/waitpoint_/);

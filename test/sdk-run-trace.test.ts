@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configure, idempotencyKeys, tasks as sdkTasks } from "@trigger.dev/sdk";
 import { ApiClient, assembleRunTracePages, parsePacket, type RetrieveRunTracePageResponseBody } from "@trigger.dev/core/v3";
-import { step, task, triggerAndWait } from "../packages/runtime/src/sdk/index.ts";
+import { logger, step, task, triggerAndWait } from "../packages/runtime/src/sdk/index.ts";
 import { startTestWorker, type TestWorker } from "../packages/worker/test/harness.ts";
 import { startTestApi, type TestApi } from "../packages/api/test/harness.ts";
 
@@ -25,11 +25,24 @@ const parent = task({
   },
 });
 
+const chatty = task({
+  id: "trace-logger",
+  run: async (payload: { n: number }) => {
+    logger.info("charging", { n: payload.n });
+    const charged = await step.run("charge", () => {
+      console.warn("inside the step");
+      return payload.n + 1;
+    });
+    logger.error("charged", { charged });
+    return charged;
+  },
+});
+
 beforeAll(async () => {
   api = await startTestApi();
   const baseURL = await api.app.listen({ port: 0, host: "127.0.0.1" });
   api.engine.apiUrl = baseURL;
-  tw = await startTestWorker(api, [child, parent]);
+  tw = await startTestWorker(api, [child, parent, chatty]);
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
   client = new ApiClient(baseURL, api.project.environments.dev.secretKey, undefined, { retry: { maxAttempts: 1 } });
 });
@@ -139,5 +152,35 @@ describe("the trace of a run under way", () => {
     const { trace } = await client.retrieveRunTrace(id);
     expect(trace.rootSpan).toMatchObject({ data: { isPartial: true, isError: false }, children: [] });
     expect(trace.rootSpan.data.properties).toMatchObject({ status: "DELAYED" });
+  });
+});
+
+describe("what a run logged, in its trace and events", () => {
+  it("gives each line as a zero-length LOG span under its attempt, or under the step it was logged in, with its level and attributes", async () => {
+    const handle = await sdkTasks.trigger("trace-logger", { n: 4 });
+    const written = tw.worker.events.next("runLogsWritten", (e) => e.runIds.includes(handle.id));
+    await tw.worker.events.next("runFinished", (e) => e.runId === handle.id);
+    await written;
+    const { trace } = await client.retrieveRunTrace(handle.id);
+    const [attempt] = trace.rootSpan.children;
+    // By start: a step's start is only bounded (the attempt's start, here), so it comes first.
+    expect(attempt!.children.map((s) => [s.data.message, s.data.level])).toEqual([
+      ["charge", "TRACE"],
+      ["charging", "INFO"],
+      ["charged", "ERROR"],
+    ]);
+    const stepSpan = attempt!.children[0]!;
+    expect(stepSpan.children.map((s) => [s.data.message, s.data.level])).toEqual([["inside the step", "WARN"]]);
+    expect(stepSpan.children[0]!.data.properties).toEqual({ "svc.step": 'step.run("charge")', "svc.source": "console" });
+    expect(attempt!.children[1]!.data).toMatchObject({ duration: 0, isError: false, isPartial: false, properties: { n: 4 } });
+    const { events } = await client.listRunEvents(handle.id);
+    const logs = events.filter((e: { kind: string }) => e.kind === "LOG");
+    expect(logs.map((e: { message: string; level: string }) => [e.message, e.level])).toEqual([
+      ["charging", "INFO"],
+      ["inside the step", "WARN"],
+      ["charged", "ERROR"],
+    ]);
+    const span = await client.retrieveSpan(handle.id, attempt!.children[2]!.id);
+    expect(span).toMatchObject({ entityType: "log", level: "ERROR", properties: { charged: 5 } });
   });
 });

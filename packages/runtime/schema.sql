@@ -197,6 +197,33 @@ CREATE TABLE run_ledger (
 );
 CREATE INDEX run_ledger_waiting ON public.run_ledger USING btree (waitpoint_id) WHERE (NOT resolved);
 
+CREATE TABLE run_log_totals (
+    run_id text NOT NULL,
+    environment_id text NOT NULL,
+    lines integer DEFAULT 0 NOT NULL,
+    bytes bigint DEFAULT 0 NOT NULL,
+    dropped integer DEFAULT 0 NOT NULL,
+    CONSTRAINT run_log_totals_pkey PRIMARY KEY (run_id)
+);
+
+CREATE TABLE run_logs (
+    environment_id text NOT NULL,
+    run_id text NOT NULL,
+    seq integer NOT NULL,
+    attempt integer NOT NULL,
+    level text NOT NULL,
+    message text NOT NULL,
+    attributes jsonb,
+    logged_at timestamp with time zone NOT NULL,
+    source text NOT NULL,
+    step text,
+    ledger_epoch integer,
+    ledger_key text,
+    CONSTRAINT run_logs_level_check CHECK ((level = ANY (ARRAY['debug'::text, 'log'::text, 'info'::text, 'warn'::text, 'error'::text]))),
+    CONSTRAINT run_logs_pkey PRIMARY KEY (run_id, seq),
+    CONSTRAINT run_logs_source_check CHECK ((source = ANY (ARRAY['logger'::text, 'console'::text, 'svc'::text])))
+);
+
 CREATE TABLE run_tags (
     environment_id text NOT NULL,
     tag text NOT NULL,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendRunLogs, DEFAULT_RUN_LOG_LIMITS } from "@svc/runtime/engine";
 import { startTestApi, type TestApi } from "./harness.ts";
 import { createPreviewBranch, createUserWithPat } from "./credentials-fixtures.ts";
 import { DashboardBrowser } from "./dashboard-browser-client.ts";
@@ -128,6 +129,31 @@ describe("run page", () => {
     expect(refused.body).toContain("can be replayed from its failure");
   });
 
+  it("shows what the run logged under its attempt, filtered by level and text", async () => {
+    const id = await trigger("logging");
+    // Attempt 1 as a worker leaves it: claimed and finished (the lines were written by its worker).
+    await api.db.pool.query(`UPDATE runs SET status = 'COMPLETED', attempt_number = 1, started_at = now(), finished_at = now() + interval '1 second' WHERE id = $1`, [id]);
+    const line = (message: string, level: "info" | "warn" | "error", attributes: Record<string, unknown> | null = null) => ({
+      environmentId: api.env.id, runId: id, attempt: 1, level, message, attributes, loggedAt: new Date(), source: "logger" as const, step: null, ledger: { epoch: 0, key: "#0" },
+    });
+    await appendRunLogs(api.db.pool, [line("charging <card>", "info", { orderId: "o_7" }), line("card declined", "warn"), line("giving up", "error")], DEFAULT_RUN_LOG_LIMITS);
+    const page = await browser.get(`${base}/runs/${id}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain("charging &lt;card&gt;");
+    expect(page.body).toContain("{&quot;orderId&quot;:&quot;o_7&quot;}");
+    expect(page.body).toContain('<tr class="tl-row tl-kind-log tl-level-warn tl-depth-1">');
+    const warnings = await browser.get(`${base}/runs/${id}?logLevel=warn`);
+    expect(warnings.body).not.toContain("charging &lt;card&gt;");
+    expect(warnings.body).toContain("card declined");
+    expect(warnings.body).toContain("2 of 3 lines");
+    const text = await browser.get(`${base}/runs/${id}?logText=GIVING`);
+    expect(text.body).toContain("giving up");
+    expect(text.body).not.toContain("card declined");
+    // A filter it does not know is no filter, never an error.
+    const odd = await browser.get(`${base}/runs/${id}?logLevel=%00&logText=${"x".repeat(5000)}`);
+    expect(odd.statusCode).toBe(200);
+  });
+
   it("answers an unknown run with a 404 page", async () => {
     expect((await browser.get(`${base}/runs/run_doesnotexist`)).statusCode).toBe(404);
     expect((await browser.post(`${base}/runs/run_doesnotexist/cancel`, { _csrf: csrfOf((await browser.get(`${base}/runs`)).body) })).statusCode).toBe(404);
@@ -185,6 +211,32 @@ describe("queues and workers", () => {
     const row = /<tr>\s*<td><a href="[^"]*queue=q-reports[^"]*">q-reports<\/a><\/td><td>(\d+)<\/td>/.exec(page.body);
     expect(row?.[1]).toBe("2");
     expect(page.body).toContain("No worker of this environment is running");
+  });
+});
+
+describe("runs nothing will run", () => {
+  it("flags queued runs of a task no live worker serves on the runs and queues pages, and says whether it was ever registered", async () => {
+    const typo = await trigger("hello-wrold");
+    await api.db.pool.query(
+      `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version) VALUES ($1, 'gone-worker-task', 'task/gone-worker-task', 'v1')`,
+      [api.env.id],
+    );
+    await trigger("gone-worker-task");
+    const runs = await browser.get(`${base}/runs?task=hello-wrold`);
+    expect(runs.body).toContain("no worker</span>");
+    expect(runs.body).toMatch(/no live worker of this environment serves \(hello-wrold\)/);
+    const fragment = await browser.get(`${base}/runs?task=hello-wrold`, { "hx-request": "true" });
+    expect(fragment.body).toContain("no worker</span>");
+    const queues = await browser.get(`${base}/queues`);
+    expect(queues.body).toContain("Queued runs no live worker serves");
+    expect(queues.body).toMatch(/<strong>hello-wrold<\/strong><\/a>: 1 queued, the oldest for [^—]+— no worker of this environment ever registered this task/);
+    expect(queues.body).toMatch(/<strong>gone-worker-task<\/strong><\/a>: 1 queued, the oldest for [^—]+— no live worker has this task/);
+    // A live worker with the task: no longer flagged.
+    await api.db.pool.query(`INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_typo', $1, '{hello-wrold}', 'v1', 0, now() + interval '1 hour')`, [api.env.id]);
+    expect((await browser.get(`${base}/runs?task=hello-wrold`)).body).not.toContain("no worker</span>");
+    expect((await browser.get(`${base}/queues`)).body).not.toContain("<strong>hello-wrold</strong>");
+    await api.db.pool.query(`DELETE FROM workers WHERE id = 'worker_typo'`);
+    expect(typo).toMatch(/^run_/);
   });
 });
 

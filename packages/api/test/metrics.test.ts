@@ -59,6 +59,18 @@ describe("GET /metrics on the API", () => {
     expect(sample(after, "svc_queue_depth", { queue: "task/metrics-b" })).toBe(2);
     expect(sample(after, "svc_queue_oldest_age_seconds", { queue: "task/metrics-a" })).toBe(45);
     expect(sample(after, "svc_queue_oldest_age_seconds", { queue: "task/metrics-b" })).toBe(15);
+    // No worker runs in this test: every queued run is of a task no live worker serves.
+    expect(sample(after, "svc_runs_unserved", { task: "metrics-a" })).toBe(2);
+    expect(sample(after, "svc_runs_unserved", { task: "metrics-b" })).toBe(2);
+    // A live worker with metrics-a (its registry row) serves it: 0 from then on.
+    await api.db.pool.query(
+      `INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_metrics', $1, '{metrics-a}', 'v1', 0, $2)`,
+      [api.env.id, new Date(clock.now().getTime() + 60_000)],
+    );
+    const served = await scrape();
+    expect(sample(served, "svc_runs_unserved", { task: "metrics-a" })).toBe(0);
+    expect(sample(served, "svc_runs_unserved", { task: "metrics-b" })).toBe(2);
+    await api.db.pool.query(`DELETE FROM workers WHERE id = 'worker_metrics'`);
 
     // A cancel is a run this process finished.
     const canceled = await api.app.inject({ method: "POST", url: `/api/v2/runs/${first}/cancel`, headers: api.devAuth });

@@ -88,6 +88,29 @@ describe("svc dev's reload loop", () => {
   });
 });
 
+describe("what svc dev prints of runs", () => {
+  it("one line per start, wait, resume, failure (with its error) and completion, and the run's own lines, each after its run id", async () => {
+    project.write(
+      "src/tasks/chatty.ts",
+      `import { logger, task, wait } from "@svc/runtime";\n\nexport const chatty = task({ id: "chatty", retry: { maxAttempts: 1 }, run: async (payload: { fail?: boolean }) => {\n  logger.info("charging card", { amount: 5 });\n  console.log("console line");\n  await wait.for({ seconds: 1 });\n  if (payload.fail) throw new Error("card declined");\n  return "ok";\n} });\n`,
+    );
+    await dev.until(/worker reloaded: .*chatty/);
+    const headers = { authorization: `Bearer ${devKey}`, "content-type": "application/json" };
+    const trigger = async (payload: unknown) =>
+      ((await (await fetch(`${apiUrl}/api/v1/tasks/chatty/trigger`, { method: "POST", headers, body: JSON.stringify({ payload }) })).json()) as { id: string }).id;
+    const ok = await trigger({});
+    const failing = await trigger({ fail: true });
+    await dev.until(new RegExp(`${ok} \\| completed chatty`));
+    await dev.until(new RegExp(`${failing} \\| FAILED chatty: card declined`));
+    const linesOf = (id: string) => dev.output().split("\n").filter((l) => l.includes(`worker | ${id} | `)).map((l) => l.slice(l.indexOf(`${id} | `) + id.length + 3))
+        // svc's notice that replayed lines are not printed again, said once per worker, in whichever run replays first.
+        .filter((l) => !l.startsWith("svc: "));
+    expect(linesOf(ok)).toEqual(["started chatty (attempt 1)", 'charging card {"attributes":{"amount":5}}', "console line", "waiting chatty", "resumed chatty (attempt 1)", "completed chatty"]);
+    // The lines the resumed run logs again while replaying are not printed again (they are at debug).
+    expect(linesOf(failing)).toEqual(["started chatty (attempt 1)", 'charging card {"attributes":{"amount":5}}', "console line", "waiting chatty", "resumed chatty (attempt 1)", "FAILED chatty: card declined"]);
+  });
+});
+
 describe("svc dev whose first worker does not load", () => {
   it("watches what it got to, and reloads once the file is fixed", async () => {
     const db2 = await createTestDatabase();

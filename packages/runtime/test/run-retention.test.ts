@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import {
+  appendRunLogs, DEFAULT_RUN_LOG_LIMITS,
   appendRecord, closeSession, completeToken, createBranch, createToken, FakeClock, fireAllDue, getEnvironment, NotFoundError, presignPacketUpload,
   replayRun, retrieveRun, setRunRetention, startSession, storePacketUpload, triggerBatch, triggerRun, type Environment,
 } from "@svc/runtime/engine";
@@ -68,6 +69,9 @@ describe("the retention sweep", () => {
     await db.query(`UPDATE runs SET created_at = $2, updated_at = $2 WHERE id = $1`, [waiting, t(0)]);
     const recent = await finishedRun(env, 29);
     const replay = await at(clock, t(29), () => replayRun(te.engine, env, stored.id));
+    // What both the old stored-payload run and the recent one logged.
+    const logLine = (runId: string) => ({ environmentId: env.id, runId, attempt: 1, level: "info" as const, message: "hello", attributes: null, loggedAt: t(0), source: "logger" as const, step: null, ledger: null });
+    await appendRunLogs(db, [logLine(stored.id), logLine(recent)], DEFAULT_RUN_LOG_LIMITS);
 
     clock.set(t(31));
     const counts = await sweep();
@@ -82,6 +86,9 @@ describe("the retention sweep", () => {
     expect(await exists(db, "session_runs", "session_id", session.session.id)).toBe(false);
     expect(await exists(db, "schedule_ticks", "schedule_id", "sched_hourly")).toBe(false);
     expect(await exists(db, "schedules", "id", "sched_hourly")).toBe(true);
+    expect(await exists(db, "run_logs", "run_id", stored.id)).toBe(false);
+    expect(await exists(db, "run_log_totals", "run_id", stored.id)).toBe(false);
+    expect(await exists(db, "run_logs", "run_id", recent)).toBe(true);
     expect(await exists(db, "packets", "path", "trigger/orphan/payload.json")).toBe(false);
     // The replay still names the old run's packet.
     expect(await exists(db, "packets", "path", "trigger/old/payload.json")).toBe(true);

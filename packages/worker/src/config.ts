@@ -50,6 +50,8 @@ export const WorkerConfig = z.object({
    * it takes at most 1 / (1 + ratio) of a connection's time from triggers and resumes.
    */
   RUN_RETENTION_REST_RATIO: z.preprocess(blankAsUnset, z.coerce.number().finite().min(0).max(MAX_RETENTION_REST_RATIO).default(DEFAULT_RETENTION_PACE.restRatio)),
+  /** "true": a line at info per run start, wait, resume, failure and completion (`svc dev` sets it); otherwise those lines are at debug. */
+  WORKER_LOG_RUNS: z.preprocess(blankAsUnset, z.enum(["true", "false"]).default("false")).transform((value) => value === "true"),
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
 });

@@ -4,15 +4,16 @@ import type { Via } from "./execution/via.ts";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
 export interface WorkerEventMap {
-  runStarted: { runId: string; attempt: number; replayedEntries: number; via?: Via };
+  runStarted: { runId: string; taskId?: string; attempt: number; replayedEntries: number; via?: Via };
   /**
    * `waitResolvedAt`: when the wait it resumes from was completed (the latest resolution in its
    * ledger), for the resume-latency metric. `ledgerFrom`: where its ledger came from (read by the
    * claim, carried whole by the offer, or this worker's copy plus what the offer resolved).
    */
-  runResumed: { runId: string; attempt: number; replayedEntries: number; via: Via; ledgerFrom: "claim" | "offer" | "cache"; waitResolvedAt: Date | null };
-  runSuspended: { runId: string };
-  runFinished: { runId: string; status: string };
+  runResumed: { runId: string; taskId?: string; attempt: number; replayedEntries: number; via: Via; ledgerFrom: "claim" | "offer" | "cache"; waitResolvedAt: Date | null };
+  runSuspended: { runId: string; taskId?: string };
+  /** `error`: why it did not complete (FAILED, TIMED_OUT …: the error it records). */
+  runFinished: { runId: string; taskId?: string; status: string; error?: { name?: string; message: string } };
   /** Runs this worker created: child runs of task code, scheduled runs its timers fired, a session's next run (a hand-over in task code). */
   runsTriggered: { count: number; by: TriggeredBy };
   /**
@@ -21,7 +22,7 @@ export interface WorkerEventMap {
    * run's last attempt lapsed).
    */
   runsEnded: { status: RunStatus; count: number };
-  runRetryScheduled: { runId: string; attempt: number; at: Date };
+  runRetryScheduled: { runId: string; taskId?: string; attempt: number; at: Date; error?: { name?: string; message: string } };
   runAbandoned: { runId: string; reason: string };
   /**
    * A resume offered to this worker that it gave back without running it: no slot was free (the
@@ -34,6 +35,8 @@ export interface WorkerEventMap {
   fullnessRecorded: { full: boolean; changed: boolean };
   /** The retention loop swept an environment (any environment of the database, not only this worker's). */
   environmentSwept: EnvironmentSweep;
+  /** A batch of what runs logged was stored (`capped`: runs whose log reached its cap with it). */
+  runLogsWritten: { runIds: string[]; stored: number; dropped: number; capped: string[] };
   error: { error: unknown; where: string };
 }
 

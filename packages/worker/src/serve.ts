@@ -12,6 +12,7 @@ import { registerTypeScriptLoader } from "./tasks/typescript-loader.ts";
 import { envVarsAndSchedules } from "./env-vars-and-schedules.ts";
 import { TaskEnv } from "./task-env.ts";
 import { createWorker } from "./worker.ts";
+import { logRunLifecycle } from "./run-lifecycle-log.ts";
 import { createWorkerMetrics } from "./metrics/worker-metrics.ts";
 import { startMetricsServer, type MetricsServer } from "./metrics/metrics-server.ts";
 
@@ -68,7 +69,7 @@ export async function serveWorker(env: NodeJS.ProcessEnv): Promise<ServedWorker>
     onError: report,
     tracer: tracing?.tracer ?? null,
   });
-  worker.events.on("runFinished", (e) => logger.debug(e, "run finished"));
+  logRunLifecycle(worker.events, logger, config.WORKER_LOG_RUNS ? "info" : "debug");
   let metricsServer: MetricsServer | null = null;
   if (config.WORKER_METRICS_PORT !== undefined) {
     const metrics = createWorkerMetrics(worker, { pool: db, clock: systemClock });

@@ -1,6 +1,7 @@
 import type { Tracer } from "@opentelemetry/api";
 import type { CreateToken, DueWork, EngineDeps, Environment, RunRetentionOptions, Timers } from "@svc/runtime/engine";
 import type { Task, TaskLogSink } from "@svc/runtime/sdk";
+import type { RunLogWriterOptions } from "./execution/run-log-writer.ts";
 
 /** What a worker is made of (createWorker), in a file of its own: the worker's parts read it too. */
 export interface WorkerOptions {
@@ -15,8 +16,14 @@ export interface WorkerOptions {
   dueWork?: DueWork[];
   /** Runs before each execution (e.g. loads env vars into process.env). */
   prepareEnvironment?: () => Promise<void>;
-  /** Where task code's `logger.*` lines (and svc's replay notices) go. @default pino to stdout */
+  /** Where task code's `logger.*` and `console.*` lines (and svc's replay notices) go. @default pino to stdout */
   taskLogs?: TaskLogSink;
+  /**
+   * Storing those lines with their runs (run_logs: the dashboard's run page, the run's trace), in
+   * batches off the hot path, within a cap per run (docs/run-logs.md). false: not stored.
+   * @default DEFAULT_RUN_LOG_LIMITS, written every 200 ms and when an execution ends
+   */
+  runLogs?: RunLogWriterOptions | false;
   /** What times maxDuration: tests give a FakeClock. @default real timers */
   timers?: Timers;
   /** Runs once after tasks are registered (e.g. declarative schedules). */

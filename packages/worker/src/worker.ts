@@ -14,6 +14,7 @@ import { ReadyRuns } from "./parts/ready-runs.ts";
 import { startQueues } from "./parts/queues.ts";
 import { createResources } from "./parts/resources.ts";
 import { Slots } from "./parts/slots.ts";
+import { captureConsole } from "./execution/console-capture.ts";
 
 export type { WorkerOptions };
 
@@ -66,6 +67,16 @@ export function createWorker(options: WorkerOptions): Worker {
     : null;
   const channels = new Channels(resources, { timers, executions, offers, fastPath: new FastPath(resources, slots, readyRuns), readyRuns });
   const leases = new Leases(resources, executions.active, offers, channels);
+  const runLogs = resources.hooks.runLogs;
+  if (runLogs) {
+    runLogs.listen({ written: (batch) => resources.events.emit("runLogsWritten", batch), report });
+    // An execution's lines are written as soon as its end is (the end never waits for them).
+    for (const ended of ["runFinished", "runSuspended", "runRetryScheduled", "runAbandoned"] as const) {
+      resources.events.on(ended, (e) => void runLogs.runEnded(e.runId));
+    }
+  }
+  /** Set while the worker is started: `console.*` inside its runs goes to their logs. */
+  let releaseConsole: (() => void) | null = null;
 
   async function stopBackground() {
     readyRuns.stop();
@@ -73,6 +84,9 @@ export function createWorker(options: WorkerOptions): Worker {
     await Promise.all([timers.stop(), retention?.stop()]);
     await channels.stop();
     await resources.hooks.arrivals.stop();
+    releaseConsole?.();
+    releaseConsole = null;
+    await runLogs?.flush();
     if (!resources.claimPool.ending) await resources.claimPool.end();
   }
 
@@ -92,6 +106,7 @@ export function createWorker(options: WorkerOptions): Worker {
       // A queue that got a limit, or lost it, has runs queued before on the other claim's side.
       await moveRunsOfChangedQueues(engine, worker.environment.id, [...startQueues(resources.tasks).keys()], engine.clock.now());
       await resources.hooks.onRegistered?.(resources.tasks);
+      releaseConsole ??= captureConsole();
       await channels.start();
       await offers.enter(channels);
       readyRuns.start();

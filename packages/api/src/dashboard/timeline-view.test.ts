@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunTimeline, TimelineEntry } from "@svc/runtime/engine";
+import type { RunLog, RunTimeline, TimelineEntry } from "@svc/runtime/engine";
 import { renderTimeline } from "./timeline-view.ts";
 import { formatDuration } from "./format.ts";
 
@@ -57,10 +57,11 @@ describe("renderTimeline", () => {
 
   it("renders every entry as a row with its label, status and duration", () => {
     expect(out.match(/<tr class="tl-row /g)).toHaveLength(5);
-    expect(out).toContain('<tr class="tl-row tl-kind-attempt tl-status-failed">');
+    expect(out).toContain('<tr class="tl-row tl-kind-attempt tl-status-failed tl-depth-0">');
     expect(out).toContain('<span class="tl-label">Attempt 1</span>');
-    expect(out).toContain('<tr class="tl-row tl-kind-wait tl-status-completed tl-suspended">');
-    expect(out).toContain('<tr class="tl-row tl-kind-child tl-status-executing tl-ongoing">');
+    // In the attempt (which ended at 4 s): indented under it; the child run, triggered later, is not.
+    expect(out).toContain('<tr class="tl-row tl-kind-wait tl-status-completed tl-suspended tl-depth-1">');
+    expect(out).toContain('<tr class="tl-row tl-kind-child tl-status-executing tl-ongoing tl-depth-0">');
     expect(out).toContain('<td class="tl-duration">4.0 s</td>');
     expect(out).toContain('<td class="tl-duration">≤ 340 ms</td>');
     expect(out).toContain('<td class="tl-duration">ongoing</td>');
@@ -124,5 +125,47 @@ describe("formatDuration", () => {
     [2 * 86_400_000 + 4 * 3_600_000, "2 d 4 h"],
   ])("%d ms reads %s", (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
+  });
+});
+
+describe("renderTimeline with the run's log", () => {
+  const log = (seq: number, ms: number, level: RunLog["level"], message: string, extra: Partial<RunLog> = {}): RunLog => ({
+    seq, attempt: 1, level, message, attributes: null, loggedAt: at(ms), source: "logger", step: null, ledger: { epoch: 0, key: "#0" }, ...extra,
+  });
+  const lines = [
+    log(1, 0, "info", "starting <b>", { attributes: { orderId: "o_1" } }),
+    log(2, 100, "warn", "inside the step", { step: 'step.run("<script>alert(1)</script>")', ledger: { epoch: 0, key: "#1" } }),
+    log(3, 2000, "debug", "before the wait", { source: "console", ledger: { epoch: 0, key: "#1" } }),
+    log(4, 3000, "error", "after the wait", { ledger: { epoch: 0, key: "#2" } }),
+  ];
+  // The step as recorded: the first durable call (#0), so a line logged before it at the same moment comes first.
+  const firstStep: TimelineEntry = { ...step, detail: { ...(step.detail as Extract<TimelineEntry, { kind: "step" }>["detail"]), stepKey: "#0" } };
+  const withLogs = (filter = {}) =>
+    renderTimeline({ ...timeline([attempt, firstStep, tokenWait, child, pendingWait]), logs: { lines, dropped: 3, truncated: false } }, { ...links, now: at(10_000), logFilter: { ...filter, action: "/runs/run_1" } }).text;
+  const rowOrder = (out: string) => [...out.matchAll(/<span class="tl-(?:label|message)">([^<]*(?:&lt;b&gt;)?)/g)].map((m) => m[1]);
+
+  it("draws attempts, steps, waits, runs and log lines as a tree, lines under the step they were logged in", () => {
+    const out = withLogs();
+    expect(rowOrder(out)).toEqual([
+      "Attempt 1", "starting &lt;b&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;", "inside the step", "before the wait", "wait.forToken", "after the wait", "child-task", "wait.forToken",
+    ]);
+    expect(out).toContain('<tr class="tl-row tl-kind-log tl-level-info tl-depth-1">');
+    expect(out).toContain('<tr class="tl-row tl-kind-log tl-level-warn tl-depth-2">');
+    expect(out).toContain('<code class="tl-attributes">{&quot;orderId&quot;:&quot;o_1&quot;}</code>');
+    expect(out).toContain('<span class="tl-kind">console</span>');
+    expect(out).toContain("5 entries and 4 log lines over 10 s");
+    expect(out).toContain("3 more log lines were dropped past the run's log cap.");
+    expect(out).not.toContain("<script>");
+  });
+
+  it("filters lines by lowest level and by text, and says how many it shows", () => {
+    const warn = withLogs({ level: "warn" });
+    expect(rowOrder(warn).filter((l) => !["Attempt 1", "wait.forToken", "child-task"].includes(l!) && !l!.startsWith("&lt;script"))).toEqual(["inside the step", "after the wait"]);
+    expect(warn).toContain('<option value="warn" selected>');
+    expect(warn).toContain("2 of 4 lines");
+    const text = withLogs({ text: "O_1" });
+    expect(text).toContain("starting &lt;b&gt;");
+    expect(text).not.toContain("after the wait");
+    expect(text).toContain('value="O_1"');
   });
 });

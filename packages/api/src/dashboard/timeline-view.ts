@@ -1,6 +1,7 @@
-import type { RunTimeline, TimelineEntry } from "@svc/runtime/engine";
+import { timelineRows, type RunLog, type RunTimeline, type TimelineEntry, type TimelineRow } from "@svc/runtime/engine";
 import { html, type Html } from "./html.ts";
 import { formatDuration } from "./format.ts";
+import { filterLogs, logFilterForm, type LogFilter } from "./log-filter.ts";
 
 /** Where the timeline links to: the dashboard's run and token pages. */
 export interface TimelineLinks {
@@ -11,14 +12,17 @@ export interface TimelineLinks {
    * latest recorded moment.
    */
   now?: Date;
+  /** Which log lines to show (the page's filter form; the run page's own address is its action). */
+  logFilter?: LogFilter & { action: string };
 }
 
 /** Narrower bars than this (a percentage of the run's span) are drawn this wide, so an instant stays visible. */
 const MIN_BAR_PERCENT = 0.5;
 
 /**
- * A run's timeline as a table, one row per entry, each with a bar placed on the run's span (from
- * its creation to its end). The bars are inline SVG: their geometry is in presentation
+ * A run's timeline as a table drawn as a tree: each attempt, and under it (indented) its steps,
+ * waits, runs it triggered and log lines by time, lines logged inside a step under that step.
+ * Each row has a bar placed on the run's span (from its creation to its end). The bars are inline SVG: their geometry is in presentation
  * attributes, which the dashboard's CSP allows where it refuses style attributes. Every value
  * from the database goes through `html`'s escaping. Classes are `tl-*`; the dashboard's CSS
  * styles them.
@@ -29,29 +33,50 @@ export function renderTimeline(timeline: RunTimeline, links: TimelineLinks): Htm
   const end = spanEnd(timeline, links.now);
   const length = Math.max(end - start, 1);
   const waitingOn = entries.filter((e) => e.kind === "wait" && e.status === "WAITING");
+  const logs = timeline.logs;
+  const shown = logs ? filterLogs(logs.lines, links.logFilter ?? {}) : [];
+  const rows = timelineRows(timeline, shown);
   return html`<section class="tl" aria-label="Run timeline">
 <p class="tl-relatives">${relatives(timeline, links)}</p>
 ${waitingOn.length > 0 && html`<p class="tl-waiting-on">Waiting on: ${waitingOn.map((e, i) => html`${i > 0 && ", "}${waitTarget(e, links)}`)}</p>`}
+${logs && links.logFilter && logFilterForm(links.logFilter, { shown: shown.length, total: logs.lines.length })}
 <table class="tl-table">
-<caption class="tl-caption">${entries.length} ${entries.length === 1 ? "entry" : "entries"} over ${formatDuration(end - start)}, from the run's creation${run.finishedAt ? " to its end" : ""}</caption>
+<caption class="tl-caption">${entries.length} ${entries.length === 1 ? "entry" : "entries"}${logs ? ` and ${shown.length} log ${shown.length === 1 ? "line" : "lines"}` : ""} over ${formatDuration(end - start)}, from the run's creation${run.finishedAt ? " to its end" : ""}</caption>
 <thead><tr><th scope="col">What</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Status</th><th scope="col"><span class="tl-visually-hidden">Span</span></th></tr></thead>
 <tbody>
-${entries.map((entry) => row(entry, start, end, length, links))}
+${rows.map((r) => (r.item.kind === "entry" ? row(r.item.entry, r.depth, start, end, length, links) : logRow(r.item.log, r, start, end, length)))}
 </tbody>
 </table>
 ${entries.some((e) => e.startEstimated) && html`<p class="tl-legend">≥ and ≤: the start was not recorded, only bounded (a step's start; a retried attempt's, when it suspended), so the duration is at most the one shown.</p>`}
 ${timeline.truncated && html`<p class="tl-truncated">Only the first ${entries.length} entries are shown.</p>`}
+${logs?.truncated && html`<p class="tl-truncated">Only the first ${logs.lines.length} log lines are shown.</p>`}
+${logs && logs.dropped > 0 && html`<p class="tl-truncated">${logs.dropped} more log ${logs.dropped === 1 ? "line was" : "lines were"} dropped past the run's log cap.</p>`}
 </section>`;
 }
 
-function row(entry: TimelineEntry, start: number, end: number, length: number, links: TimelineLinks): Html {
+/** A log line: a row under its attempt (or its step), with its level as status and an instant's bar. */
+function logRow(log: RunLog, place: TimelineRow, start: number, end: number, length: number): Html {
+  const from = log.loggedAt.getTime();
+  const x = Math.min(clamp(((from - start) / length) * 100, 0, 100), 100 - MIN_BAR_PERCENT);
+  const attributes = log.attributes && Object.keys(log.attributes).length > 0 ? JSON.stringify(log.attributes) : null;
+  return html`<tr class="tl-row tl-kind-log tl-level-${log.level} tl-depth-${String(place.depth)}">
+<th scope="row" class="tl-what"><span class="tl-kind">${log.source === "console" ? "console" : "log"}</span> <span class="tl-message">${log.message}</span>${attributes && html` <code class="tl-attributes">${attributes}</code>`}${log.step && html` <span class="tl-detail">in ${log.step}</span>`}</th>
+<td class="tl-start"><time datetime="${log.loggedAt.toISOString()}" title="${log.loggedAt.toISOString()}">+${formatDuration(from - start)}</time></td>
+<td class="tl-duration"></td>
+<td class="tl-status">${log.level.toUpperCase()}</td>
+<td class="tl-span"><svg class="tl-bar" width="100%" height="12" aria-hidden="true" focusable="false"><rect class="tl-bar-fill" x="${percent(x)}" y="0" width="${percent(MIN_BAR_PERCENT)}" height="100%"></rect></svg></td>
+</tr>
+`;
+}
+
+function row(entry: TimelineEntry, depth: number, start: number, end: number, length: number, links: TimelineLinks): Html {
   const from = entry.startedAt.getTime();
   const to = entry.endedAt?.getTime() ?? end;
   let x = clamp(((from - start) / length) * 100, 0, 100);
   const width = Math.max(clamp(((to - from) / length) * 100, 0, 100), MIN_BAR_PERCENT);
   x = Math.min(x, 100 - width);
   const suspended = entry.kind === "wait" && entry.detail.suspended;
-  const classes = `tl-row tl-kind-${entry.kind} tl-status-${statusClass(entry.status)}${suspended ? " tl-suspended" : ""}${entry.endedAt === null ? " tl-ongoing" : ""}`;
+  const classes = `tl-row tl-kind-${entry.kind} tl-status-${statusClass(entry.status)}${suspended ? " tl-suspended" : ""}${entry.endedAt === null ? " tl-ongoing" : ""} tl-depth-${depth}`;
   return html`<tr class="${classes}">
 <th scope="row" class="tl-what"><span class="tl-kind">${entry.kind}</span> <span class="tl-label">${entry.label}</span> <span class="tl-detail">${detail(entry, start, links)}</span></th>
 <td class="tl-start"><time datetime="${entry.startedAt.toISOString()}" title="${entry.startedAt.toISOString()}">${entry.startEstimated ? "≥ " : ""}+${formatDuration(from - start)}</time></td>

@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from "prom-client";
 import type { Queryable } from "@svc/runtime/db";
-import type { Clock } from "@svc/runtime/engine";
+import { unservedRunCounts, type Clock } from "@svc/runtime/engine";
 
 interface QueueRow {
   queue_name: string;
@@ -26,8 +26,9 @@ const QUEUE_STATE_SQL = `
     FROM runs WHERE status IN ('QUEUED', 'WAITING') GROUP BY queue_name`;
 
 /**
- * svc_runs_waiting, svc_queue_depth{queue} and svc_queue_oldest_age_seconds{queue}: read from the
- * database when scraped (the query above, once per scrape for all three). Every API replica reports
+ * svc_runs_waiting, svc_queue_depth{queue}, svc_queue_oldest_age_seconds{queue} and
+ * svc_runs_unserved{task}: read from the database when scraped (the query above and
+ * unservedRunCounts, once per scrape for all four). Every API replica reports
  * the same database-wide values. A queue that emptied is reported as 0 until the process restarts,
  * and then no longer.
  */
@@ -56,10 +57,25 @@ export function registerDatabaseGauges(registry: Registry, db: Queryable, clock:
     registers: [registry],
     collect: refreshed,
   });
+  const unserved = new Gauge({
+    name: "svc_runs_unserved",
+    help: "Runs QUEUED for a task no live worker of their environment serves, per task (database-wide): they stay queued until one starts",
+    labelNames: ["task"] as const,
+    registers: [registry],
+    collect: refreshed,
+  });
   const seen = new Set<string>();
+  const seenUnserved = new Set<string>();
   async function refresh() {
     const now = clock.now();
-    const { rows } = await db.query<QueueRow>(QUEUE_STATE_SQL, [now]);
+    const [{ rows }, unservedRows] = await Promise.all([db.query<QueueRow>(QUEUE_STATE_SQL, [now]), unservedRunCounts(db, now)]);
+    const unservedNow = new Set<string>();
+    for (const row of unservedRows) {
+      unservedNow.add(row.task);
+      seenUnserved.add(row.task);
+      unserved.set({ task: row.task }, row.queued);
+    }
+    for (const task of seenUnserved) if (!unservedNow.has(task)) unserved.set({ task }, 0);
     let totalWaiting = 0;
     const present = new Set<string>();
     for (const row of rows) {

@@ -3,8 +3,8 @@
 import { NotFoundError, ValidationError, type RunSpan, type RunTrace } from "@svc/runtime/engine";
 import type { RunEventsResponse, RunSpanDetailResponse, RunTracePageResponse, RunTraceResponse, RunTraceSpan } from "@svc/runtime/contracts";
 
-/** Every span is a whole span, not a log line. */
-const LEVEL = "TRACE";
+/** A span's level: a log line's own (INFO, WARN …), else TRACE (a whole span), as Trigger.dev's events have them. */
+const levelOf = (span: RunSpan) => span.level ?? "TRACE";
 
 function events(span: RunSpan) {
   return span.events.map((e) => ({ name: e.name, time: e.time.toISOString(), properties: e.properties }));
@@ -27,7 +27,7 @@ export function presentRunTrace(trace: RunTrace): RunTraceResponse {
         isError: span.isError,
         isPartial: span.isPartial,
         isCancelled: span.isCancelled,
-        level: LEVEL,
+        level: levelOf(span),
         ...(span.attemptNumber !== undefined ? { attemptNumber: span.attemptNumber } : {}),
         properties: span.properties,
       },
@@ -63,7 +63,7 @@ export function presentRunTracePage(trace: RunTrace, size: number, after: string
       isError: span.isError,
       isPartial: span.isPartial,
       isCancelled: span.isCancelled,
-      level: LEVEL,
+      level: levelOf(span),
       ...(span.attemptNumber !== undefined ? { attemptNumber: span.attemptNumber } : {}),
     })),
     attemptFailures: page
@@ -85,7 +85,7 @@ export function presentRunSpan(trace: RunTrace, spanId: string): RunSpanDetailRe
     isError: span.isError,
     isPartial: span.isPartial,
     isCancelled: span.isCancelled,
-    level: LEVEL,
+    level: levelOf(span),
     startTime: span.startTime.toISOString(),
     durationMs: span.durationNs / 1_000_000,
     properties: span.properties,
@@ -112,8 +112,8 @@ export function presentRunEvents(trace: RunTrace): RunEventsResponse {
       isError: span.isError,
       isPartial: span.isPartial,
       isCancelled: span.isCancelled,
-      level: LEVEL,
-      kind: "INTERNAL",
+      level: levelOf(span),
+      kind: span.entity === "log" ? "LOG" : "INTERNAL",
       attemptNumber: span.attemptNumber ?? null,
       taskSlug: trace.taskIdentifier,
       style: {},

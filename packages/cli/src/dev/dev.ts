@@ -82,7 +82,8 @@ export class DevSupervisor {
     const common = { ...env, DATABASE_URL: databaseUrl, SVC_ENCRYPTION_KEY: encryptionKey };
     this.childEnv = {
       api: { ...common, PORT: String(port), HOST: host, SVC_PUBLIC_URL: apiUrl },
-      worker: { ...common, SERVICE_API_URL: env.SERVICE_API_URL ?? apiUrl, SVC_PUBLIC_URL: apiUrl, SERVICE_SECRET_KEY: env.SERVICE_SECRET_KEY ?? devKey, SVC_CONFIG: configPath },
+      // WORKER_LOG_RUNS: a line per run start, wait, resume, failure and completion (run-lifecycle-log.ts).
+      worker: { ...common, SERVICE_API_URL: env.SERVICE_API_URL ?? apiUrl, SVC_PUBLIC_URL: apiUrl, SERVICE_SECRET_KEY: env.SERVICE_SECRET_KEY ?? devKey, SVC_CONFIG: configPath, WORKER_LOG_RUNS: env.WORKER_LOG_RUNS ?? "true" },
     };
     this.api = spawnService("api", "api", this.childEnv.api, devLogStream("api", env));
     void this.api.exited.then((code) => {

@@ -101,7 +101,7 @@ export const RunSpanDetailResponse = z.object({
   durationMs: z.number(),
   properties: z.record(z.string(), z.unknown()),
   events: z.array(RunSpanEvent),
-  entityType: z.enum(["run", "attempt", "step", "wait", "child"]),
+  entityType: z.enum(["run", "attempt", "step", "wait", "child", "log"]),
   triggeredRuns: z.array(z.object({ runId: z.string(), taskIdentifier: z.string(), status: z.string(), createdAt: DateTime })).optional(),
 });
 export type RunSpanDetailResponse = z.output<typeof RunSpanDetailResponse>;

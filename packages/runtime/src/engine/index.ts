@@ -77,8 +77,16 @@ export { resetIdempotencyKey } from "./runs/reset-idempotency-key.ts";
 export { buildRunTrace, runTrace, spanIdOf, traceIdOf, type RunSpan, type RunSpanEvent, type RunTrace } from "./runs/run-trace.ts";
 export { NO_RUN_TALLY, type RunTally, type TriggeredBy } from "./runs/run-tally.ts";
 export {
-  MAX_TIMELINE_ENTRIES, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type WaitDetail,
+  MAX_TIMELINE_ENTRIES, MAX_TIMELINE_LOGS, runTimeline, type AttemptDetail, type ChildDetail, type RunTimeline, type StepDetail, type TimelineEntry, type TimelineLogs, type WaitDetail,
 } from "./runs/timeline.ts";
+export { attemptAt, placeLogs, timelineRows, type TimelineItem, type TimelineRow } from "./runs/timeline-tree.ts";
+
+// Run logs: what task code logs, stored per run within a cap (docs/run-logs.md)
+export {
+  boundLine, DEFAULT_RUN_LOG_LIMITS, lineBytes, RUN_LOG_LEVELS, type RunLogLevel, type RunLogLimits, type RunLogLine, type RunLogSource,
+} from "./run-logs/limits.ts";
+export { appendRunLogs, type AppendedRunLogs, type DroppedEarly } from "./run-logs/append-run-logs.ts";
+export { readRunLogs, type RunLog, type RunLogs } from "./run-logs/read-run-logs.ts";
 
 // Realtime run subscriptions: shape reads from a snapshot, the environments API processes watch
 export { MAX_TAG_SHAPE_RUNS, readRunShape, transactionsEndedBelow, type RealtimeRunRow, type RunShape, type ShapeRead } from "./realtime/run-shapes.ts";
@@ -124,6 +132,7 @@ export {
 // Queues and workers as operators see them: each queue's runs by state, the live workers of the registry
 export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
+export { unservedRunCounts, unservedTasks, type UnservedTask } from "./workers/unserved-tasks.ts";
 export { enterWorkerVersion, VERSION_CLOCK_MARGIN } from "./workers/worker-versions.ts";
 export { taskOverview, type TaskOverview, type TaskRecentRun } from "./tasks/task-overview.ts";
 

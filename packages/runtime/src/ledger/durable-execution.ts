@@ -226,6 +226,10 @@ export class DurableExecution implements RunExecution {
     return this.#ledger.replaying();
   }
 
+  ledgerPosition(): { stepKey: string; epoch: number } {
+    return this.#ledger.nextPosition();
+  }
+
   listenToWaits(listener: WaitListener | null): void {
     this.#waitHooks.listen(listener);
   }

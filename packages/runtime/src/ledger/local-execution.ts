@@ -78,6 +78,10 @@ export class LocalExecution implements RunExecution {
     return this.#ledger.replaying();
   }
 
+  ledgerPosition(): { stepKey: string; epoch: number } {
+    return this.#ledger.nextPosition();
+  }
+
   listenToWaits(_listener: WaitListener | null): void {}
 
   #halt<T>(stepKey: string | null, reason: string): Promise<T> {

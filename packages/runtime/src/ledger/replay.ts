@@ -41,6 +41,11 @@ export class LedgerSession {
     return this.#entries.has(`${this.epoch}|${this.#keys.peekOrdinal()}`);
   }
 
+  /** The key the next unkeyed durable call will take (what a log line logged now comes before). */
+  nextPosition(): { stepKey: string; epoch: number } {
+    return { stepKey: this.#keys.peekOrdinal(), epoch: this.epoch };
+  }
+
   /** The entry at `key` as the session knows it, without the checks of lookup. */
   at(key: { stepKey: string; epoch: number }): LedgerEntry | undefined {
     return this.#entries.get(`${key.epoch}|${key.stepKey}`);

@@ -1,6 +1,7 @@
 import { trace as otelTrace, SpanStatusCode, type Span } from "@opentelemetry/api";
-import { currentExecution } from "./run-context.ts";
-import { consoleTaskLogs, type LogLevel } from "./task-logs.ts";
+import { currentExecution, type RunExecution } from "./run-context.ts";
+import { currentStep } from "./step-scope.ts";
+import { consoleTaskLogs, type LogLevel, type TaskLogRecord } from "./task-logs.ts";
 
 function write(level: LogLevel, message: string, attributes?: Record<string, unknown>): void {
   const execution = currentExecution();
@@ -8,17 +9,38 @@ function write(level: LogLevel, message: string, attributes?: Record<string, unk
     consoleTaskLogs.write({ level, message, ...(attributes !== undefined ? { attributes } : {}), at: new Date(), run: { id: "", attempt: 0, taskId: "" } });
     return;
   }
+  execution.logs.write(runLogRecord(execution, level, message, attributes, "logger"));
+}
+
+/**
+ * A line logged now inside `execution`: with its run, attempt, the step it is in and where in the
+ * ledger it falls, and whether the run is replaying (said once, as a notice, when it is).
+ */
+export function runLogRecord(execution: RunExecution, level: LogLevel, message: string, attributes: Record<string, unknown> | undefined, source: "logger" | "console"): TaskLogRecord {
   const run = { id: execution.ctx.run.id, attempt: execution.ctx.attempt.number, taskId: execution.ctx.task.id };
   const replayed = execution.isReplaying();
   if (replayed) execution.notices.say("replayed-logs", run);
-  execution.logs.write({ level, message, ...(attributes !== undefined ? { attributes } : {}), at: execution.now(), run, ...(replayed ? { replayed } : {}) });
+  const step = currentStep();
+  return {
+    level,
+    message,
+    ...(attributes !== undefined ? { attributes } : {}),
+    at: execution.now(),
+    run,
+    ...(source === "console" ? { source } : {}),
+    ...(step !== undefined ? { step } : {}),
+    ledger: execution.ledgerPosition(),
+    ...(replayed ? { replayed } : {}),
+  };
 }
 
 /**
  * Structured logging from task code (Trigger.dev's `logger`). In a run each line goes to the
- * worker's log with the run's id, attempt and task; outside a run, to the console. A resumed run
- * replays its code from the top: lines it logs again before it gets back to where it stopped are
- * marked `replayed` (the worker writes those at debug level), so each line counts once.
+ * worker's log with the run's id, attempt and task, and is stored with the run (its dashboard
+ * page, its trace: docs/run-logs.md); outside a run, to the console. A resumed run replays its
+ * code from the top: lines it logs again before it gets back to where it stopped are marked
+ * `replayed` (the worker writes those at debug level and does not store them again), so each
+ * line counts once.
  *
  * @example
  * logger.info("Charging card", { orderId: payload.orderId, amount: payload.amount });

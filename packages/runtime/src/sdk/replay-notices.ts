@@ -18,7 +18,7 @@ export const REPLAY_NOTICES = {
   "max-duration-per-execution":
     "maxDuration limits each execution of an attempt: a run resumed after a wait starts a fresh count (waiting does not count, replaying does).",
   "replayed-logs":
-    "logger lines a resumed run logs again while it replays up to the wait it resumed from are marked replayed: true (the worker writes them at debug level).",
+    "logger and console lines a resumed run logs again while it replays up to the wait it resumed from are marked replayed: true (the worker writes them at debug level) and are not stored with the run again.",
 } as const;
 
 export type ReplayNoticeCode = keyof typeof REPLAY_NOTICES;

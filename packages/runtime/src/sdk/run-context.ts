@@ -107,6 +107,8 @@ export interface RunExecution {
   readonly locals: Map<symbol, unknown>;
   /** Whether the code is still replaying: its next durable call was recorded by an earlier execution. */
   isReplaying(): boolean;
+  /** Where in the ledger the code is: the key its next unkeyed durable call takes (log lines record it). */
+  ledgerPosition(): { stepKey: string; epoch: number };
   /**
    * Calls `fn` unless a run of this attempt (`scope: "attempt"`) or of the run (`"run"`) already
    * did and recorded it under `name`; records it once it returned. Lifecycle hooks (onStart, a

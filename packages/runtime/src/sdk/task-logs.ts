@@ -10,6 +10,12 @@ export interface TaskLogRecord {
   /** When it was logged (the worker's clock). */
   at: Date;
   run: { id: string; attempt: number; taskId: string };
+  /** Who logged it: task code's `logger` (the default) or its `console`. */
+  source?: "logger" | "console";
+  /** The step.run whose function logged it. */
+  step?: string;
+  /** The durable call (step, wait) of the run's ledger the line comes before: where in the run it falls. */
+  ledger?: { epoch: number; stepKey: string };
   /** A note from svc itself (see ReplayNotices), not from task code: its code. */
   notice?: string;
   /**
@@ -20,8 +26,8 @@ export interface TaskLogRecord {
 }
 
 /**
- * Where the lines of `logger.*` go. The worker writes them to its own log (pino); capturing them
- * per run plugs in here, in one place.
+ * Where the lines of `logger.*` (and, in a worker, `console.*`) go. The worker writes them to its
+ * own log (pino) and stores them with the run (docs/run-logs.md).
  */
 export interface TaskLogSink {
   write(record: TaskLogRecord): void;

@@ -121,8 +121,8 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     logs: deps.hooks.taskLogs,
     notices: deps.hooks.notices,
   });
-  if (resumed) deps.events.emit("runResumed", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via, ledgerFrom: claim.ledgerFrom, waitResolvedAt: latestResolution(claim.ledger) });
-  else deps.events.emit("runStarted", { runId: run.id, attempt: run.attempt_number, replayedEntries: ledger.size, via });
+  if (resumed) deps.events.emit("runResumed", { runId: run.id, taskId: run.task_identifier, attempt: run.attempt_number, replayedEntries: ledger.size, via, ledgerFrom: claim.ledgerFrom, waitResolvedAt: latestResolution(claim.ledger) });
+  else deps.events.emit("runStarted", { runId: run.id, taskId: run.task_identifier, attempt: run.attempt_number, replayedEntries: ledger.size, via });
 
   // Whatever ends the execution other than the code returning or throwing: one promise for all
   // (fewer promises per run; each costs an async-hooks callback while AsyncLocalStorage is on).
@@ -189,7 +189,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
       // Kept for the completion that offers the run back to this worker (see LedgerCache).
       const kept = execution.suspendedLedger();
       if (kept) deps.ledgers.put(run.id, kept);
-      deps.events.emit("runSuspended", { runId: run.id });
+      deps.events.emit("runSuspended", { runId: run.id, taskId: run.task_identifier });
       return;
     }
     case "fenced":
@@ -230,8 +230,11 @@ async function finishAndReport(deps: ExecutorDeps, run: ClaimedRun, claimToken: 
     await closeCanceledAttempt(deps.engine.db, run, deps.engine.clock.now());
     return deps.events.emit("runAbandoned", { runId: run.id, reason: "fenced" });
   }
-  if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, attempt: run.attempt_number, at: ending.at });
-  else deps.events.emit("runFinished", { runId: run.id, status: ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED" });
+  if (ending.kind === "retry") deps.events.emit("runRetryScheduled", { runId: run.id, taskId: run.task_identifier, attempt: run.attempt_number, at: ending.at, error: ending.error });
+  else {
+    const status = ending.kind === "completed" ? "COMPLETED" : ending.kind === "timed_out" ? "TIMED_OUT" : ending.kind === "crashed" ? "CRASHED" : "FAILED";
+    deps.events.emit("runFinished", { runId: run.id, taskId: run.task_identifier, status, ...(ending.kind !== "completed" ? { error: ending.error } : {}) });
+  }
 }
 
 function tracingOf(tracer: NonNullable<ExecutorDeps["tracer"]>, span: Span) {

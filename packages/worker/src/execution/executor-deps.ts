@@ -6,6 +6,7 @@ import type { WorkerEvents } from "../events.ts";
 import type { Claim } from "./claim.ts";
 import type { Finish } from "./finish.ts";
 import type { LedgerCache } from "./ledger-cache.ts";
+import type { RunLogWriter } from "./run-log-writer.ts";
 
 /** Who executes: this worker, the environment it serves and the tasks it has. */
 export interface WorkerIdentity {
@@ -26,8 +27,10 @@ export interface TaskHooks {
   arrivals: ChannelArrivals;
   /** Called before each execution: the environment's variables for process.env. */
   prepareEnvironment?: () => Promise<void>;
-  /** Where task code's `logger.*` lines go (the worker's log). */
+  /** Where task code's `logger.*` and `console.*` lines go (the worker's log, and runLogs). */
   taskLogs: TaskLogSink;
+  /** What stores those lines with their run (null: `runLogs: false`). */
+  runLogs: RunLogWriter | null;
   /** Said once per worker: where svc's replay model gives a Trigger.dev call another meaning. */
   notices: ReplayNotices;
   /** What times maxDuration (tests: a FakeClock). */

@@ -2,8 +2,8 @@ import type { Logger } from "pino";
 import type { TaskLogSink } from "@svc/runtime/sdk";
 
 /**
- * Task code's `logger.*` lines as lines of the worker's log, each with its run's id, attempt and
- * task. Lines a resumed run logs again while it replays are written at debug level (they were
+ * Task code's `logger.*` and `console.*` lines as lines of the worker's log, each with its run's
+ * id, attempt and task (and the step it was logged in). Lines a resumed run logs again while it replays are written at debug level (they were
  * written when first logged); svc's own notices carry their code.
  */
 export function pinoTaskLogs(logger: Logger): TaskLogSink {
@@ -14,6 +14,8 @@ export function pinoTaskLogs(logger: Logger): TaskLogSink {
         attempt: record.run.attempt,
         task: record.run.taskId,
         ...(record.attributes !== undefined ? { attributes: plain(record.attributes) } : {}),
+        ...(record.step !== undefined ? { step: record.step } : {}),
+        ...(record.source === "console" ? { console: true } : {}),
         ...(record.notice ? { notice: record.notice } : {}),
         ...(record.replayed ? { replayed: true } : {}),
       };

@@ -62,6 +62,11 @@ section.login form { display: flex; flex-direction: column; gap: 12px; } section
 .tl-status-failed .tl-bar-fill, .tl-status-crashed .tl-bar-fill, .tl-status-timed-out .tl-bar-fill { fill: var(--bad); }
 .tl-ongoing .tl-bar-fill { opacity: .55; } .tl-start, .tl-duration { white-space: nowrap; font-size: 12px; }
 .tl-legend, .tl-truncated { color: var(--muted); font-size: 12px; }
+.tl-depth-1 .tl-what { padding-left: 22px; } .tl-depth-2 .tl-what { padding-left: 44px; }
+.tl-kind-log .tl-bar-fill { fill: #8a94a8; } .tl-level-warn .tl-bar-fill { fill: var(--warn); } .tl-level-error .tl-bar-fill { fill: var(--bad); }
+.tl-level-warn .tl-status { color: var(--warn); } .tl-level-error .tl-status, .tl-level-error .tl-message { color: var(--bad); } .tl-level-debug .tl-message { color: var(--muted); }
+.tl-message { white-space: pre-wrap; word-break: break-word; } .tl-attributes { font-size: 11px; color: var(--muted); word-break: break-all; }
+.tl-log-filter { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; margin: 0 0 8px; font-size: 13px; }
 .tl-visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .records { max-height: 480px; overflow: auto; }
 a.button { display: inline-block; padding: 5px 10px; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: #fff; }

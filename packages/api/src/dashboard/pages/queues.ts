@@ -1,10 +1,23 @@
 import type { FastifyInstance } from "fastify";
-import { listLiveWorkers, queueOverview } from "@svc/runtime/engine";
+import { listLiveWorkers, queueOverview, unservedTasks, type UnservedTask } from "@svc/runtime/engine";
 import type { AppDeps } from "../../deps.ts";
 import { formatAge, formatDuration, timeCell } from "../format.ts";
-import { html } from "../html.ts";
+import { html, type Html } from "../html.ts";
 import { scopedGet } from "../page.ts";
-import { scopeHref } from "../scope.ts";
+import { scopeHref, type DashboardScope } from "../scope.ts";
+
+/**
+ * Queued runs nothing will run as things stand: their task is served by no live worker of the
+ * environment (never registered: a typo or undeployed code; registered: its workers are gone).
+ */
+export function unservedView(scope: DashboardScope, unserved: UnservedTask[], now: Date): Html | null {
+  if (unserved.length === 0) return null;
+  return html`<section class="card unserved" aria-label="Runs no worker serves">
+<h2>Queued runs no live worker serves</h2>
+<p>These runs stay queued until a worker of this environment with their task starts.</p>
+<ul>${unserved.map((u) => html`<li><a href="${scopeHref(scope, "runs", { task: u.task, status: "QUEUED" })}"><strong>${u.task}</strong></a>: ${u.queued} queued, the oldest for ${formatDuration(Math.max(0, now.getTime() - u.oldestCreatedAt.getTime()))} — ${u.registered ? "no live worker has this task" : "no worker of this environment ever registered this task (a typo in the task id, or code not deployed here?)"}</li>`)}</ul>
+</section>`;
+}
 
 /**
  * GET /dashboard/{ref}/{env}/queues: the environment's live workers (from the registry they renew)
@@ -14,9 +27,14 @@ import { scopeHref } from "../scope.ts";
  */
 export function registerQueuesPage(dash: FastifyInstance, deps: AppDeps) {
   scopedGet(dash, deps, "queues", "queues", async ({ scope, now }) => {
-    const [workers, queues] = await Promise.all([listLiveWorkers(deps.engine.db, scope.environment.id, now), queueOverview(deps.engine.db, scope.environment.id, now)]);
+    const [workers, queues, unserved] = await Promise.all([
+      listLiveWorkers(deps.engine.db, scope.environment.id, now),
+      queueOverview(deps.engine.db, scope.environment.id, now),
+      unservedTasks(deps.engine.db, scope.environment.id, now),
+    ]);
     const content = html`<h1>Queues &amp; workers</h1>
 <p class="muted">As of ${timeCell(now)} · <a href="${scopeHref(scope, "queues")}">refresh</a></p>
+${unservedView(scope, unserved, now)}
 <h2>Workers (${workers.length} live)</h2>
 <table><thead><tr><th>Worker</th><th>Version</th><th>Slots in use</th><th>Last heartbeat</th><th>Started</th><th>Tasks</th></tr></thead><tbody>
 ${workers.length === 0 ? html`<tr><td colspan="6" class="muted">No worker of this environment is running.</td></tr>` : workers.map((w) => html`<tr>

@@ -11,6 +11,7 @@ import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
 import { renderTimeline } from "../timeline-view.ts";
 import { registerReplayPages } from "./run-replay.ts";
+import { parseLogFilter } from "../log-filter.ts";
 
 type RunParams = { runId: string };
 
@@ -81,7 +82,7 @@ ${run.status === "COMPLETED" ? html`<h2>Output</h2>${run.outputPresignedUrl ? ht
 ${run.metadata ? html`<h2>Metadata</h2>${jsonBlock(run.metadata)}` : null}
 </section>
 </div>
-${timeline ? html`<section class="card"><h2>Timeline</h2>${renderTimeline(timeline, { runHref: (id) => runHref(scope, id), tokenHref, now })}</section>` : null}
+${timeline ? html`<section class="card"><h2>Timeline and logs</h2>${renderTimeline(timeline, { runHref: (id) => runHref(scope, id), tokenHref, now, logFilter: { ...parseLogFilter(query), action: runHref(scope, run.id) } })}</section>` : null}
 ${children.length > 0 ? html`<section class="card"><h2>Child runs</h2><ul class="children">${children.map((child) => html`<li>${relatedLink(scope, child)} <span class="muted">${timeCell(child.createdAt)}</span></li>`)}</ul></section>` : null}`;
     return { title: run.id, content };
   });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { getRun, RUN_ID_PREFIX, RUN_STATUSES, ValidationError } from "@svc/runtime/engine";
+import { getRun, listLiveWorkers, RUN_ID_PREFIX, RUN_STATUSES, ValidationError } from "@svc/runtime/engine";
 import type { RunListItem } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
 import { presentRunListItem } from "../../presenters/run-object.ts";
@@ -79,11 +79,11 @@ ${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue",
 </form>`;
 }
 
-function runRow(scope: DashboardScope, run: ListedRun): Html {
+function runRow(scope: DashboardScope, run: ListedRun, unserved: boolean): Html {
   const depth = Math.min(run.depth, 4);
   return html`<tr${run.parentRunId ? html` class="child depth-${depth}" data-parent="${run.parentRunId}"` : null}>
 <td><a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(run.id)}`)}">${run.id}</a>${run.parentRunId ? html`<div class="child-of">↳ child of <a class="mono" href="${scopeHref(scope, `runs/${encodeURIComponent(run.parentRunId)}`)}">${run.parentRunId}</a></div>` : null}</td>
-<td>${run.taskIdentifier}</td>
+<td>${run.taskIdentifier}${unserved ? html` <span class="badge unserved" title="No live worker of this environment serves this task: the run stays queued until one does">no worker</span>` : null}</td>
 <td>${statusBadge(run.status)}</td>
 <td>${timeCell(run.createdAt)}</td>
 <td>${run.durationMs ? formatDuration(run.durationMs) : html`<span class="muted">—</span>`}</td>
@@ -118,14 +118,22 @@ export function registerRunPages(dash: FastifyInstance, deps: AppDeps) {
       idPrefix = prefix;
     }
     const runQuery = toRunListQuery(filters, cursor);
-    const page = await runListPageOf<ListedRun>(deps, [scope.environment.id], runQuery, { idPrefix }, (row) => ({ ...presentRunListItem(row, row.waits), parentRunId: row.parent_run_id, depth: row.depth }));
+    const [page, workers] = await Promise.all([
+      runListPageOf<ListedRun>(deps, [scope.environment.id], runQuery, { idPrefix }, (row) => ({ ...presentRunListItem(row, row.waits), parentRunId: row.parent_run_id, depth: row.depth })),
+      listLiveWorkers(deps.engine.db, scope.environment.id, deps.engine.clock.now()),
+    ]);
+    // Queued runs of a task no live worker serves stay queued: flagged (the queues page counts them all).
+    const served = new Set(workers.flatMap((w) => w.tasks));
+    const unserved = (run: ListedRun) => run.status === "QUEUED" && !served.has(run.taskIdentifier);
+    const unservedTasks = [...new Set(page.data.filter(unserved).map((r) => r.taskIdentifier))].sort();
     const live = !cursor.after && !cursor.before;
     const here = scopeHref(scope, "runs", { ...filters, after: cursor.after, before: cursor.before });
     const empty = idPrefix ? `No run of this environment has an id starting with ${idPrefix}${Object.keys(filters).length > 1 ? " and matches the filters" : ""}.` : `No runs match${Object.keys(filters).length === 0 ? " in the last 7 days" : ""}.`;
     const table = html`<div id="runs-table"${live ? html` hx-get="${here}" hx-trigger="every 3s" hx-swap="outerHTML"` : null}>
 ${live ? html`<p class="live">Live: refreshes every 3 s</p>` : null}
+${unservedTasks.length > 0 ? html`<p class="notice unserved">Queued runs here are of ${unservedTasks.length === 1 ? "a task" : "tasks"} no live worker of this environment serves (${unservedTasks.join(", ")}): they stay queued until a worker with ${unservedTasks.length === 1 ? "it" : "them"} starts. <a href="${scopeHref(scope, "queues")}">Queues &amp; workers</a></p>` : null}
 <div class="scroll"><table class="runs"><thead><tr><th>Run</th><th>Task</th><th>Status</th><th>Created</th><th>Duration</th><th>Tags</th><th>Waiting for</th></tr></thead>
-<tbody>${page.data.length === 0 ? html`<tr><td colspan="7" class="muted">${empty}</td></tr>` : page.data.map((run) => runRow(scope, run))}</tbody></table></div>
+<tbody>${page.data.length === 0 ? html`<tr><td colspan="7" class="muted">${empty}</td></tr>` : page.data.map((run) => runRow(scope, run, unserved(run)))}</tbody></table></div>
 <div class="pager">
 ${page.pagination.previous ? html`<a href="${scopeHref(scope, "runs", { ...filters, before: page.pagination.previous })}">← Newer</a>` : null}
 ${page.pagination.next ? html`<a href="${scopeHref(scope, "runs", { ...filters, after: page.pagination.next })}">Older →</a>` : null}

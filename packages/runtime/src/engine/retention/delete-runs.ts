@@ -41,7 +41,7 @@ export interface RunBatchResult {
  *
  * With each run go its attempts, its ledger (the foreign key's cascade, measured 18 % faster than
  * a DELETE of the batch's ledger rows beside it, after which the cascade looks for them again),
- * its session_runs rows, and its batches (its own and those it answered items of: a batch lives as
+ * its session_runs rows, its log (run_logs, run_log_totals), and its batches (its own and those it answered items of: a batch lives as
  * long as its first deleted run, so a repeated batch idempotency key starts a new batch rather
  * than finding one whose runs are gone). Runs kept (and runs locked by someone else: SKIP LOCKED) are looked at
  * again by the next sweep; runs that are not old enough yet are not looked at at all.
@@ -98,6 +98,8 @@ doomed AS (
   FOR UPDATE OF r SKIP LOCKED),
 deleted_attempts AS (DELETE FROM run_attempts WHERE run_id IN (SELECT id FROM doomed) RETURNING 1),
 deleted_session_runs AS (DELETE FROM session_runs WHERE run_id IN (SELECT id FROM doomed)),
+deleted_logs AS (DELETE FROM run_logs WHERE run_id IN (SELECT id FROM doomed)),
+deleted_log_totals AS (DELETE FROM run_log_totals WHERE run_id IN (SELECT id FROM doomed)),
 deleted_tags AS (
   DELETE FROM run_tags t USING doomed d CROSS JOIN LATERAL unnest(d.tags) AS dt(tag)
   WHERE t.environment_id = $1 AND t.tag = dt.tag AND t.created_at = d.created_at AND t.run_id = d.id),

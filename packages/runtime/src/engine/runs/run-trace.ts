@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Queryable } from "../../db/queryable.ts";
 import { NotFoundError } from "../../errors.ts";
 import { runTimeline, type RunTimeline, type TimelineEntry } from "./timeline.ts";
+import { placeLogs } from "./timeline-tree.ts";
 
 // A run's trace as Trigger.dev's trace and event endpoints show one, drawn from what svc records
 // of the run (timeline.ts: its attempts, the steps and waits of its ledger, the runs it
@@ -21,8 +22,10 @@ export interface RunSpan {
   id: string;
   parentId: string | null;
   runId: string;
-  /** What the span stands for: the run, an attempt, a step, a wait, a run it triggered. */
-  entity: "run" | TimelineEntry["kind"];
+  /** What the span stands for: the run, an attempt, a step, a wait, a run it triggered, a line it logged. */
+  entity: "run" | TimelineEntry["kind"] | "log";
+  /** A log line's level as Trigger.dev names them (DEBUG, LOG, INFO, WARN, ERROR); spans have none. */
+  level?: string;
   message: string;
   startTime: Date;
   /** Nanoseconds, as Trigger.dev's spans count them; for a span under way, until `now`. */
@@ -164,7 +167,41 @@ export function buildRunTrace(timeline: RunTimeline, traceparent: string | null,
       events: exception(entry.endedAt, null, entry.detail.errorMessage),
     });
   }
-  return { traceId: traceIdOf(traceparent, run.rootRunId ?? run.id), taskIdentifier: run.taskIdentifier, spans, truncated: timeline.truncated };
+  spans.push(...logSpans(timeline));
+  // By start (a stable sort: at the same moment, the order above), the run's span first.
+  const [root, ...rest] = spans;
+  rest.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  return { traceId: traceIdOf(traceparent, run.rootRunId ?? run.id), taskIdentifier: run.taskIdentifier, spans: [root!, ...rest], truncated: timeline.truncated || (timeline.logs?.truncated ?? false) };
+}
+
+/**
+ * The run's log lines as zero-length spans (Trigger.dev's log events), each under the step it was
+ * logged in, else its attempt: their properties are the line's attributes.
+ */
+function logSpans(timeline: RunTimeline): RunSpan[] {
+  const lines = timeline.logs?.lines ?? [];
+  const { run } = timeline;
+  const placed = placeLogs(timeline, lines);
+  return lines.map((log) => {
+    const place = placed.get(log)!;
+    const parent = place.step ?? place.attempt;
+    return {
+      id: spanIdOf(run.id, `log:${log.seq}`),
+      parentId: parent ? spanIdOf(run.id, entryKey(parent)) : spanIdOf(run.id, "run"),
+      runId: run.id,
+      entity: "log",
+      level: log.level.toUpperCase(),
+      message: log.message,
+      startTime: log.loggedAt,
+      durationNs: 0,
+      isError: false,
+      isPartial: false,
+      isCancelled: false,
+      attemptNumber: log.attempt,
+      properties: { ...(log.attributes ?? {}), ...(log.step ? { "svc.step": log.step } : {}), ...(log.source !== "logger" ? { "svc.source": log.source } : {}) },
+      events: [],
+    };
+  });
 }
 
 /** Detail fields as span properties: dates as ISO text, empty fields left out. */

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/queryable.ts";
 import type { LedgerKind } from "../../ledger/entries.ts";
+import { readRunLogs, type RunLog } from "../run-logs/read-run-logs.ts";
 import type { WaitpointType } from "../waitpoints/statuses.ts";
 import type { RunStatus } from "./statuses.ts";
 import {
@@ -9,6 +10,19 @@ import {
 
 /** At most this many entries are shown; a longer timeline is cut after its first ones (`truncated`). */
 export const MAX_TIMELINE_ENTRIES = 500;
+
+/** At most this many of a run's log lines are read with its timeline (the first ones). */
+export const MAX_TIMELINE_LOGS = 1_000;
+
+/** A run's stored log lines, as its timeline carries them. */
+export interface TimelineLogs {
+  /** In the order they were logged. */
+  lines: RunLog[];
+  /** Lines dropped past the run's cap (one line from svc says where). */
+  dropped: number;
+  /** More lines are stored than MAX_TIMELINE_LOGS: these are the first ones. */
+  truncated: boolean;
+}
 
 interface EntryBase {
   label: string;
@@ -99,24 +113,29 @@ export interface RunTimeline {
   entries: TimelineEntry[];
   /** More entries were recorded than MAX_TIMELINE_ENTRIES: these are the first ones. */
   truncated: boolean;
+  /** What the run logged (runTimeline reads it; absent: not read). */
+  logs?: TimelineLogs;
 }
 
 /**
  * A run's timeline, drawn from what its rows record: attempts, the steps and waits of its ledger
- * (every epoch), and its child runs. Null when the run is not in the environment. Four bounded
- * statements; nothing is written.
+ * (every epoch), its child runs, and what it logged. Null when the run is not in the environment.
+ * Six bounded statements; nothing is written.
  */
 export async function runTimeline(db: Queryable, environmentId: string, runId: string): Promise<RunTimeline | null> {
   const run = await timelineRun(db, environmentId, runId);
   if (!run) return null;
   // One more than shown from each table: whether anything was left out.
   const limit = MAX_TIMELINE_ENTRIES + 1;
-  const [attempts, ledger, children] = await Promise.all([
+  const [attempts, ledger, children, logs] = await Promise.all([
     timelineAttempts(db, runId, limit),
     timelineLedger(db, runId, limit),
     timelineChildren(db, environmentId, runId, limit),
+    readRunLogs(db, environmentId, runId, MAX_TIMELINE_LOGS + 1),
   ]);
-  return buildTimeline({ run, attempts, ledger, children }, MAX_TIMELINE_ENTRIES);
+  const timeline = buildTimeline({ run, attempts, ledger, children }, MAX_TIMELINE_ENTRIES);
+  timeline.logs = { lines: logs.lines.slice(0, MAX_TIMELINE_LOGS), dropped: logs.dropped, truncated: logs.lines.length > MAX_TIMELINE_LOGS };
+  return timeline;
 }
 
 const ACTIVE_ATTEMPT_STATUSES: readonly RunStatus[] = ["DEQUEUED", "EXECUTING", "WAITING"];
