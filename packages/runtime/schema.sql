@@ -292,6 +292,8 @@ END) STORED NOT NULL,
     claim_from_runs boolean DEFAULT true NOT NULL,
     idempotency_key_scope text,
     change_xid xid8 DEFAULT pg_current_xact_id(),
+    metadata_ops_epoch integer,
+    metadata_ops integer,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))

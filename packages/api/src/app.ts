@@ -15,6 +15,7 @@ import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 import { registerRunRoutes } from "./routes/runs.ts";
+import { registerRunMetadataRoutes } from "./routes/run-metadata.ts";
 import { registerRunResultRoutes } from "./routes/run-results.ts";
 import { registerRunTraceRoutes } from "./routes/run-trace.ts";
 import { registerIdempotencyKeyRoutes } from "./routes/idempotency-keys.ts";
@@ -85,6 +86,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerHealthRoutes(app, deps);
   registerTaskRoutes(app, deps);
   registerRunRoutes(app, deps);
+  registerRunMetadataRoutes(app, deps);
   registerRunResultRoutes(app, deps);
   registerRunTraceRoutes(app, deps);
   registerIdempotencyKeyRoutes(app, deps);

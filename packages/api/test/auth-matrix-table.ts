@@ -142,6 +142,17 @@ export const MATRIX: Record<string, MatrixEntry> = {
     kinds: SK, target: "resource", success: 200,
     build: async (fx) => ({ url: `/api/v1/runs/${await fx.run()}/tags`, payload: { tags: ["matrix-tag"] } }),
   },
+  "GET /api/v1/runs/:runId/metadata": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run(true);
+      return { url: `/api/v1/runs/${id}/metadata`, scope: `read:runs:${id}`, wrongScope: "read:runs:run_someotherrun" };
+    },
+  },
+  "PUT /api/v1/runs/:runId/metadata": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/runs/${await fx.run()}/metadata`, payload: { operations: [{ type: "set", key: "matrix", value: 1 }] } }),
+  },
   "GET /api/v1/runs/:runId/result": {
     kinds: SK, target: "resource", success: 200,
     build: async (fx) => {

@@ -20,6 +20,11 @@ export class UnprocessableError extends SvcError {
   override readonly code = "unprocessable";
 }
 
+/** Input over a size limit (413). */
+export class TooLargeError extends SvcError {
+  override readonly code = "too_large";
+}
+
 export class NotFoundError extends SvcError {
   override readonly code = "not_found";
 }

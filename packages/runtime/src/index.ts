@@ -23,6 +23,7 @@ export { logger } from "./sdk/logger.ts";
 export type { LogLevel } from "./sdk/task-logs.ts";
 export { locals, type LocalsKey } from "./sdk/locals.ts";
 export { tags } from "./sdk/tags.ts";
+export { metadata, type MetadataUpdater } from "./sdk/metadata.ts";
 export { retry } from "./sdk/retry.ts";
 export type { FetchRetryOptions, FetchRetryStrategy, RetryFetchRequestInit } from "./sdk/retry-fetch.ts";
 export { WaitpointTimeoutError, type WaitResult } from "./sdk/wait-result.ts";

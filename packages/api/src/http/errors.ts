@@ -10,6 +10,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  too_large: 413,
   unprocessable: 422,
   illegal_transition: 409,
 };

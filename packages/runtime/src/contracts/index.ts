@@ -11,3 +11,4 @@ export * from "./batches.ts";
 export * from "./text.ts";
 export * from "./sessions.ts";
 export * from "./time.ts";
+export * from "./metadata.ts";

@@ -4,7 +4,7 @@
 
 // Errors, time, ids and parsing helpers
 export {
-  AuthenticationError, ConflictError, IllegalTransitionError, MigrationError, NotFoundError, PermissionError, SvcError, UnprocessableError, ValidationError,
+  AuthenticationError, ConflictError, IllegalTransitionError, MigrationError, NotFoundError, PermissionError, SvcError, TooLargeError, UnprocessableError, ValidationError,
 } from "../errors.ts";
 export { FakeClock, systemClock, systemTimers, type Clock, type Timers } from "../clock.ts";
 export { newId } from "../ids.ts";
@@ -183,3 +183,8 @@ export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, p
 // OpenTelemetry traces (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set)
 export { contextOf, spanContextOf, startTracing, traceparentOf, type Tracing } from "../tracing/index.ts";
 export { bearerMatches } from "./tenancy/bearer-matches.ts";
+
+// Run metadata (metadata.* in task code, PUT/GET /api/v1/runs/{id}/metadata)
+export { MAX_METADATA_BYTES, applyMetadataOperations, collapseMetadataOperations, metadataKeyProblem, type MetadataOperation, type RunMetadata } from "./metadata/operations.ts";
+export { METADATA_UPDATABLE_AFTER_FINISH_MS, getRunMetadata, updateRunMetadata, type MetadataChange } from "./metadata/run-metadata-store.ts";
+

@@ -1,4 +1,5 @@
 import { retryWrite } from "../db/retry-write.ts";
+import { storedRunMetadata } from "../engine/metadata/run-metadata-store.ts";
 import { withTransaction, type Queryable } from "../db/queryable.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
@@ -29,6 +30,7 @@ import { makeChildBatchWaitpoint, makeChildRunWaitpoint, type ParentRun } from "
 import { NO_RUN_TALLY, type RunTally } from "../engine/runs/run-tally.ts";
 import { LedgerCopyTracker, type SuspendedLedger } from "./suspended-ledger.ts";
 import { RunWaits } from "./run-waits.ts";
+import { RunMetadataBuffer } from "./run-metadata.ts";
 
 export type { SuspendedLedger };
 
@@ -88,6 +90,8 @@ export class DurableExecution implements RunExecution {
   readonly locals = new Map<symbol, unknown>();
   /** The task's onWait and onResume hooks around the waits. */
   readonly #waitHooks: WaitHooks;
+  /** The run's metadata as the code reads and changes it (`metadata.*`). */
+  readonly metadata: RunMetadataBuffer;
 
   constructor(args: {
     deps: EngineDeps;
@@ -155,6 +159,18 @@ export class DurableExecution implements RunExecution {
       report: (error) => this.#reportHookError("onWait", error),
     });
     this.ended = new Promise((resolve) => this.#endListeners.push(resolve));
+    this.metadata = new RunMetadataBuffer({
+      deps: args.deps,
+      environmentId: args.env.id,
+      runId: args.run.id,
+      claimToken: args.claimToken,
+      epoch: args.run.ledger_epoch,
+      stored: storedRunMetadata(args.run, args.run.ledger_epoch),
+      isFenced: () => this.#fenced,
+      mayWrite: () => this.#mayWrite(),
+      fence: () => this.fence(),
+      report: (message, attributes) => this.#report(message, attributes),
+    });
     this.#waits = new RunWaits({
       ...run,
       ledgerCopy: this.#ledgerCopy,
@@ -200,6 +216,7 @@ export class DurableExecution implements RunExecution {
   fence(end: ExecutionEnd = { kind: "fenced" }): void {
     if (this.#fenced) return;
     this.#fenced = true;
+    this.metadata.stop();
     for (const listener of this.#endListeners) listener(end);
   }
 
@@ -207,9 +224,15 @@ export class DurableExecution implements RunExecution {
   #suspend(key: { stepKey: string; epoch: number }): void {
     if (this.#fenced) return;
     this.#fenced = true;
+    this.metadata.stop();
     void this.#waitHooks.suspended(key, () => {
       for (const listener of this.#endListeners) listener({ kind: "suspended" });
     });
+  }
+
+  #report(message: string, attributes: Record<string, unknown>): void {
+    const { ctx } = this;
+    this.logs.write({ level: "error", message, attributes, at: this.#deps.clock.now(), run: { id: ctx.run.id, attempt: ctx.attempt.number, taskId: ctx.task.id } });
   }
 
   #reportHookError(hook: string, error: unknown): void {
@@ -238,10 +261,19 @@ export class DurableExecution implements RunExecution {
     if (this.#fenced) return never();
     const key = this.#ledger.hookKey(name, scope);
     const target = `hook:${name}`;
-    if (this.#ledger.lookup(key, "step", target, this.#deps.clock.now())?.resolved) return false;
+    const entry = this.#ledger.lookup(key, "step", target, this.#deps.clock.now());
+    if (entry?.resolved) {
+      // The hook's metadata operations were numbered when it ran: their numbers are taken again.
+      this.metadata.skip(metadataOpsOf(entry));
+      return false;
+    }
     if (!(await this.#mayWrite())) return never();
+    const before = this.metadata.issued;
     await fn();
-    await this.#recordStep(key, target, null);
+    const metadataOps = this.metadata.issued - before;
+    // Stored before the record: once it exists, a replay skips the hook and never makes them again.
+    if (metadataOps > 0) await this.metadata.flush();
+    await this.#recordStep(key, target, metadataOps > 0 ? { metadataOps } : null);
     return true;
   }
 
@@ -390,9 +422,9 @@ export class DurableExecution implements RunExecution {
     return this.#fenced ? never() : this.#sessions.continueSession(sessionRef, reason);
   }
 
-  /** Resolves once every `.out` record appended so far is stored (before a wait, and before the run ends). */
-  flushChannels(): Promise<void> {
-    return this.#output.flush();
+  /** Resolves once every `.out` record appended so far, and every metadata change, is stored (before a wait, and before the run ends). */
+  async flushChannels(): Promise<void> {
+    await Promise.all([this.#output.flush(), this.metadata.flush()]);
   }
 
   /** A resolved step's recorded value, when the ledger has one at `key` (a replay). */
@@ -438,4 +470,10 @@ export class DurableExecution implements RunExecution {
     }
     return recorded.value;
   }
+}
+
+/** How many metadata operations a recorded hook made (its record's value; older records have none). */
+function metadataOpsOf(entry: LedgerEntry): number {
+  const value = parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a hook's ledger record").value) as { metadataOps?: unknown } | null;
+  return typeof value?.metadataOps === "number" ? value.metadataOps : 0;
 }

@@ -1,8 +1,10 @@
 import type { Clock } from "../clock.ts";
+import { applyMetadataOperations, type MetadataOperation } from "../engine/metadata/operations.ts";
 import { parseSuperjson } from "../engine/runs/superjson-text.ts";
 import { never } from "../sdk/never.ts";
 import { ReplayNotices } from "../sdk/replay-notices.ts";
 import type {
+  RunMetadataAccess,
   ChannelRecord, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitListener, WaitOptions,
 } from "../sdk/run-context.ts";
 import type { TaskContext } from "../sdk/task-context.ts";
@@ -39,8 +41,26 @@ export interface LocalReplayStop {
  * hooks recorded in the ledger (onStart …) are passed, others run; onWait/onResume hooks are not
  * called.
  */
+/**
+ * Metadata in a local replay: changes apply to an in-memory copy that starts empty (what the run
+ * stored is not read) and are never stored, as nothing in a local replay is.
+ */
+class LocalMetadata implements RunMetadataAccess {
+  #store: Record<string, unknown> = {};
+  async load(): Promise<void> {}
+  current(): Record<string, unknown> {
+    return this.#store;
+  }
+  add(target: "self" | "parent" | "root", op: MetadataOperation): void {
+    if (target === "self") this.#store = applyMetadataOperations(this.#store, [op]).metadata;
+  }
+  async flush(): Promise<void> {}
+  async refresh(): Promise<void> {}
+}
+
 export class LocalExecution implements RunExecution {
   readonly ctx: TaskContext;
+  readonly metadata: RunMetadataAccess = new LocalMetadata();
   readonly signal: AbortSignal;
   readonly logs: TaskLogSink;
   readonly notices: ReplayNotices;

@@ -16,6 +16,7 @@ export * from "./queue.ts";
 export * from "./locals.ts";
 export * from "./logger.ts";
 export * from "./tags.ts";
+export * from "./metadata.ts";
 export * from "./retry.ts";
 export * from "./schema.ts";
 export * from "./hooks/hook-types.ts";

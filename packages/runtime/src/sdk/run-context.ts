@@ -67,6 +67,22 @@ export interface WaitListener {
   resumed(wait: TaskWait): Promise<void>;
 }
 
+/** A change of a run's metadata (Trigger.dev's RunMetadataChangeOperation). */
+export type { MetadataOperation } from "../engine/metadata/operations.ts";
+
+/** The run's metadata as an execution holds it (see RunMetadataBuffer): read in memory, changes stored in the background. */
+export interface RunMetadataAccess {
+  /** Reads the run's metadata (once per execution, before the task's code runs). */
+  load(): Promise<void>;
+  current(): Record<string, unknown>;
+  /** One change by the code, of the run itself, its parent or its root run. */
+  add(target: "self" | "parent" | "root", op: import("../engine/metadata/operations.ts").MetadataOperation): void;
+  /** Stores the changes made so far. */
+  flush(): Promise<void>;
+  /** Stores the changes, then reads the run's metadata again. */
+  refresh(): Promise<void>;
+}
+
 /**
  * The durable operations of one execution of a run. The worker implements it (against Postgres);
  * the SDK functions task code calls (`wait.*`, `step.run`, `tasks.triggerAndWait`) delegate here.
@@ -120,6 +136,8 @@ export interface RunExecution {
   addTags(tags: string[]): Promise<{ ok: true; tags: string[] } | { ok: false; tags: string[]; wanted: number }>;
   /** Who hears of this execution's waits (the task's onWait/onResume hooks). */
   listenToWaits(listener: WaitListener | null): void;
+  /** The run's metadata (`metadata.*`). */
+  readonly metadata: RunMetadataAccess;
 }
 
 /**

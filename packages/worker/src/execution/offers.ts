@@ -47,6 +47,11 @@ const OfferedRunSchema = z.object({
   claim_token: z.string(),
   traceparent: z.string().nullable(),
   wait_traceparent: z.string().nullable(),
+  // An offer from a build before migration 0041 (a rolling deploy) has none of these: read as empty.
+  metadata: z.unknown().default(null),
+  metadata_ops_epoch: z.number().int().nullable().default(null),
+  metadata_ops: z.number().int().nullable().default(null),
+  parent_run_id: z.string().nullable().default(null),
 }) satisfies z.ZodType<ClaimedRun, unknown>;
 
 const LedgerRowsSchema = z.array(LedgerRowSchema).nullable();

@@ -9,6 +9,8 @@ export const CLAIMED_COLUMNS = [
   "id", "environment_id", "task_identifier", "queue_name", "payload", "payload_type", "attempt_number", "ledger_epoch",
   "max_attempts", "max_duration_s", "tags", "is_test", "idempotency_key_user", "idempotency_key_scope", "batch_id", "trigger_function",
   "created_at", "updated_at", "claim_token", "traceparent", "wait_traceparent",
+  // What metadata.current() reads from the code's first line (ledger/run-metadata.ts).
+  "metadata", "metadata_ops_epoch", "metadata_ops", "parent_run_id",
 ] as const;
 export type ClaimedRun = Pick<RunRow, (typeof CLAIMED_COLUMNS)[number]>;
 

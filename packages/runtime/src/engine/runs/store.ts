@@ -54,6 +54,10 @@ export interface RunRow {
   /** The worker whose execution last suspended the run (migration 0027): offers prefer it. */
   suspended_worker_id: string | null;
   parent_run_id: string | null;
+  /** The ledger epoch whose metadata operations metadata_ops counts (migration 0041). */
+  metadata_ops_epoch: number | null;
+  /** How many metadata operations of that epoch the run's metadata has (ledger/run-metadata.ts). */
+  metadata_ops: number | null;
   root_run_id: string | null;
   depth: number;
   trigger_function: string;

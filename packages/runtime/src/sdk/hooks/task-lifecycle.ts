@@ -48,6 +48,8 @@ export class TaskLifecycle {
 
   async run(): Promise<AttemptOutcome> {
     const { task, execution, resumed } = this.#args;
+    // metadata.current() reads the run's metadata from the first line of the code on.
+    await execution.metadata.load();
     try {
       if (task.parsePayload) this.#payload = await task.parsePayload(this.#payload);
     } catch (error) {
@@ -132,6 +134,8 @@ export class TaskLifecycle {
         await this.#complete({ ok: false, error: decided.error });
       }
       await this.cleanup();
+      // What the code and its hooks changed of the metadata is stored before the attempt's end.
+      await execution.metadata.flush();
       return { kind: "failed", error: decided.error, retryAt: decided.retryAt };
     }
     for (const hook of [...globalHooksOf("success"), ...(task.onSuccess ? [task.onSuccess] : [])]) {
@@ -139,6 +143,7 @@ export class TaskLifecycle {
     }
     await this.#complete({ ok: true, data: output });
     await this.cleanup();
+    await execution.metadata.flush();
     return { kind: "returned", output };
   }
 

@@ -20,11 +20,8 @@ export const FINISH_ENDINGS = Object.values(FINISH_TARGETS).map((to) => transiti
  * The prepared statement svc_finish_executions (worker, finishExecutions): the guarded run
  * updates and attempt rows of a batch of endings, fenced by claim tokens. Constant text.
  *
- * An offered run (offered_at set) its execution never took is finished here too: the ending is the
- * execution's first write and takes the offer with it (packages/worker/src/execution/
- * offer-acceptance.ts). The claim token fences it as any other: an offer withdrawn first (its
- * lease lapsed, the run canceled) no longer carries it, and the row lock orders this update and
- * the lapse pass's, whichever comes second finding the run moved on.
+ * An offered run (offered_at set: a trigger or a completion claimed it for this worker) ends here
+ * like any other, fenced by its claim token, and its offer marks are cleared with its claim.
  */
 export const FINISH_EXECUTIONS_SQL = `WITH input AS (
        SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, status text, output text, output_type text,
