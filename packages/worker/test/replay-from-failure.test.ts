@@ -99,13 +99,13 @@ describe("replay from failure", () => {
   it("fails the replay with the nondeterminism report when the code no longer matches what was recorded, before the changed step runs", async () => {
     const failed = tw.worker.events.next("runFinished");
     const { id: failedId } = await triggerRun(te.engine, te.env, "rff-renamed", {});
-    expect(await failed).toEqual({ runId: failedId, status: "FAILED" });
+    expect(await failed).toMatchObject({ runId: failedId, status: "FAILED" });
     expect(calls).toMatchObject({ "r-one": 1, "r-two": 1, "r-three": 1 });
 
     code.stepTwoName = "two-renamed";
     const done = tw.worker.events.next("runFinished");
     const { id } = await replayRun(te.engine, te.env, failedId, { from: "failure" });
-    expect(await done).toEqual({ runId: id, status: "FAILED" });
+    expect(await done).toMatchObject({ runId: id, status: "FAILED" });
     const error = (await getRunRow(te, id)).error as { code?: string; message?: string };
     expect(error.code).toBe("NONDETERMINISM");
     expect(error.message).toContain(`Nondeterministic replay at step #1: the ledger recorded step "two" but the code asked for step "two-renamed"`);
@@ -117,7 +117,7 @@ describe("replay from failure", () => {
   it("refuses a run that did not end failing", async () => {
     const done = tw.worker.events.next("runFinished");
     const { id } = await triggerRun(te.engine, te.env, "rff-child", { n: 1 });
-    expect(await done).toEqual({ runId: id, status: "COMPLETED" });
+    expect(await done).toMatchObject({ runId: id, status: "COMPLETED" });
     await expect(replayRun(te.engine, te.env, id, { from: "failure" })).rejects.toThrow(UnprocessableError);
     await expect(replayRun(te.engine, te.env, id, { from: "failure" })).rejects.toThrow(/is COMPLETED: only a run that ended FAILED, CRASHED, SYSTEM_FAILURE, TIMED_OUT can be replayed from its failure/);
   });
