@@ -19,6 +19,9 @@ export interface WorkerBatchers extends ExecutionBatchers {
  * all). Like every statement over many runs, each can deadlock with another one (a cancel locking
  * a run tree, a completion offering many runs, lease renewals): run again (retryWrite).
  */
+/** How many statements of endings a worker has under way at once (see MicroBatcher). */
+export const FINISHES_IN_FLIGHT = 2;
+
 export function createBatchers({ engine, claimPool, worker, config }: WorkerResources): WorkerBatchers {
   const { db, clock } = engine;
   const { id, version } = worker;
@@ -30,7 +33,9 @@ export function createBatchers({ engine, claimPool, worker, config }: WorkerReso
       500,
       "microtask",
     ),
-    finishes: new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(db, items, clock.now()))),
+    // Two endings' statements at most under way: under load, endings wait for one to commit and
+    // go together (fewer, larger statements and commits); idle, one goes at once.
+    finishes: new MicroBatcher((items: Finish[]) => retryWrite(() => finishExecutions(db, items, clock.now())), 500, "immediate", { maxInFlight: FINISHES_IN_FLIGHT }),
     declines: new MicroBatcher(async (items: { runId: string; claimToken: string }[]) => {
       const givenBack = await retryWrite(() => declineOffers(db, worker.environment.id, items, clock.now()));
       return items.map((i) => givenBack.has(i.runId));

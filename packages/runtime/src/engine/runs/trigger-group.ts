@@ -14,9 +14,13 @@ interface Request {
 
 type Outcome = { ok: true; result: TriggerResult } | { ok: false; error: unknown };
 
+/** How many statements of one environment's triggers an API process has under way at once (see MicroBatcher). */
+const TRIGGERS_IN_FLIGHT = 2;
+
 /**
  * Group commit for single triggers: requests of one environment that arrive in the same
- * event-loop turn share one statement, or one transaction (triggerRuns). If the group fails,
+ * event-loop turn share one statement, or one transaction (triggerRuns); while two groups are under
+ * way, the next waits for one and takes everything that arrived meanwhile. If the group fails,
  * each request is retried alone, so one bad request never fails another.
  */
 export class TriggerGroupCommitter {
@@ -29,7 +33,7 @@ export class TriggerGroupCommitter {
 
   async trigger(env: Environment, taskIdentifier: string, payload: unknown, options: TriggerOptions = {}, lineage: TriggerLineage = {}): Promise<TriggerResult> {
     let batcher = this.#batchers.get(env.id);
-    if (!batcher) this.#batchers.set(env.id, (batcher = new MicroBatcher((requests) => this.#commit(requests), 200)));
+    if (!batcher) this.#batchers.set(env.id, (batcher = new MicroBatcher((requests) => this.#commit(requests), 200, "immediate", { maxInFlight: TRIGGERS_IN_FLIGHT })));
     const outcome = await batcher.add({ env, taskIdentifier, payload, options, lineage });
     if (!outcome.ok) throw outcome.error;
     return outcome.result;
