@@ -62,3 +62,8 @@ export function scopeHref(scope: Pick<DashboardScope, "project" | "slug" | "bran
   const search = params.toString();
   return `/dashboard/${encodeURIComponent(scope.project.ref)}/${scope.slug}/${path}${search ? `?${search}` : ""}`;
 }
+
+/** A run's page in the dashboard. */
+export function runHref(scope: DashboardScope, runId: string, query: Record<string, string> = {}): string {
+  return scopeHref(scope, `runs/${encodeURIComponent(runId)}`, query);
+}

@@ -8,8 +8,7 @@ import { html, type Html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import { scopedGet, scopedPost, type PageResult } from "../page.ts";
 import { payloadTextarea, prefillText, readPayloadField } from "../payload-form.ts";
-import type { DashboardScope } from "../scope.ts";
-import { runHref } from "./run.ts";
+import { runHref, type DashboardScope } from "../scope.ts";
 
 type RunParams = { runId: string };
 

@@ -7,7 +7,7 @@ import { formatDuration, jsonBlock, statusBadge, tagList, timeCell } from "../fo
 import { html, type Html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import { scopedGet, scopedPost } from "../page.ts";
-import { scopeHref, type DashboardScope } from "../scope.ts";
+import { runHref, scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
 import { renderTimeline } from "../timeline-view.ts";
 import { registerReplayPages } from "./run-replay.ts";
@@ -23,10 +23,6 @@ const NOTICES: Record<string, string> = {
   "replayed-from-failure": "This run resumes the failed run from where it failed: the steps, waits and child results it recorded are replayed, not done again.",
   tested: "Test run triggered from the task's Test form.",
 };
-
-export function runHref(scope: DashboardScope, runId: string, query: Record<string, string> = {}): string {
-  return scopeHref(scope, `runs/${encodeURIComponent(runId)}`, query);
-}
 
 function relatedLink(scope: DashboardScope, run: RelatedRun): Html {
   return html`<a class="mono" href="${runHref(scope, run.id)}">${run.id}</a> ${run.taskIdentifier} ${statusBadge(run.status)}`;

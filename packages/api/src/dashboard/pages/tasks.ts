@@ -7,8 +7,7 @@ import { html, type Html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import { scopedGet, scopedPost, type PageContext, type PageResult } from "../page.ts";
 import { payloadTextarea, prefillText, readPayloadField } from "../payload-form.ts";
-import { scopeHref, type DashboardScope } from "../scope.ts";
-import { runHref } from "./run.ts";
+import { runHref, scopeHref, type DashboardScope } from "../scope.ts";
 
 type TaskParams = { taskId: string };
 
