@@ -1,18 +1,8 @@
 import type { Queryable } from "../../db/queryable.ts";
-import type { RunLogLevel, RunLogSource } from "./limits.ts";
+import type { RunLogLevel, RunLogLine, RunLogSource } from "./limits.ts";
 
-/** One stored line of a run's log, as readers (the dashboard, the trace) see it. */
-export interface RunLog {
-  seq: number;
-  attempt: number;
-  level: RunLogLevel;
-  message: string;
-  attributes: Record<string, unknown> | null;
-  loggedAt: Date;
-  source: RunLogSource;
-  step: string | null;
-  ledger: { epoch: number; key: string } | null;
-}
+/** One stored line of a run's log, as readers (the dashboard, the trace) see it: as written, numbered. */
+export type RunLog = Omit<RunLogLine, "environmentId" | "runId"> & { seq: number };
 
 export interface RunLogs {
   /** In the order they were written. */
