@@ -294,6 +294,7 @@ END) STORED NOT NULL,
     change_xid xid8 DEFAULT pg_current_xact_id(),
     metadata_ops_epoch integer,
     metadata_ops integer,
+    debounce_key text,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -308,6 +309,7 @@ CREATE INDEX runs_limited_ready ON public.runs USING btree (environment_id, queu
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
+CREATE UNIQUE INDEX runs_pending_debounce_key ON public.runs USING btree (environment_id, task_identifier, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'DELAYED'::text));
 CREATE INDEX runs_queue_list ON public.runs USING btree (environment_id, queue_name, created_at DESC, id DESC) WHERE (queue_name <> ('task/'::text || task_identifier));
 CREATE INDEX runs_queued ON public.runs USING btree (environment_id, created_at, id) WHERE ((status = 'QUEUED'::text) AND (available_at IS NULL) AND claim_from_runs);
 CREATE INDEX runs_resumable ON public.runs USING btree (environment_id, resume_due_at, id) WHERE ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL) AND claim_from_runs);

@@ -277,6 +277,10 @@ export const MATRIX: Record<string, MatrixEntry> = {
     kinds: SK, target: "collection", success: 200,
     build: async () => ({ url: "/api/v1/auth/jwt/claims" }),
   },
+  "POST /api/v1/auth/public-tokens": {
+    kinds: SK, target: "collection", success: 200,
+    build: async () => ({ url: "/api/v1/auth/public-tokens", payload: { scopes: ["read:runs"] } }),
+  },
 
   // Sessions: public tokens need session scopes (`read:sessions:<id>`, `write:sessions:<id>`);
   // PATCH and close need a secret key (or a bare `admin` JWT). session-scopes.test.ts has the full

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, AuthenticationError, BadRequestError, configure, envvars, NotFoundError, PermissionDeniedError, runs, tasks } from "@trigger.dev/sdk";
+import { ApiClient } from "@trigger.dev/core/v3";
+import { decodeJwt } from "jose";
 import { startTestApi, type TestApi } from "./harness.ts";
 import { createPreviewBranch, createUserWithPat } from "./credentials-fixtures.ts";
 
@@ -87,5 +89,48 @@ describe("@trigger.dev/sdk auth against svc", () => {
     const page = await auth.withAuth({ accessToken: pat }, () => runs.list(ref, { env: ["dev"], limit: 100 }));
     expect(page.data.map((r) => r.id)).toContain(handle.id);
     await expect(auth.withAuth({ accessToken: pat }, () => tasks.trigger("hello-world", {}))).rejects.toBeInstanceOf(AuthenticationError);
+  });
+});
+
+describe("POST /api/v1/auth/public-tokens (@trigger.dev/core's apiClient.createPublicToken)", () => {
+  // The SDK's auth.createPublicToken calls it only with a run token or an additional API key
+  // (neither of which svc issues); with a secret key it signs locally. Its API client is public.
+  const client = () => new ApiClient(baseURL, api.project.environments.dev.secretKey);
+
+  it("mints a token svc accepts within its scopes, expiring when asked", async () => {
+    const handle = await tasks.trigger("hello-world", { n: 1 });
+    const other = await tasks.trigger("hello-world", { n: 2 });
+    const before = Math.floor(Date.now() / 1000);
+    const { token } = await client().createPublicToken({ scopes: [`read:runs:${handle.id}`], expirationTime: "1h" });
+    const claims = decodeJwt(token);
+    expect(claims).toMatchObject({ pub: true, sub: api.project.environments.dev.id, scopes: [`read:runs:${handle.id}`] });
+    expect(claims.exp! - claims.iat!).toBe(3600);
+    expect(claims.iat!).toBeGreaterThanOrEqual(before);
+    expect((await auth.withAuth({ accessToken: token }, () => runs.retrieve(handle.id))).id).toBe(handle.id);
+    await expect(auth.withAuth({ accessToken: token }, () => runs.retrieve(other.id))).rejects.toBeInstanceOf(PermissionDeniedError);
+
+    // Absent: 15 minutes (the SDK's local default); a Unix time in seconds: that time.
+    const short = decodeJwt((await client().createPublicToken({ scopes: ["read:runs"] })).token);
+    expect(short.exp! - short.iat!).toBe(900);
+    const at = before + 7200;
+    expect(decodeJwt((await client().createPublicToken({ scopes: ["read:runs"], expirationTime: at })).token).exp).toBe(at);
+    // The realtime claim (skipColumns) is carried as the SDK signs it locally; serve-shape.ts reads it.
+    const skipping = decodeJwt((await client().createPublicToken({ scopes: ["read:runs"], realtime: { skipColumns: ["payload"] } })).token);
+    expect(skipping.realtime).toEqual({ skipColumns: ["payload"] });
+    expect(short).not.toHaveProperty("realtime");
+  });
+
+  it("refuses bad requests with a 400, and any credential but a secret key (401)", async () => {
+    const post = (payload: unknown, key = api.project.environments.dev.secretKey) =>
+      api.app.inject({ method: "POST", url: "/api/v1/auth/public-tokens", headers: { authorization: `Bearer ${key}` }, payload: payload as object });
+    for (const bad of [{}, { scopes: [] }, { scopes: ["fly:runs"] }, { scopes: ["read:planets"] }, { scopes: ["read:runs"], expirationTime: "soon" }, { scopes: ["read:runs"], expirationTime: 1000 }, { scopes: "read:runs" }]) {
+      const res = await post(bad);
+      expect(res.statusCode, `${JSON.stringify(bad)}: ${res.body}`).toBe(400);
+      expect(res.json().error).toEqual(expect.any(String));
+    }
+    const { token } = await client().createPublicToken({ scopes: ["admin"] });
+    // A public token (even an admin one) cannot mint tokens: as for /jwt/claims, a 401.
+    expect((await post({ scopes: ["read:runs"] }, token)).statusCode).toBe(401);
+    await expect(new ApiClient(baseURL, "svc_dev_nope").createPublicToken({ scopes: ["read:runs"] })).rejects.toBeInstanceOf(AuthenticationError);
   });
 });

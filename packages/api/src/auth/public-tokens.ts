@@ -14,6 +14,6 @@ export function signingKeyFor(deps: AppDeps, env: Environment): Promise<string> 
  * `pub: true`, `scopes`. `expiresInSeconds` defaults to one hour. The worker mints the same
  * tokens through the engine (`mintEnvironmentToken`).
  */
-export function mintPublicToken(deps: AppDeps, env: Environment, scopes: string[], expiresInSeconds = 3600): Promise<string> {
-  return mintEnvironmentToken(deps.engine, env, scopes, expiresInSeconds);
+export function mintPublicToken(deps: AppDeps, env: Environment, scopes: string[], expiresInSeconds = 3600, realtime?: { skipColumns?: string[] }): Promise<string> {
+  return mintEnvironmentToken(deps.engine, env, scopes, expiresInSeconds, realtime);
 }

@@ -9,7 +9,7 @@ function row(overrides: Partial<RunRow>): RunRow {
   return {
     id: "run_1", environment_id: "env_1", project_id: "proj_1", task_identifier: "t", status: "QUEUED", queue_name: "task/t", concurrency_key: null,
     payload: null, payload_type: "application/json", output: null, output_type: null, error: null, idempotency_key: null, idempotency_key_user: null, idempotency_key_scope: null,
-    idempotency_key_expires_at: null, tags: [], metadata: null, max_attempts: null, max_duration_s: null, ttl: null, expire_at: null, delay_until: null,
+    idempotency_key_expires_at: null, debounce_key: null, tags: [], metadata: null, max_attempts: null, max_duration_s: null, ttl: null, expire_at: null, delay_until: null,
     available_at: null, attempt_number: 0, ledger_epoch: 0, claim_token: null, traceparent: null, wait_traceparent: null, lease_expires_at: null, offered_at: null, offered_start: false, claim_from_runs: false, worker_id: null,
     worker_version: null, ledger_version: 0, suspended_worker_id: null, parent_run_id: null, root_run_id: null, depth: 0, trigger_function: "trigger", awaited: false, batch_id: null, batch_index: null,
     schedule_id: null, is_test: false, created_at: AT, updated_at: AT, started_at: null, finished_at: null, expired_at: null, metadata_ops_epoch: null, metadata_ops: null, ...overrides,

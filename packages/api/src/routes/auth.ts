@@ -3,6 +3,20 @@ import { z } from "zod";
 import type { AppDeps } from "../deps.ts";
 import { environmentOf } from "../http/principal-guards.ts";
 import { defineRoute } from "../http/route.ts";
+import { mintPublicToken } from "../auth/public-tokens.ts";
+import { checkRequestedScopes, publicTokenLifetime } from "../auth/public-token-request.ts";
+
+/** Body of POST /api/v1/auth/public-tokens (what @trigger.dev/core's apiClient.createPublicToken sends). */
+const CreatePublicTokenBody = z
+  .object({
+    scopes: z.array(z.string().min(1).max(512)).min(1).max(100),
+    expirationTime: z
+      .union([z.string().min(1).max(64), z.number().int().positive()])
+      .meta({ description: "A duration from now (\"15m\", \"1h\") or a Unix time in seconds; 15 minutes when absent" })
+      .optional(),
+    realtime: z.object({ skipColumns: z.array(z.string().max(64)).max(32).optional() }).optional(),
+  })
+  .passthrough();
 
 export function registerAuthRoutes(app: FastifyInstance, deps: AppDeps) {
   defineRoute(app, deps, {
@@ -17,6 +31,23 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AppDeps) {
     async handler({ principal }) {
       // For a preview branch `sub` is the branch; the token is still signed with the preview key.
       return { sub: environmentOf(principal).id, pub: true as const };
+    },
+  });
+
+  defineRoute(app, deps, {
+    method: "POST",
+    url: "/api/v1/auth/public-tokens",
+    operation: "auth.mintPublicToken",
+    summary: "Mint a public access token with the given scopes (what the SDK asks for when it cannot sign one itself)",
+    tags: ["auth"],
+    // The same token the secret key could sign itself (auth.createPublicToken): only it may ask.
+    auth: { allow: ["secretKey"] },
+    body: CreatePublicTokenBody,
+    response: z.object({ token: z.string() }),
+    async handler({ principal, body }) {
+      checkRequestedScopes(body.scopes);
+      const lifetime = publicTokenLifetime(body.expirationTime, deps.engine.clock.now());
+      return { token: await mintPublicToken(deps, environmentOf(principal), body.scopes, lifetime, body.realtime?.skipColumns ? { skipColumns: body.realtime.skipColumns } : undefined) };
     },
   });
 }

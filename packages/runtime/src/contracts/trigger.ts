@@ -41,6 +41,9 @@ const Tags = z.union([storedText(), z.array(storedText())]);
 /** What an idempotency key is unique to (idempotencyKeys.create): the run that triggers, its attempt, or nothing. */
 export const IDEMPOTENCY_KEY_SCOPES = ["run", "attempt", "global"] as const;
 
+/** Which trigger's payload and options a debounced run keeps: the first (leading, the default) or the last. */
+export const DEBOUNCE_MODES = ["leading", "trailing"] as const;
+
 /** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
 export const TriggerOptions = z
   .object({
@@ -74,6 +77,19 @@ export const TriggerOptions = z
     parentRunId: storedText().optional(),
     resumeParentOnCompletion: z.boolean().optional(),
     parentBatch: z.string().optional(),
+    /**
+     * Debounced trigger (Trigger.dev ≥ 4.3): the first trigger with a key creates a run delayed by
+     * `delay`; later ones with the key push it back while it has not started (engine/runs/debounce.ts).
+     */
+    debounce: z
+      .object({
+        key: storedText(z.string().min(1).max(512)),
+        delay: DurationText,
+        mode: z.enum(DEBOUNCE_MODES).optional(),
+        maxDelay: DurationText.optional(),
+      })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 export type TriggerOptions = z.infer<typeof TriggerOptions>;

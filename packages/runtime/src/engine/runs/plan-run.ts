@@ -3,6 +3,7 @@ import { UnprocessableError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { Environment } from "../tenancy/environments.ts";
+import { debounceWindow } from "./debounce.ts";
 import { encodePayload, type Packet } from "./payloads.ts";
 import type { RunRow } from "./store.ts";
 
@@ -76,7 +77,12 @@ export function planRun(
   if (!taskIdentifier || taskIdentifier.length > 128) throw new ValidationError("taskId: must be 1 to 128 characters");
   const tags = normalizeTags(options.tags);
   const packet = encodePayload(payload, options.payloadType ?? "application/json");
-  const delayUntil = options.delay !== undefined ? resolveTime(options.delay, now, "delay") : null;
+  // A debounced run is delayed by its debounce delay (debounce.ts), whatever `delay` says.
+  const delayUntil = options.debounce
+    ? new Date(now.getTime() + debounceWindow(options.debounce).delayMs)
+    : options.delay !== undefined
+      ? resolveTime(options.delay, now, "delay")
+      : null;
   const isDelayed = delayUntil !== null && delayUntil.getTime() > now.getTime();
   let expireAt: Date | null = null;
   let ttl: string | null = null;

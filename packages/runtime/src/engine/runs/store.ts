@@ -21,6 +21,8 @@ export interface RunRow {
   /** idempotencyKeyOptions.scope (migration 0037): run, attempt or global. */
   idempotency_key_scope: string | null;
   idempotency_key_expires_at: Date | null;
+  /** options.debounce.key of a debounced run (migration 0042); while DELAYED, later triggers with it push the run back. */
+  debounce_key: string | null;
   tags: string[];
   metadata: unknown;
   max_attempts: number | null;

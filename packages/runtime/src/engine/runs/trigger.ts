@@ -5,6 +5,7 @@ import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { EngineDeps } from "../deps.ts";
 import { assertPacketUploaded } from "../packets/store.ts";
 import type { Environment } from "../tenancy/environments.ts";
+import { pushPendingDebouncedRun, setDebounceKeys } from "./debounce.ts";
 import { insertRuns, type InsertedRun } from "./insert-runs.ts";
 import { planRun, type RunPlan, type TriggerLineage } from "./plan-run.ts";
 import { freesIdempotencyKey } from "./statuses.ts";
@@ -48,7 +49,8 @@ export async function triggerRunInTransaction(
 /**
  * Triggers many runs in `tx` with one multi-row INSERT (which also offers first attempts to free
  * workers) and one wake-up for the rest. Inputs with an idempotency key are resolved first (a live
- * run with the key is returned, isCached). Results are in input order. Errors name the failing
+ * run with the key is returned, isCached); debounced inputs push back the pending run of their key
+ * (returned, isCached) or create one (debounce.ts). Results are in input order. Errors name the failing
  * input's index when there is more than one. `tx` may be a pool when `needsTransaction(inputs)` is
  * false: the INSERT is then the only write, and commits alone (see triggerRuns).
  */
@@ -63,6 +65,7 @@ export async function triggerRunsInTransaction(
   const parents = await loadParents(tx, env, inputs);
   const results: (TriggerResult | null)[] = inputs.map(() => null);
   const plans: { index: number; plan: RunPlan }[] = [];
+  let delayed = false;
   for (const [index, input] of inputs.entries()) {
     const options = input.options ?? {};
     const lineage = input.lineage ?? {};
@@ -75,6 +78,23 @@ export async function triggerRunsInTransaction(
           results[index] = { id: cached.id, isCached: true, run: cached };
           continue;
         }
+      }
+      if (options.debounce) {
+        // Debounced: the pending run with the key is pushed back, else a new run takes the key now,
+        // so that a later input of this call with the same key finds it (debounce.ts).
+        const pending = await pushPendingDebouncedRun(tx, env.id, plan, options.debounce, options, now);
+        if (pending) {
+          results[index] = { id: pending.id, isCached: true, run: pending };
+          continue;
+        }
+        const [row] = await insertRuns(tx, env, [plan], now, { offer: false });
+        if (row) {
+          await setDebounceKeys(tx, env.id, [{ id: row.id, key: options.debounce.key }]);
+          results[index] = { id: row.id, isCached: false, run: row };
+          delayed = true;
+          continue;
+        }
+        // An idempotency key another transaction took meanwhile: answered below, as any such run.
       }
       plans.push({ index, plan });
     } catch (error) {
@@ -97,7 +117,7 @@ export async function triggerRunsInTransaction(
   const queued = plans.map((p) => inserted.get(p.plan.id)).filter((r): r is InsertedRun => r !== undefined && r.status === "QUEUED");
   // The rest are left for workers to claim, and the workers of their queues woken.
   await startRuns(deps, tx, queued.map((r) => ({ ...r, environment_id: env.id })), now);
-  if (plans.some((p) => p.plan.status === "DELAYED")) await tx.query(`SELECT pg_notify('svc_timers', '')`);
+  if (delayed || plans.some((p) => p.plan.status === "DELAYED")) await tx.query(`SELECT pg_notify('svc_timers', '')`);
   return results as TriggerResult[];
 }
 
@@ -154,7 +174,7 @@ export async function triggerRun(
 
 /**
  * Triggers runs on their own: in one statement that commits alone when that is all they need (no
- * idempotency key to look up, no parent run to read, no uploaded payload to check, one INSERT's
+ * idempotency key to look up, no debounce key to lock, no parent run to read, no uploaded payload to check, one INSERT's
  * worth), else in a transaction of their own. A trigger is then one round trip to Postgres, as
  * starting a workflow is in DBOS.
  */
@@ -167,6 +187,6 @@ export async function triggerRuns(deps: EngineDeps, env: Environment, inputs: Tr
 export function needsTransaction(inputs: TriggerInput[]): boolean {
   return (
     inputs.length > 1000 ||
-    inputs.some((i) => i.options?.idempotencyKey !== undefined || i.options?.parentRunId !== undefined || i.lineage?.parentRunId !== undefined || i.options?.payloadType === "application/store")
+    inputs.some((i) => i.options?.idempotencyKey !== undefined || i.options?.debounce !== undefined || i.options?.parentRunId !== undefined || i.lineage?.parentRunId !== undefined || i.options?.payloadType === "application/store")
   );
 }

@@ -34,8 +34,9 @@ export async function mintEnvironmentToken(
   env: Pick<Environment, "id" | "parentEnvironmentId">,
   scopes: string[],
   expiresInSeconds = 3600,
+  realtime?: { skipColumns?: string[] },
 ): Promise<string> {
-  return signEnvironmentToken(await environmentSigningKey(deps, env), deps.clock.now(), env, scopes, expiresInSeconds);
+  return signEnvironmentToken(await environmentSigningKey(deps, env), deps.clock.now(), env, scopes, expiresInSeconds, realtime);
 }
 
 /** The protected header of every token, base64url-encoded: `{"alg":"HS256"}`. */
@@ -49,9 +50,10 @@ const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256" })).toString("bas
  * libuv thread pool per token, which took 14 % of an API process's CPU under BENCH=scaleout
  * (measured 25 Nov; the commit that made the change says how). Tokens are verified with jose (auth/verifiers.ts).
  */
-export function signEnvironmentToken(key: string, at: Date, env: Pick<Environment, "id">, scopes: string[], expiresInSeconds: number): string {
+export function signEnvironmentToken(key: string, at: Date, env: Pick<Environment, "id">, scopes: string[], expiresInSeconds: number, realtime?: { skipColumns?: string[] }): string {
   const now = Math.floor(at.getTime() / 1000);
-  const claims = { pub: true, scopes, sub: env.id, iss: JWT_ISSUER, aud: JWT_AUDIENCE, iat: now, exp: now + expiresInSeconds };
+  // `realtime` (skipColumns for realtime subscriptions) only when asked for: the claims are otherwise unchanged.
+  const claims = { pub: true, scopes, ...(realtime ? { realtime } : {}), sub: env.id, iss: JWT_ISSUER, aud: JWT_AUDIENCE, iat: now, exp: now + expiresInSeconds };
   const signingInput = `${HS256_HEADER}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}`;
   return `${signingInput}.${createHmac("sha256", key).update(signingInput).digest("base64url")}`;
 }
