@@ -52,3 +52,12 @@ export async function unservedRunCounts(db: Queryable, now: Date): Promise<{ tas
   );
   return rows;
 }
+
+/** The oldest QUEUED run of a task in the environment (runs_task_list), or null: what `svc dev` names. */
+export async function oldestQueuedRun(db: Queryable, environmentId: string, task: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM runs WHERE environment_id = $1 AND task_identifier = $2 AND status = 'QUEUED' ORDER BY created_at, id LIMIT 1`,
+    [environmentId, task],
+  );
+  return rows[0]?.id ?? null;
+}
