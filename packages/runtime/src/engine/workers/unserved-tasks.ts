@@ -5,8 +5,9 @@ import type { Queryable } from "../../db/queryable.ts";
  * of a task that no live worker of their environment serves. `registered`: whether any worker of
  * the environment ever registered it (false: a typo in the task id, or code never deployed there).
  * Trigger.dev v4 accepts such a trigger too (the run waits, PENDING_VERSION, until a version with
- * the task is deployed); svc keeps the run QUEUED and says so here, on the dashboard and in the
- * `svc_runs_unserved` metric.
+ * the task is deployed); svc keeps the run QUEUED (the API presents one of a never-registered task
+ * as PENDING_VERSION: runs/pending-version.ts) and says so here, on the dashboard, in `svc dev` and
+ * in the `svc_runs_unserved` metric.
  */
 export interface UnservedTask {
   task: string;
