@@ -5,8 +5,10 @@ import { startTestWorker, type TestWorker } from "../packages/worker/test/harnes
 import { startListeningApi, type ListeningApi } from "../packages/api/test/client-server.ts";
 
 // End to end across packages: the published SDK subscribes to a run (with the trigger's public
-// token) that a real worker takes QUEUED → EXECUTING → COMPLETED; the task waits in EXECUTING
-// until the subscriber has seen it, so every state is observed, and the last row has the output.
+// token) that a real worker takes to EXECUTING → COMPLETED; the task waits in EXECUTING until the
+// subscriber has seen it, so every state is observed, and the last row has the output. Triggered
+// before any worker has the task, the run reads PENDING_VERSION (as on Trigger.dev: no version with
+// the task yet) until the worker that starts with it claims it.
 let api: ListeningApi;
 let tw: TestWorker | undefined;
 let release!: () => void;
@@ -31,7 +33,7 @@ afterAll(async () => {
 });
 
 describe("runs.subscribeToRun with a worker running the run", () => {
-  it("sees QUEUED, then EXECUTING, then COMPLETED with the output, and ends by itself", async () => {
+  it("sees PENDING_VERSION, then EXECUTING, then COMPLETED with the output, and ends by itself", async () => {
     const handle = await tasks.trigger("realtime-doubler", { n: 21 }, { tags: ["e2e"] });
     const statuses: string[] = [];
     let last: { output?: unknown; isSuccess: boolean; finishedAt?: Date; startedAt?: Date } | undefined;
@@ -39,13 +41,13 @@ describe("runs.subscribeToRun with a worker running the run", () => {
       for await (const run of runs.subscribeToRun(handle.id)) {
         if (statuses.at(-1) !== run.status) statuses.push(run.status);
         last = run;
-        // The worker starts once the subscriber saw the run queued, and the task ends once it saw it executing.
-        if (run.status === "QUEUED" && !tw) tw = await startTestWorker(api, [doubler]);
+        // The worker starts once the subscriber saw the run waiting for it, and the task ends once it saw it executing.
+        if (run.status === "PENDING_VERSION" && !tw) tw = await startTestWorker(api, [doubler]);
         if (run.status === "EXECUTING") release();
       }
     });
     // DEQUEUED (claimed, not yet running) may be seen between the two, depending on timing.
-    expect(statuses.filter((s) => s !== "DEQUEUED")).toEqual(["QUEUED", "EXECUTING", "COMPLETED"]);
+    expect(statuses.filter((s) => s !== "DEQUEUED")).toEqual(["PENDING_VERSION", "EXECUTING", "COMPLETED"]);
     expect(last).toMatchObject({ output: { doubled: 42 }, isSuccess: true });
     expect(last!.startedAt).toBeInstanceOf(Date);
     expect(last!.finishedAt).toBeInstanceOf(Date);

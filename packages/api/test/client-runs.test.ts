@@ -10,12 +10,15 @@ import {
   tasksClient,
   UnprocessableEntityError,
 } from "@svc/runtime";
+import { registerTasks } from "./registered-tasks.ts";
 import { clearServiceEnvironment, environmentOfRun, NO_RETRY, startListeningApi, type ListeningApi } from "./client-server.ts";
 
 let api: ListeningApi;
 
 beforeAll(async () => {
   api = await startListeningApi();
+  // Registered, as a worker would: their runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, api.project.environments.dev.id, ["hello-world", "filtered"]);
 });
 afterAll(async () => api?.close());
 beforeEach(() => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendRunLogs, DEFAULT_RUN_LOG_LIMITS } from "@svc/runtime/engine";
+import { registerTasks } from "./registered-tasks.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 import { createPreviewBranch, createUserWithPat } from "./credentials-fixtures.ts";
 import { DashboardBrowser } from "./dashboard-browser-client.ts";
@@ -25,6 +26,8 @@ beforeAll(async () => {
   api = await startTestApi();
   base = `/dashboard/${api.project.projectRef}/dev`;
   const user = await createUserWithPat(api, "pages@example.com", { memberOf: [api.project.projectRef] });
+  // Registered, as a worker would: their queued runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, api.env.id, ["alpha", "beta", "paged", "queue-a", "logging"]);
   browser = new DashboardBrowser(api.app);
   expect((await browser.signIn(user.pat)).statusCode).toBe(303);
 });
@@ -230,6 +233,11 @@ describe("runs nothing will run", () => {
     const queues = await browser.get(`${base}/queues`);
     expect(queues.body).toContain("Queued runs no live worker serves");
     expect(queues.body).toMatch(/<strong>hello-wrold<\/strong><\/a>: 1 queued, the oldest for [^—]+— no worker of this environment ever registered this task/);
+    // Never registered: its runs read PENDING_VERSION (as Trigger.dev shows them), and the queues page links there.
+    expect(queues.body).toContain("runs?task=hello-wrold&amp;status=PENDING_VERSION");
+    expect(queues.body).toContain("runs?task=gone-worker-task&amp;status=QUEUED");
+    expect((await browser.get(`${base}/runs?task=hello-wrold&status=PENDING_VERSION`)).body).toContain(typo);
+    expect((await browser.get(`${base}/runs/${typo}`)).body).toContain("PENDING_VERSION");
     expect(queues.body).toMatch(/<strong>gone-worker-task<\/strong><\/a>: 1 queued, the oldest for [^—]+— no live worker has this task/);
     // A live worker with the task: no longer flagged.
     await api.db.pool.query(`INSERT INTO workers (id, environment_id, tasks, version, listener_lock, alive_until) VALUES ('worker_typo', $1, '{hello-wrold}', 'v1', 0, now() + interval '1 hour')`, [api.env.id]);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintPublicToken } from "../src/auth/public-tokens.ts";
 import { startListeningApi, type ListeningApi } from "./client-server.ts";
 import { startTestApiOn } from "./harness.ts";
+import { registerTasks } from "./registered-tasks.ts";
 import { triggerTask } from "./runs-fixtures.ts";
 
 const LIVE_POLL_MS = 1500;
@@ -12,6 +13,8 @@ let api: ListeningApi;
 
 beforeAll(async () => {
   api = await startListeningApi({ limits: { realtimeLivePollMs: LIVE_POLL_MS, runSubscriptions: { perPublicToken: 2, perAddress: null } } });
+  // Registered, as a worker would: its queued runs read PENDING (QUEUED); a never-registered task's read PENDING_VERSION.
+  await registerTasks(api.db.pool, api.project.environments.dev.id, ["hello-world"]);
 });
 afterAll(async () => api?.close());
 

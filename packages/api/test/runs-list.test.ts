@@ -3,6 +3,7 @@ import type { ZodType } from "zod";
 import { createToken, getEnvironment, newId } from "@svc/runtime/engine";
 import { mintPublicToken } from "../src/auth/public-tokens.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
+import { registerTasks } from "./registered-tasks.ts";
 import { insertRun, nullPaths, sdkSchemas, triggerTask, type RunFixture } from "./runs-fixtures.ts";
 import { waitingRunOn } from "./waitpoints-helpers.ts";
 
@@ -19,6 +20,8 @@ beforeAll(async () => {
   clock = new FakeClock(NOW);
   api = await startTestApi({ clock });
   devEnv = api.project.environments.dev.id;
+  // Registered, as a worker would: their queued runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, devEnv, ["shape-task", "f-status"]);
   ListRunResponseItem = (await sdkSchemas()).ListRunResponseItem;
 });
 afterAll(async () => api?.close());
@@ -135,6 +138,13 @@ describe("GET /api/v1/runs filters", () => {
     expect(await ids({ "filter[taskIdentifier]": "f-status", "filter[status]": "COMPLETED,FAILED" })).toEqual([failed, completed]);
     expect(await ids({ "filter[taskIdentifier]": "f-status", "filter[status]": "QUEUED" })).toEqual([queued]);
     expect(await ids({ "filter[taskIdentifier]": "f-status", "filter[status]": "INTERRUPTED" })).toEqual([failed]);
+    // A queued run of a task no worker of the environment registered is PENDING_VERSION (legacy: WAITING_FOR_DEPLOY).
+    const [pending] = await seed("f-status-undeployed", [{ createdAt: ago(3 * MINUTE), status: "QUEUED" }]);
+    expect(await ids({ "filter[taskIdentifier]": "f-status,f-status-undeployed", "filter[status]": "QUEUED" })).toEqual([queued]);
+    expect(await ids({ "filter[taskIdentifier]": "f-status,f-status-undeployed", "filter[status]": "PENDING_VERSION" })).toEqual([pending]);
+    expect(await ids({ "filter[status]": "WAITING_FOR_DEPLOY", "filter[tag]": "nope,other" })).toEqual([]);
+    expect(await ids({ "filter[status]": "WAITING_FOR_DEPLOY", "filter[taskIdentifier]": "f-status,f-status-undeployed" })).toEqual([pending]);
+    expect((await listOk({ "filter[taskIdentifier]": "f-status-undeployed" })).data.map((r) => r.status)).toEqual(["PENDING_VERSION"]);
     const bad = await list({ "filter[status]": "QUEUED,PENDING,NOPE" });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toMatch(/Invalid status values: PENDING, NOPE/);

@@ -3,6 +3,7 @@ import type { ZodType } from "zod";
 import { completeToken, createToken, getEnvironment, newId } from "@svc/runtime/engine";
 import { mintPublicToken } from "../src/auth/public-tokens.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
+import { registerTasks } from "./registered-tasks.ts";
 import { insertRun, nullPaths, sdkSchemas, triggerTask } from "./runs-fixtures.ts";
 import { waitingRunOn } from "./waitpoints-helpers.ts";
 
@@ -13,6 +14,8 @@ beforeAll(async () => {
   api = await startTestApi();
   schemas = await sdkSchemas();
   devEnv = api.project.environments.dev.id;
+  // Registered, as a worker would: its queued runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, devEnv, ["hello-world"]);
 });
 afterAll(async () => api?.close());
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, configure, runs, tasks } from "@trigger.dev/sdk";
+import { registerTasks } from "./registered-tasks.ts";
 import { startListeningApi, type ListeningApi } from "./client-server.ts";
 
 // The published SDK's realtime subscriptions, unchanged, against svc on a real port, with the
@@ -9,6 +10,8 @@ let api: ListeningApi;
 beforeAll(async () => {
   api = await startListeningApi({ limits: { realtimeLivePollMs: 5000 } });
   configure({ baseURL: api.baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
+  // Registered, as a worker would: its queued runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, api.project.environments.dev.id, ["sdk-rt-task"]);
 });
 afterAll(async () => api?.close());
 
@@ -42,6 +45,22 @@ describe("runs.subscribeToRun / subscribeToRunsWithTag / subscribeToBatch", () =
       { status: "QUEUED", metadata: { step: 1 }, tags: ["sdk-rt"], finished: false },
       { status: "CANCELED", metadata: { step: 1 }, tags: ["sdk-rt"], finished: true },
     ]);
+  });
+
+  it("shows a run of a task no worker ever registered as PENDING_VERSION", async () => {
+    const handle = await tasks.trigger("sdk-rt-undeployed", { n: 1 });
+    const seen: string[] = [];
+    await auth.withAuth({ accessToken: handle.publicAccessToken }, async () => {
+      for await (const run of runs.subscribeToRun(handle.id)) {
+        seen.push(run.status);
+        expect(run.isQueued).toBe(run.status === "PENDING_VERSION");
+        if (seen.length === 1) {
+          await waiting(1);
+          await auth.withAuth({ accessToken: api.project.environments.dev.secretKey }, () => runs.cancel(handle.id));
+        }
+      }
+    });
+    expect(seen).toEqual(["PENDING_VERSION", "CANCELED"]);
   });
 
   it("sees new runs with a tag, with a token from auth.createPublicToken scoped to the tag", async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, BadRequestError, configure, idempotencyKeys, NotFoundError, PermissionDeniedError, runs, tasks, UnprocessableEntityError } from "@trigger.dev/sdk";
 import { ApiClient } from "@trigger.dev/core/v3";
 import { CHANNELS, delayedRuns, fireAllDue } from "@svc/runtime/engine";
+import { registerTasks } from "./registered-tasks.ts";
 import { FakeClock, startTestApi, type TestApi } from "./harness.ts";
 
 // The published SDK, unchanged, changing runs after their trigger: reschedule, tags (through its
@@ -19,6 +20,8 @@ beforeAll(async () => {
   baseURL = await api.app.listen({ port: 0, host: "127.0.0.1" });
   api.engine.apiUrl = baseURL;
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
+  // Registered, as a worker would: their queued runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, api.project.environments.dev.id, ["idempotent-task", "later-task", "tagged-task", "replay-task", "other-task"]);
   client = new ApiClient(baseURL, api.project.environments.dev.secretKey, undefined, { retry: { maxAttempts: 1 } });
 });
 afterAll(async () => api?.close());

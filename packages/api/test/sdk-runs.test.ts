@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, configure, NotFoundError, runs, tasks } from "@trigger.dev/sdk";
+import { registerTasks } from "./registered-tasks.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 // The published SDK, unchanged, against svc on a real port. No worker runs: runs stay QUEUED.
@@ -10,6 +11,8 @@ beforeAll(async () => {
   // Presigned packet URLs must point at this listener.
   api.engine.apiUrl = baseURL;
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
+  // Registered, as a worker would: their queued runs read QUEUED (a never-registered task's read PENDING_VERSION).
+  await registerTasks(api.db.pool, api.project.environments.dev.id, ["hello-world", "pager-task", "cancel-task"]);
 });
 afterAll(async () => api?.close());
 
@@ -100,6 +103,24 @@ describe("@trigger.dev/sdk runs, tasks and batches against svc", () => {
     const replayed = await runs.replay(id);
     expect(replayed.id).not.toBe(id);
     expect(await runs.retrieve(replayed.id)).toMatchObject({ status: "QUEUED", taskIdentifier: "cancel-task", tags: ["c"], payload: { n: 1 } });
+  });
+
+  it("shows a run of a task no worker of the environment ever registered as PENDING_VERSION, and QUEUED once one registers it", async () => {
+    const { id } = await tasks.trigger("not-deployed-yet", { n: 1 });
+    expect(await runs.retrieve(id)).toMatchObject({ id, status: "PENDING_VERSION", isQueued: true, isExecuting: false, isCompleted: false });
+    const pending = await collect(runs.list({ status: "PENDING_VERSION", period: "1h" }));
+    expect(pending.map((r) => r.id)).toContain(id);
+    expect(pending.find((r) => r.id === id)).toMatchObject({ status: "PENDING_VERSION", isQueued: true });
+    expect(pending.every((r) => r.status === "PENDING_VERSION")).toBe(true);
+    expect((await collect(runs.list({ status: "QUEUED", period: "1h" }))).map((r) => r.id)).not.toContain(id);
+    // Trigger.dev's legacy name for it filters the same runs.
+    expect((await collect(runs.list({ status: "WAITING_FOR_DEPLOY" as "PENDING_VERSION", taskIdentifier: "not-deployed-yet" }))).map((r) => r.id)).toEqual([id]);
+
+    // A worker registers the task (it has it in its tasks file now): the same run reads QUEUED.
+    await registerTasks(api.db.pool, api.project.environments.dev.id, ["not-deployed-yet"]);
+    expect(await runs.retrieve(id)).toMatchObject({ id, status: "QUEUED", isQueued: true });
+    expect((await collect(runs.list({ status: "QUEUED", taskIdentifier: "not-deployed-yet" }))).map((r) => r.id)).toEqual([id]);
+    expect(await collect(runs.list({ status: "PENDING_VERSION", taskIdentifier: "not-deployed-yet" }))).toEqual([]);
   });
 
   it("offloads a 200 KB payload through the packet handshake and runs with it", async () => {

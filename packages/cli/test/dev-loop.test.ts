@@ -111,6 +111,29 @@ describe("what svc dev prints of runs", () => {
   });
 });
 
+describe("runs no worker serves", () => {
+  it("says once per task when runs are queued for a task no worker serves, naming the oldest run, until a worker serves it", async () => {
+    const headers = { authorization: `Bearer ${devKey}`, "content-type": "application/json" };
+    const trigger = async (taskId: string) =>
+      ((await (await fetch(`${apiUrl}/api/v1/tasks/${taskId}/trigger`, { method: "POST", headers, body: JSON.stringify({ payload: {} }) })).json()) as { id: string }).id;
+    const first = await trigger("greet-later");
+    const second = await trigger("greet-later");
+    const notice = (task: string) => new RegExp(`(run_[0-9a-z]+) \\(${task}\\) is queued(?: \\(and \\d+ more\\))? but no worker serves ${task}: is it exported from your tasks file\\?`);
+    expect((await dev.until(notice("greet-later")))[1]).toBe(first);
+    // Later checks (the ones that see these runs) say nothing more of greet-later while it stays unserved.
+    await trigger("typo-one");
+    await dev.until(notice("typo-one"));
+    await trigger("typo-two");
+    await dev.until(notice("typo-two"));
+    expect(dev.output().match(new RegExp(notice("greet-later").source, "g"))).toHaveLength(1);
+
+    // Exported now: the new worker serves the task and runs both.
+    project.write("src/tasks/later.ts", `import { task } from "@svc/runtime";\n\nexport const later = task({ id: "greet-later", run: async () => "late" });\n`);
+    await dev.until(new RegExp(`${first} \\| completed greet-later`));
+    await dev.until(new RegExp(`${second} \\| completed greet-later`));
+  });
+});
+
 describe("svc dev whose first worker does not load", () => {
   it("watches what it got to, and reloads once the file is fixed", async () => {
     const db2 = await createTestDatabase();

@@ -3,6 +3,8 @@
 // page is the newest of their union. Whatever the mix, pages walked forwards and backwards must be
 // exactly the matching runs in (created_at, id) order — checked against the same filter in JS.
 // Test runs and worker versions (migration 0033) are filters of the same kind: checked the same way.
+// Statuses are matched as presented: a QUEUED run of a task its environment never registered
+// (no worker_tasks row) is PENDING_VERSION, as Trigger.dev shows it (pending-version.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FakeClock,
@@ -24,7 +26,7 @@ const TASKS = ["alpha", "beta", "gamma"];
 let te: TestEngine;
 let envs: Environment[];
 let all: {
-  id: string; created_at: Date; environment_id: string; status: RunStatus; task_identifier: string; queue_name: string; list_status: string; tags: string[];
+  id: string; created_at: Date; environment_id: string; status: RunStatus; presented: RunStatus; task_identifier: string; queue_name: string; list_status: string; tags: string[];
   is_test: boolean; worker_version: string | null;
 }[];
 
@@ -50,7 +52,14 @@ beforeAll(async () => {
       [env.id, new Date(T0.getTime() + 12_000), new Date(T0.getTime() + 3_600_000)]);
   }
   await te.db.pool.query(`UPDATE runs SET worker_version = 'legacy' WHERE id IN (SELECT id FROM runs WHERE worker_version IS NULL ORDER BY created_at LIMIT 3)`);
-  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags, is_test, worker_version FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+  // Registered tasks: alpha and beta in the first environment, gamma in the second; the rest never.
+  const registered = [[envs[0]!.id, "alpha"], [envs[0]!.id, "beta"], [envs[1]!.id, "gamma"]];
+  for (const [env, task] of registered) {
+    await te.db.pool.query(`INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version) VALUES ($1, $2, 'task/' || $2, 'v1')`, [env, task]);
+  }
+  const isRegistered = (env: string, task: string) => registered.some(([e, t]) => e === env && t === task);
+  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags, is_test, worker_version FROM runs ORDER BY created_at DESC, id DESC`)).rows
+    .map((r) => ({ ...r, presented: r.status === "QUEUED" && !isRegistered(r.environment_id, r.task_identifier) ? "PENDING_VERSION" : r.status }));
 });
 afterAll(async () => te?.close());
 
@@ -83,7 +92,7 @@ async function walk(environmentIds: string[], filters: RunListFilters, size: num
 function expected(environmentIds: string[], filters: RunListFilters) {
   return ids(all.filter((r) =>
     environmentIds.includes(r.environment_id) &&
-    (!filters.statuses || filters.statuses.includes(r.status)) &&
+    (!filters.statuses || filters.statuses.includes(r.presented)) &&
     (!filters.taskIdentifiers || filters.taskIdentifiers.includes(r.task_identifier)) &&
     (!filters.queues || filters.queues.includes(r.queue_name)) &&
     (!filters.tags || filters.tags.some((t) => r.tags.includes(t))) &&
@@ -105,6 +114,11 @@ describe("run list lanes", () => {
     ["one live status", { statuses: ["WAITING"] }],
     ["final and live statuses", { statuses: ["QUEUED", "COMPLETED", "EXECUTING", "TIMED_OUT"] }],
     ["every status", { statuses: [...RUN_STATUSES] }],
+    ["PENDING_VERSION (queued runs of never-registered tasks)", { statuses: ["PENDING_VERSION"] }],
+    ["QUEUED (queued runs of registered tasks)", { statuses: ["QUEUED", "FAILED"] }],
+    ["PENDING_VERSION and QUEUED", { statuses: ["PENDING_VERSION", "QUEUED"] }],
+    ["PENDING_VERSION and a tag", { statuses: ["PENDING_VERSION", "COMPLETED"], tags: ["odd", "five"] }],
+    ["QUEUED, a tag and a task", { statuses: ["QUEUED"], tags: ["odd"], taskIdentifiers: ["alpha", "gamma"] }],
     ["a status nothing has", { statuses: ["SYSTEM_FAILURE", "DEQUEUED"], taskIdentifiers: ["nobody"] }],
     ["one task", { taskIdentifiers: ["beta"] }],
     ["two tasks", { taskIdentifiers: ["alpha", "gamma"] }],
@@ -142,6 +156,15 @@ describe("run list lanes", () => {
       expect(await walk([envs[1]!.id], filters, 2)).toEqual({ forwards: expected([envs[1]!.id], filters), backwards: expected([envs[1]!.id], filters) });
     });
   }
+
+  it("returns each run with its presented status, and the fixtures have queued runs of both kinds in both environments", async () => {
+    const both = envs.map((e) => e.id);
+    const page = await listRuns(te.engine.db, both, {}, { keyset: null, direction: "desc", limit: 500 });
+    expect(new Map(page.map((r) => [r.id, r.status]))).toEqual(new Map(all.map((r) => [r.id, r.presented])));
+    for (const env of both) {
+      for (const status of ["QUEUED", "PENDING_VERSION"]) expect(all.some((r) => r.environment_id === env && r.presented === status)).toBe(true);
+    }
+  });
 
   it("refuses a status that is not one, before anything reaches SQL (statuses are written into the statement)", async () => {
     const hostile = ["FAILED' OR '1'='1" as RunStatus];

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { createPool } from "@svc/runtime/db";
 import { systemClock, type Clock } from "@svc/runtime/engine";
 import type { CliIo } from "../io.ts";
 import { devBanner } from "./banner.ts";
@@ -9,6 +10,7 @@ import { devLogStream } from "./dev-logs.ts";
 import { openDevDatabase, prepareDevProject } from "./database.ts";
 import { DevState } from "./state.ts";
 import { watchStarter } from "./starter.ts";
+import { checkUnservedEvery, UNSERVED_CHECK_MS, UnservedNotices } from "./unserved-notices.ts";
 import { watchCode, type CodeWatcher, type WatchedCode } from "./watch.ts";
 
 export interface DevOptions {
@@ -27,7 +29,8 @@ export interface DevOptions {
  * `svc dev`: svc for one project on this machine. Uses DATABASE_URL, or an embedded Postgres kept
  * in `.svc/pg`; migrates; creates the default project and prints its dev key; runs the API and a
  * worker with the project's tasks as child processes, and replaces the worker when a task file
- * changes (the new one starts first; the old one finishes its runs in flight).
+ * changes (the new one starts first; the old one finishes its runs in flight). Says when runs are
+ * queued for a task no worker serves (a typo in a task id, a task not exported).
  *
  * Stopping: Ctrl-C or SIGTERM drains (the runs in flight finish, then the children exit, then the
  * embedded Postgres stops); a second one stops everything at once.
@@ -43,6 +46,8 @@ export class DevSupervisor {
   private warnedAboutEsModules = false;
   private configPath = "";
   private stopDatabase: (() => Promise<void>) | undefined;
+  /** Stops the check for queued runs no worker serves, and its connection. */
+  private stopUnservedCheck: (() => Promise<void>) | undefined;
   private stopping: Promise<number> | undefined;
   private reloading: Promise<void> | undefined;
   /** A worker started but not yet serving. */
@@ -96,6 +101,19 @@ export class DevSupervisor {
     }
     const worker = this.startWorker("start");
     await Promise.all([this.api.ready, worker.ready.catch(() => {})]);
+    if (!this.stopping) this.checkUnserved(databaseUrl, project.environments.dev.id);
+  }
+
+  /** Says when runs are queued for a task no live worker serves (unserved-notices.ts), from now on. */
+  private checkUnserved(databaseUrl: string, environmentId: string): void {
+    const { io } = this.options;
+    const pool = createPool(databaseUrl, { max: 1, onError: (error) => io.stderr(`database connection: ${error.message}`) });
+    const notices = new UnservedNotices({ db: pool, environmentId, clock: this.options.clock ?? systemClock, print: (line) => io.stdout(line) });
+    const check = checkUnservedEvery(notices, UNSERVED_CHECK_MS, (error) => io.stderr(`looking for runs no worker serves: ${error.message}`));
+    this.stopUnservedCheck = async () => {
+      await check.stop();
+      await pool.end();
+    };
   }
 
   /** Installs the signal handlers of a terminal session: one Ctrl-C drains, a second stops at once. */
@@ -118,6 +136,7 @@ export class DevSupervisor {
   stop(code: number): Promise<number> {
     this.stopping ??= (async () => {
       await this.watcher?.close();
+      await this.stopUnservedCheck?.();
       const children = this.children();
       for (const child of children) child.terminate();
       await Promise.all(children.map((c) => c.exited));

@@ -132,7 +132,7 @@ export {
 // Queues and workers as operators see them: each queue's runs by state, the live workers of the registry
 export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
-export { unservedRunCounts, unservedTasks, type UnservedTask } from "./workers/unserved-tasks.ts";
+export { oldestQueuedRun, unservedRunCounts, unservedTasks, type UnservedTask } from "./workers/unserved-tasks.ts";
 export { enterWorkerVersion, VERSION_CLOCK_MARGIN } from "./workers/worker-versions.ts";
 export { taskOverview, type TaskOverview, type TaskRecentRun } from "./tasks/task-overview.ts";
 

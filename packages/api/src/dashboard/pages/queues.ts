@@ -15,7 +15,7 @@ export function unservedView(scope: DashboardScope, unserved: UnservedTask[], no
   return html`<section class="card unserved" aria-label="Runs no worker serves">
 <h2>Queued runs no live worker serves</h2>
 <p>These runs stay queued until a worker of this environment with their task starts.</p>
-<ul>${unserved.map((u) => html`<li><a href="${scopeHref(scope, "runs", { task: u.task, status: "QUEUED" })}"><strong>${u.task}</strong></a>: ${u.queued} queued, the oldest for ${formatDuration(Math.max(0, now.getTime() - u.oldestCreatedAt.getTime()))} — ${u.registered ? "no live worker has this task" : "no worker of this environment ever registered this task (a typo in the task id, or code not deployed here?)"}</li>`)}</ul>
+<ul>${unserved.map((u) => html`<li><a href="${scopeHref(scope, "runs", { task: u.task, status: u.registered ? "QUEUED" : "PENDING_VERSION" })}"><strong>${u.task}</strong></a>: ${u.queued} queued, the oldest for ${formatDuration(Math.max(0, now.getTime() - u.oldestCreatedAt.getTime()))} — ${u.registered ? "no live worker has this task" : "no worker of this environment ever registered this task (a typo in the task id, or code not deployed here?)"}</li>`)}</ul>
 </section>`;
 }
 

@@ -124,7 +124,8 @@ export function registerRunPages(dash: FastifyInstance, deps: AppDeps) {
     ]);
     // Queued runs of a task no live worker serves stay queued: flagged (the queues page counts them all).
     const served = new Set(workers.flatMap((w) => w.tasks));
-    const unserved = (run: ListedRun) => run.status === "QUEUED" && !served.has(run.taskIdentifier);
+    // PENDING_VERSION: a queued run of a task no worker of the environment ever registered.
+    const unserved = (run: ListedRun) => (run.status === "QUEUED" || run.status === "PENDING_VERSION") && !served.has(run.taskIdentifier);
     const unservedTasks = [...new Set(page.data.filter(unserved).map((r) => r.taskIdentifier))].sort();
     const live = !cursor.after && !cursor.before;
     const here = scopeHref(scope, "runs", { ...filters, after: cursor.after, before: cursor.before });

@@ -1,4 +1,5 @@
 import { preparedText, type Queryable } from "../../db/queryable.ts";
+import { presentedStatusSql } from "../runs/pending-version.ts";
 import type { RunStatus } from "../runs/statuses.ts";
 
 /**
@@ -13,7 +14,7 @@ export type RunShape =
 /** A tag shape follows at most this many runs: the newest of its window. */
 export const MAX_TAG_SHAPE_RUNS = 1000;
 
-/** The columns of a run a subscriber sees (migration 0038 stamps change_xid when one of them changes). */
+/** The columns of a run a subscriber sees (migration 0038 stamps change_xid when one of them changes); `status` as presented. */
 export interface RealtimeRunRow {
   id: string;
   task_identifier: string;
@@ -47,7 +48,12 @@ export interface ShapeRead {
   sinceAhead: boolean;
 }
 
-const COLUMNS = `r.id, r.task_identifier, r.status, r.created_at, r.updated_at, r.started_at, r.delay_until, r.expired_at, r.finished_at,
+/**
+ * The status is the presented one (pending-version.ts). A run that turns from PENDING_VERSION to
+ * QUEUED because a worker registered its task is not a change of the row: subscribers see it when
+ * the run is claimed (EXECUTING).
+ */
+const COLUMNS = `r.id, r.task_identifier, ${presentedStatusSql("r")} AS status, r.created_at, r.updated_at, r.started_at, r.delay_until, r.expired_at, r.finished_at,
   r.idempotency_key, r.idempotency_key_user, r.is_test, r.ttl, r.payload, r.payload_type, r.metadata, r.output, r.output_type,
   r.tags, r.error, r.batch_id`;
 

@@ -1,6 +1,7 @@
 import { ValidationError } from "../../errors.ts";
 import { VERSION_CLOCK_MARGIN } from "../workers/worker-versions.ts";
 import type { RunListFilters, RunListPage } from "./list.ts";
+import { presentedStatusCondition, presentedStatusSql } from "./pending-version.ts";
 import { isFinal, isRunStatus } from "./statuses.ts";
 
 /**
@@ -46,7 +47,9 @@ const ANY_ROW: Alternative = { from: [], where: [] };
  * matching run of the window sorted (a million runs: 650 ms for the first page of a list over two
  * environments, measured when this was written). A status lane names its status as a literal (one of
  * RUN_STATUSES, checked here): a partial index serves only a statement whose condition implies
- * the index's predicate, which a parameter cannot.
+ * the index's predicate, which a parameter cannot. Statuses are matched and returned as presented
+ * (pending-version.ts: a QUEUED run of a task no worker of its environment registered is
+ * PENDING_VERSION), a probe of worker_tasks' primary key for the QUEUED runs a lane reads.
  */
 export function runListStatement(environmentIds: string[], filters: RunListFilters, page: RunListPage): { text: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -95,7 +98,8 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
   }
   // A run with two of the tags is in two lanes: the page takes it once.
   const distinct = tags && tags.length > 1 ? "DISTINCT ON (r.created_at, r.id) " : "";
-  const text = `SELECT ${distinct}r.*, (SELECT slug FROM environments e WHERE e.id = r.environment_id) AS environment_slug
+  const text = `SELECT ${distinct}r.*, (SELECT slug FROM environments e WHERE e.id = r.environment_id) AS environment_slug,
+            ${presentedStatusSql("r")} AS presented_status
      FROM (${lanes.join("\n     UNION ALL ")}) r
      ORDER BY r.created_at ${dir}, r.id ${dir} LIMIT ${limit}`;
   return { text, values };
@@ -131,7 +135,7 @@ function keysetCondition(page: RunListPage, values: unknown[]): string | null {
 /** Statuses as one condition, for lanes chosen by tag. */
 function statusCondition(filters: RunListFilters, param: (value: unknown) => string): Alternative {
   if (!filters.statuses) return ANY_ROW;
-  return { from: [], where: [`runs.status = ANY(${param(filters.statuses)}::text[])`] };
+  return { from: [], where: [presentedStatusCondition("runs", filters.statuses, param(filters.statuses))] };
 }
 
 /** A lane per final status, written as a literal, and one for the live statuses. */
@@ -140,7 +144,7 @@ function statusAlternatives(filters: RunListFilters, param: (value: unknown) => 
   const lives = filters.statuses.filter((s) => !isFinal(s));
   return [
     ...filters.statuses.filter(isFinal).map((status) => ({ from: [], where: [`runs.list_status = '${status}'`] })),
-    ...(lives.length > 0 ? [{ from: [], where: ["runs.list_status = 'LIVE'", `runs.status = ANY(${param(lives)}::text[])`] }] : []),
+    ...(lives.length > 0 ? [{ from: [], where: ["runs.list_status = 'LIVE'", presentedStatusCondition("runs", lives, param(lives))] }] : []),
   ];
 }
 

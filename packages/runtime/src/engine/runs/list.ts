@@ -3,7 +3,10 @@ import { runListStatement } from "./list-statement.ts";
 import type { RunStatus } from "./statuses.ts";
 import type { RunRow } from "./store.ts";
 
-/** A run row plus the slug of its environment (list items carry `env: {id, name}`). */
+/**
+ * A run row plus the slug of its environment (list items carry `env: {id, name}`). Its status is
+ * the presented one (pending-version.ts): PENDING_VERSION for a QUEUED run of a never-registered task.
+ */
 export type RunListRow = RunRow & { environment_slug: string };
 
 /** Filters the run list query applies; every field is optional and they combine with AND. */
@@ -45,7 +48,8 @@ export interface RunListPage {
  */
 export async function listRuns(db: Queryable, environmentIds: string[], filters: RunListFilters, page: RunListPage): Promise<RunListRow[]> {
   const statement = runListStatement(environmentIds, filters, page);
-  const select = async (q: Queryable) => (await q.query<RunListRow>(statement.text, statement.values)).rows;
+  const select = async (q: Queryable) =>
+    (await q.query<RunListRow & { presented_status: RunStatus }>(statement.text, statement.values)).rows.map(({ presented_status, ...row }) => ({ ...row, status: presented_status }));
   // On a caller's transaction the settings would outlive this statement: it runs as it is.
   return isPool(db)
     ? withTransaction(db, async (tx) => {

@@ -5,6 +5,7 @@ import type { EngineDeps } from "../deps.ts";
 import { getPacket, packetSize } from "../packets/store.ts";
 import { packetDownloadUrl } from "../packets/urls.ts";
 import { loadStoredPacket, type Packet } from "./payloads.ts";
+import { presentedStatus } from "./pending-version.ts";
 import { getRun, type RunRow } from "./store.ts";
 import { waitsOfRuns, type RunWait } from "./waiting-for.ts";
 
@@ -30,6 +31,7 @@ export interface PacketView {
 
 /** What GET /api/v3/runs/{id} shows of a run, before presentation. */
 export interface RunDetail {
+  /** Its status as presented (pending-version.ts): PENDING_VERSION for a QUEUED run of a never-registered task. */
   run: RunRow;
   parent?: RunRow;
   root?: RunRow;
@@ -45,8 +47,9 @@ export interface RunDetail {
 
 /** Loads one run of the environment with its packets, relatives, schedule and waits; NotFoundError("Run not found") otherwise. */
 export async function retrieveRun(deps: Pick<EngineDeps, "db" | "apiUrl" | "clock">, environmentId: string, runId: string): Promise<RunDetail> {
-  const run = await getRun(deps.db, runId, environmentId);
-  if (!run) throw new NotFoundError("Run not found");
+  const stored = await getRun(deps.db, runId, environmentId);
+  if (!stored) throw new NotFoundError("Run not found");
+  const run = { ...stored, status: await presentedStatus(deps.db, stored) };
   const detail: RunDetail = {
     run,
     ...(await relatedRuns(deps.db, run)),

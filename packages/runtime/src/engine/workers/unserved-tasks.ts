@@ -5,8 +5,9 @@ import type { Queryable } from "../../db/queryable.ts";
  * of a task that no live worker of their environment serves. `registered`: whether any worker of
  * the environment ever registered it (false: a typo in the task id, or code never deployed there).
  * Trigger.dev v4 accepts such a trigger too (the run waits, PENDING_VERSION, until a version with
- * the task is deployed); svc keeps the run QUEUED and says so here, on the dashboard and in the
- * `svc_runs_unserved` metric.
+ * the task is deployed); svc keeps the run QUEUED (the API presents one of a never-registered task
+ * as PENDING_VERSION: runs/pending-version.ts) and says so here, on the dashboard, in `svc dev` and
+ * in the `svc_runs_unserved` metric.
  */
 export interface UnservedTask {
   task: string;
@@ -51,4 +52,13 @@ export async function unservedRunCounts(db: Queryable, now: Date): Promise<{ tas
     [now],
   );
   return rows;
+}
+
+/** The oldest QUEUED run of a task in the environment (runs_task_list), or null: what `svc dev` names. */
+export async function oldestQueuedRun(db: Queryable, environmentId: string, task: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM runs WHERE environment_id = $1 AND task_identifier = $2 AND status = 'QUEUED' ORDER BY created_at, id LIMIT 1`,
+    [environmentId, task],
+  );
+  return rows[0]?.id ?? null;
 }
