@@ -53,14 +53,14 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
       payload_type: p.packet.type,
       idempotency_key: p.idempotencyKey,
       idempotency_key_user: p.idempotencyKeyUser,
-      idempotency_key_expires_at: p.idempotencyKeyExpiresAt,
+      idempotency_key_expires_at: timestampText(p.idempotencyKeyExpiresAt),
       tags: p.tags,
       metadata: p.metadata,
       max_attempts: p.maxAttempts,
       max_duration_s: p.maxDurationS,
       ttl: p.ttl,
-      expire_at: p.expireAt,
-      delay_until: p.delayUntil,
+      expire_at: timestampText(p.expireAt),
+      delay_until: timestampText(p.delayUntil),
       parent_run_id: p.parent?.id ?? null,
       root_run_id: p.parent ? (p.parent.root_run_id ?? p.parent.id) : null,
       depth: p.parent ? p.parent.depth + 1 : 0,
@@ -69,7 +69,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
       batch_index: p.lineage.batchIndex ?? null,
       schedule_id: p.lineage.scheduleId ?? null,
       is_test: p.isTest,
-      created_at: p.createdAt,
+      created_at: timestampText(p.createdAt),
       one_time_use_token: p.lineage.oneTimeUseToken ?? null,
       traceparent: p.lineage.traceparent ?? null,
       idempotency_key_scope: p.idempotencyKeyScope,
@@ -136,4 +136,12 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
     for (const { offered: _, ...row } of rows as (InsertedRun & { offered: unknown })[]) inserted.push(row);
   }
   return inserted;
+}
+
+/**
+ * A date as Postgres reads it from JSON: ISO 8601, but a year past 9999 without the sign JavaScript
+ * writes before it (`+275760-09-13…`, which Postgres takes for a time zone).
+ */
+function timestampText(date: Date | null): string | null {
+  return date === null ? null : date.toISOString().replace(/^\+/, "");
 }
