@@ -168,17 +168,23 @@ function documentOperations(): FuzzOperation[] {
  * runCount (the document bounds it by the largest batch), an expiresAt already past, an
  * application/store payload naming a packet never uploaded, a reschedule of a run that is not
  * DELAYED or to a time already past (Trigger.dev answers 400 to both), a trace page cursor of
- * another run's trace. Every other 400 to a request the document admits is the document and the
+ * another run's trace; and two rules the document states in words (below). Every other 400 to a request the document admits is the document and the
  * server disagreeing.
  */
 const STATE_REFUSALS = [
   /^Cannot (continue|append to) an? (closed|expired) session$/,
   /^index [0-9]+ is out of range: batch \S+ has runCount/,
   /^expiresAt: \S+ has passed/,
+  /^expirationTime: (must be in the future|at most [0-9]+d from now)$/,
   /payload: packet ".*" not found; get an upload URL/,
   /^Cannot reschedule a run that is not delayed: /,
   /^Invalid delay: .* is not in the future$/,
   /^page\[after\]: .* is not a span of this run's trace$/,
+  // Rules across fields or inside a duration's grammar that the document states in words only: a
+  // replay from the failure keeps the failed run's payload (its recorded steps were computed from
+  // it); a debounce delay is at least one second (Trigger.dev's minimum).
+  /^payload cannot be changed when replaying from the failure: /,
+  /^debounce\.delay: .* is shorter than the minimum of 1s$/,
 ];
 
 it("keeps to the document's patterns: no \\d, \\w or \\s, which tools read as Unicode classes", () => {

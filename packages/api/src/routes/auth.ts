@@ -1,17 +1,29 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { DurationText } from "@svc/runtime/contracts";
 import type { AppDeps } from "../deps.ts";
 import { environmentOf } from "../http/principal-guards.ts";
 import { defineRoute } from "../http/route.ts";
 import { mintPublicToken } from "../auth/public-tokens.ts";
 import { checkRequestedScopes, publicTokenLifetime } from "../auth/public-token-request.ts";
+import { SCOPE_ACTIONS, SCOPE_TYPES } from "../auth/scopes.ts";
+
+/**
+ * A scope svc can grant: `action`, `action:type` or `action:type:id`, with an action and a resource
+ * type it knows (checkRequestedScopes says which part is wrong; the pattern tells the document).
+ */
+const GrantableScope = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(new RegExp(`^(${SCOPE_ACTIONS.join("|")})(:(${SCOPE_TYPES.join("|")})(:.*)?)?$`));
 
 /** Body of POST /api/v1/auth/public-tokens (what @trigger.dev/core's apiClient.createPublicToken sends). */
 const CreatePublicTokenBody = z
   .object({
-    scopes: z.array(z.string().min(1).max(512)).min(1).max(100),
+    scopes: z.array(GrantableScope).min(1).max(100),
     expirationTime: z
-      .union([z.string().min(1).max(64), z.number().int().positive()])
+      .union([DurationText, z.number().int().positive()])
       .meta({ description: "A duration from now (\"15m\", \"1h\") or a Unix time in seconds; 15 minutes when absent" })
       .optional(),
     realtime: z.object({ skipColumns: z.array(z.string().max(64)).max(32).optional() }).optional(),

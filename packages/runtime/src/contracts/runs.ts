@@ -87,7 +87,7 @@ export const ReplayRunBody = z.strictObject({
    * TIMED_OUT run from where it failed: the new run replays the failed attempt's recorded steps,
    * completed waits and child results instead of doing them again (docs/replay-from-failure.md).
    */
-  from: z.enum(["start", "failure"]).optional().meta({ description: "svc extension: \"failure\" resumes a FAILED, CRASHED, SYSTEM_FAILURE or TIMED_OUT run from its failure, replaying the failed attempt's recorded steps, completed waits and child results (docs/replay-from-failure.md); \"start\" (default) runs the task from the top" }),
+  from: z.enum(["start", "failure"]).optional().meta({ description: "svc extension: \"failure\" resumes a FAILED, CRASHED, SYSTEM_FAILURE or TIMED_OUT run from its failure, replaying the failed attempt's recorded steps, completed waits and child results (docs/replay-from-failure.md); \"start\" (default) runs the task from the top. With \"failure\", a \"payload\" is refused (400): the recorded steps were computed from the original payload" }),
 }).meta({ anyOf: payloadTypeAlternatives("", ["application/json", "application/super+json"]) });
 export type ReplayRunBody = z.infer<typeof ReplayRunBody>;
 

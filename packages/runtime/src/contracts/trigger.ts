@@ -84,7 +84,7 @@ export const TriggerOptions = z
     debounce: z
       .object({
         key: storedText(z.string().min(1).max(512)),
-        delay: DurationText,
+        delay: DurationText.meta({ description: "How long after the last trigger the run starts; at least 1s (a shorter one is refused: 400)" }),
         mode: z.enum(DEBOUNCE_MODES).optional(),
         maxDelay: DurationText.optional(),
       })
