@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeToken, createToken, FakeClock, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { step, task, wait } from "@svc/runtime";
-import { getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
+import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 import { collectTaskLogs } from "./task-logs.ts";
 
 let te: TestEngine;
@@ -55,8 +55,7 @@ afterAll(async () => {
 
 /** Waits until the run's code is hanging (its execution's timer is armed before the code runs). */
 async function hanging(id: string): Promise<void> {
-  for (let i = 0; i < 400 && !observed.get(id)?.hanging; i++) await new Promise((resolve) => setImmediate(resolve));
-  expect(observed.get(id)?.hanging).toBe(true);
+  await eventually(async () => observed.get(id)?.hanging === true);
 }
 
 describe("maxDuration", () => {
