@@ -30,8 +30,8 @@ beforeAll(async () => {
   const port = await freePort();
   apiUrl = `http://127.0.0.1:${port}`;
   dev = startSvc(["dev"], { cwd: project.dir, env: { DATABASE_URL: db.url, PORT: String(port), SVC_STATE_DIR: state, SVC_ENCRYPTION_KEY: undefined } });
-  devKey = (await dev.until(/dev key\s+(svc_dev_\S+)/))[1]!;
-  await Promise.all([dev.until(/svc api listening/), dev.until(/svc worker started/)]);
+  devKey = (await dev.until(/dev key\s+(svc_dev_\S+)/, 1, 80_000))[1]!;
+  await Promise.all([dev.until(/svc api listening/, 1, 80_000), dev.until(/svc worker started/, 1, 80_000)]);
 }, 90_000);
 
 afterAll(async () => {
@@ -41,12 +41,15 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** The run's output once it ends; fails with svc's output when it has not ended in 20 s. */
 async function runGreet(): Promise<unknown> {
   const headers = { authorization: `Bearer ${devKey}`, "content-type": "application/json" };
   const { id } = (await (await fetch(`${apiUrl}/api/v1/tasks/greet/trigger`, { method: "POST", headers, body: JSON.stringify({ payload: {} }) })).json()) as { id: string };
+  const deadline = Date.now() + 20_000;
   for (;;) {
     const run = (await (await fetch(`${apiUrl}/api/v3/runs/${id}`, { headers })).json()) as { status: string; output?: unknown };
     if (["COMPLETED", "FAILED", "CRASHED", "SYSTEM_FAILURE"].includes(run.status)) return run.output ?? run;
+    if (Date.now() > deadline) throw new Error(`${id} is still ${run.status} after 20 s; svc printed:\n${dev.output().slice(-4000)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -7,14 +7,19 @@ import { fileURLToPath } from "node:url";
 export const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 // tsx by path: a folder outside the repository that a test runs svc in cannot resolve it.
 export const TSX = import.meta.resolve("tsx");
+/** How long `until` waits: under a test's own timeout, so that the failure shows svc's output. */
+const UNTIL_MS = 25_000;
 const RUNTIME = fileURLToPath(new URL("../../runtime", import.meta.url));
 
 /** A `svc …` process, its output as it comes, and a way to wait for a line of it. */
 export interface SvcProcess {
   child: ChildProcess;
   output(): string;
-  /** Resolves once the output matches `pattern` `times` times (the last match); rejects if svc exits first. */
-  until(pattern: RegExp, times?: number): Promise<RegExpMatchArray>;
+  /**
+   * Resolves once the output matches `pattern` `times` times (the last match); rejects if svc exits
+   * first, or after `ms` (default `UNTIL_MS`) with the output's tail (a test's own timeout would say nothing of it).
+   */
+  until(pattern: RegExp, times?: number, ms?: number): Promise<RegExpMatchArray>;
   exited: Promise<number | string>;
   /** SIGTERM (a drain), then the exit. */
   stop(): Promise<number | string>;
@@ -42,17 +47,22 @@ export function startSvc(args: string[], options: { cwd?: string; env?: NodeJS.P
     child,
     output: () => out,
     exited,
-    until(pattern, times = 1) {
+    until(pattern, times = 1, ms = UNTIL_MS) {
       const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : pattern.flags + "g");
       const found = () => {
         const matches = [...out.matchAll(global)];
         return matches.length >= times ? matches[times - 1]! : undefined;
       };
       return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`svc did not print ${pattern}${times > 1 ? ` ${times} times` : ""} in ${ms} ms; output:\n${out.slice(-4000)}`));
+        }, ms);
         const check = () => {
           const match = found();
           if (!match) return;
           listeners.delete(check);
+          clearTimeout(timer);
           resolve(match);
         };
         listeners.add(check);
@@ -60,6 +70,7 @@ export function startSvc(args: string[], options: { cwd?: string; env?: NodeJS.P
         void exited.then((code) => {
           if (!listeners.has(check)) return;
           listeners.delete(check);
+          clearTimeout(timer);
           reject(new Error(`svc exited (${code}) before printing ${pattern}${times > 1 ? ` ${times} times` : ""}; output:\n${out.slice(-4000)}`));
         });
       });
