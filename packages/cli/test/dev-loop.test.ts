@@ -66,7 +66,7 @@ describe("svc dev's reload loop", () => {
     expect((await dev.until(/changed: (.*); reloading the worker/, 2))[1]).toBe(join("src", "lib", "greeting.ts"));
     await dev.until(/worker reloaded: greet/, 2);
     expect(await runGreet()).toEqual({ text: "v3" });
-  });
+  }, 90_000);
 
   it("does not reload for a file no task imports; the next reload names only the imported file", async () => {
     project.write("src/lib/unused.ts", "export const unused = 2;\n");
@@ -75,7 +75,7 @@ describe("svc dev's reload loop", () => {
     expect((await dev.until(/changed: (.*); reloading the worker/, 3))[1]).toBe(join("src", "tasks", "greet.ts"));
     await dev.until(/worker reloaded: greet/, 3);
     expect(await runGreet()).toEqual({ text: "v3!" });
-  });
+  }, 90_000);
 
   it("a new task file reloads; a file that breaks the worker keeps the old one serving, and its fix reloads", async () => {
     project.write("src/tasks/shout.ts", `import { task } from "@svc/runtime";\n\nexport const shout = task({ id: "shout", run: async () => "HEY" });\n`);
@@ -88,7 +88,7 @@ describe("svc dev's reload loop", () => {
     project.write("src/lib/greeting.ts", greeting("v4"));
     await dev.until(/worker reloaded: /, 5);
     expect(await runGreet()).toEqual({ text: "v4!" });
-  });
+  }, 90_000);
 });
 
 describe("what svc dev prints of runs", () => {
