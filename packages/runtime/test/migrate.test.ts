@@ -3,7 +3,7 @@
 import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { checksumOf, createPool, dumpSchema, FUNCTIONS_DIR, loadFunctionFiles, loadMigrations, migrate, MIGRATIONS_DIR } from "@svc/runtime/db";
+import { checksumOf, createPool, dumpSchema, FUNCTIONS_DIR, loadFunctionFiles, loadMigrations, migrate, MIGRATIONS_DIR, readinessCheck } from "@svc/runtime/db";
 import { MigrationError } from "@svc/runtime/engine";
 import { createTestDatabase, type TestDatabase } from "@svc/runtime/testing";
 import { copyOfSqlFiles } from "./migrator-fixtures.ts";
@@ -169,5 +169,24 @@ describe("failure and concurrency", () => {
     expect(applied).toEqual((await loadMigrations()).map((m) => m.name));
     expect(functions).toEqual((await loadFunctionFiles(FUNCTIONS_DIR)).map((f) => f.name).sort());
     expect(results.flatMap((r) => r.backfilled)).toEqual([]);
+  });
+});
+
+describe("readiness (the API's /readyz)", () => {
+  it("is ready only once the newest migration is applied, and reads the migration files once, not on every probe", async () => {
+    const db = await emptyDatabase();
+    const files = sqlFiles();
+    const ready = readinessCheck(db.pool, files.migrationsDir);
+    expect(await ready()).toBe(false);
+    await migrate(db.pool, { migrationsDir: files.migrationsDir, functionsDir: files.functionsDir });
+    expect(await ready()).toBe(true);
+    const newest = (await loadMigrations(files.migrationsDir)).at(-1)!;
+    await db.pool.query("DELETE FROM svc_migrations WHERE id = $1", [newest.id]);
+    expect(await ready()).toBe(false);
+    await db.pool.query("INSERT INTO svc_migrations (id, name, checksum) VALUES ($1, $2, $3)", [newest.id, newest.name, newest.checksum]);
+    // A file added after the first probe is not this build's: the probe read the folder once.
+    writeFileSync(join(files.migrationsDir, "9999_later.sql"), "SELECT 1;\n");
+    expect(await ready()).toBe(true);
+    expect(await readinessCheck(db.pool, files.migrationsDir)()).toBe(false);
   });
 });

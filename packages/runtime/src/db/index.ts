@@ -1,7 +1,7 @@
 export { createPool, flushWal, isLockConflict, isPool, isUniqueViolation, prepared, preparedText, retryOnConflict, withTransaction, type Queryable, type Pool, type PoolClient, type TransactionOptions } from "./queryable.ts";
 export { NotificationListener, type NotificationHandler } from "./notification-listener.ts";
 export { SharedListener, type ChannelRoute } from "./shared-listener.ts";
-export { migrate, migrationsApplied, loadMigrations, loadFunctionFiles, checksumOf, MIGRATIONS_DIR, FUNCTIONS_DIR, type MigrateOptions, type MigrateResult } from "./migrate.ts";
+export { migrate, migrationsApplied, readinessCheck, loadMigrations, loadFunctionFiles, checksumOf, MIGRATIONS_DIR, FUNCTIONS_DIR, type MigrateOptions, type MigrateResult } from "./migrate.ts";
 export { dumpSchema, SCHEMA_DUMP_PATH } from "./schema-dump.ts";
 export { isDatabaseUnavailable, retryWhileUnavailable } from "./unavailable.ts";
 export { describeDatabaseError, redactDatabaseUrl, type DatabaseErrorDescription, type DatabaseErrorKind } from "./describe-error.ts";

@@ -153,9 +153,26 @@ function verifyChecksums(migrations: Migration[], recorded: Recorded[]): void {
 
 /** True when the database is reachable and every migration this build knows is applied. */
 export async function migrationsApplied(db: { query: pg.Pool["query"] }): Promise<boolean> {
-  const migrations = await loadMigrations();
-  const exists = await db.query("SELECT to_regclass('svc_migrations') AS t");
-  if (!exists.rows[0]?.t) return false;
-  const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM svc_migrations");
-  return (rows[0]?.n ?? 0) >= migrations.length;
+  return readinessCheck(db)();
+}
+
+/**
+ * `migrationsApplied` for a process that asks again and again (the API's /readyz, which anyone
+ * may call): the migration files are read once, on the first check (not on every probe), and a check
+ * asks whether the newest of them is applied.
+ */
+export function readinessCheck(db: { query: pg.Pool["query"] }, dir = MIGRATIONS_DIR): () => Promise<boolean> {
+  let newest: Promise<number | null> | null = null;
+  return async () => {
+    newest ??= loadMigrations(dir).then((migrations) => migrations.at(-1)?.id ?? null, (error: unknown) => {
+      newest = null;
+      throw error;
+    });
+    const id = await newest;
+    const exists = await db.query<{ t: string | null }>("SELECT to_regclass('svc_migrations') AS t");
+    if (!exists.rows[0]?.t) return false;
+    if (id === null) return true;
+    const { rows } = await db.query<{ applied: boolean }>("SELECT EXISTS (SELECT 1 FROM svc_migrations WHERE id = $1) AS applied", [id]);
+    return rows[0]?.applied ?? false;
+  };
 }
