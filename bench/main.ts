@@ -1,6 +1,6 @@
 // `pnpm bench`: svc's speed goals, measured on this machine (never asserted in tests).
 // Scenarios: throughput (issue #2), resume latency, suspended capacity, timeout lateness and
-// replay cost (issue #3), what metrics cost on the resume path (metrics), the dashboard's run list over a
+// replay cost (issue #3), realtime run subscriptions and metadata (realtime), what metrics cost on the resume path (metrics), the dashboard's run list over a
 // million runs (dashboard), deleting runs past their retention (retention); svc next to
 // graphile-worker and DBOS Transact (peers), ten million runs of history (history), the
 // waitpoint-token list over a history (tokens) and a soak (soak), those four only when chosen; worker and API processes side by side on one Postgres, and
@@ -21,11 +21,12 @@ import { historyScenario } from "./history.ts";
 import { soakScenario } from "./soak.ts";
 import { scaleoutScenario } from "./scaleout.ts";
 import { tokenListScenario } from "./token-list.ts";
+import { realtimeScenario } from "./realtime.ts";
 import { machineCheck } from "./machine-check.ts";
 import { DEFAULT_RETENTION_PACE, validateRetentionPace } from "../packages/runtime/src/engine/index.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,sessions,metrics,suspended,dashboard,retention,scaleout").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,realtime,sessions,metrics,suspended,dashboard,retention,scaleout").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 /**
@@ -64,6 +65,7 @@ try {
   await scenario("resume", () => resumeLatencyScenario(embedded, num("BENCH_WAITS", 1000), num("BENCH_WARMUP", 500)));
   await scenario("timeouts", () => timeoutScenario(embedded, num("BENCH_TIMEOUTS", 300)));
   await scenario("replay", () => replayScenario(embedded));
+  await scenario("realtime", () => realtimeScenario(embedded, { updates: num("BENCH_REALTIME_UPDATES", 500), subscribers: num("BENCH_REALTIME_SUBSCRIBERS", 10_000), sets: num("BENCH_METADATA_SETS", 2_000) }));
   await scenario("sessions", () =>
     sessionsScenario(embedded, { turns: num("BENCH_SESSION_TURNS", 1000), turnsPerSession: num("BENCH_TURNS_PER_SESSION", 100), subscribers: num("BENCH_SUBSCRIBERS", 10_000), idle: num("BENCH_IDLE_SESSIONS", 10_000), profile: process.env.BENCH_SESSIONS_PROFILE === "1" }),
   );

@@ -119,7 +119,7 @@ export async function spawnApiProcess(url: string, entry: string, env: Record<st
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: url, SVC_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", SERVICE_API_URL: apiUrl, ...env },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", process.env.BENCH_API_LOG ? "inherit" : "ignore", "inherit"],
   });
   for (let i = 0; i < 200; i++) {
     if (await fetch(`${apiUrl}/readyz`).then((r) => r.ok, () => false)) break;
