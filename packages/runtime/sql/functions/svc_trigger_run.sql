@@ -188,15 +188,18 @@ BEGIN
   END IF;
 
   -- The live run holding the key answers (isCached); a run that failed or expired, or a key past
-  -- its TTL, frees the key (trigger.ts, findLiveIdempotentRun).
+  -- its TTL, frees the key (trigger.ts, findLiveIdempotentRun). Unlike there, the run is read without
+  -- FOR UPDATE: the caller's transaction may stay open long after, and a run it held locked would
+  -- be skipped by the claim that the run's own wake-up sent a worker to make. The key is cleared by
+  -- a guarded update instead (zero rows: another transaction cleared it first).
   FOR i IN 1..2 LOOP
     IF v_key IS NOT NULL THEN
       SELECT r.id, r.status, r.queue_name, r.idempotency_key_expires_at INTO v_existing FROM runs r
-        WHERE r.environment_id = p_environment_id AND r.task_identifier = p_task AND r.idempotency_key = v_key FOR UPDATE;
+        WHERE r.environment_id = p_environment_id AND r.task_identifier = p_task AND r.idempotency_key = v_key;
       IF FOUND THEN
         IF (v_existing.idempotency_key_expires_at IS NOT NULL AND v_existing.idempotency_key_expires_at <= p_now)
            OR v_existing.status IN ('FAILED', 'CRASHED', 'SYSTEM_FAILURE', 'EXPIRED', 'TIMED_OUT') THEN
-          UPDATE runs r SET idempotency_key = NULL, updated_at = p_now WHERE r.id = v_existing.id;
+          UPDATE runs r SET idempotency_key = NULL, updated_at = p_now WHERE r.id = v_existing.id AND r.idempotency_key = v_key;
         ELSE
           RETURN QUERY SELECT v_existing.id, v_existing.status, v_existing.queue_name, true;
           RETURN;
