@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDuration, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
-import type { TriggerOptions } from "../src/contracts/trigger.ts";
+import { TriggerOptions } from "../src/contracts/trigger.ts";
 
 let te: TestEngine;
 beforeAll(async () => {
@@ -75,6 +75,28 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
       expect(sql.run_id).toMatch(/^run_[0-9a-z]{21}$/);
     });
   }
+
+  it("takes every option of the HTTP trigger but those it names as needing the HTTP API, and each is compared above", () => {
+    // A new option of the HTTP trigger fails here until svc_trigger_run takes it (and a case above
+    // compares it) or it joins this list, with its reason.
+    const httpOnly = {
+      payloadType: "svc_trigger takes JSON (jsonb)",
+      payloadSize: "a hint for uploaded payloads",
+      idempotencyKeyOptions: "the SDK's scoped keys; the key as given is the user key",
+      metadataType: "metadata is JSON",
+      machine: "ignored over HTTP too",
+      priority: "ignored over HTTP too",
+      lockToVersion: "ignored over HTTP too",
+      parentRunId: "child runs are triggered by task code, over HTTP",
+      resumeParentOnCompletion: "child runs",
+      parentBatch: "child runs",
+      debounce: "needs the key's lock and a window decision (debounce.ts)",
+    };
+    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "test"];
+    expect(Object.keys(TriggerOptions.shape).sort()).toEqual([...taken, ...Object.keys(httpOnly)].sort());
+    const compared = new Set(CASES.flatMap(([, , options]) => Object.keys(options)));
+    expect(taken.filter((option) => !compared.has(option))).toEqual([]);
+  });
 
   it("gives a task's registered queue and whether the queue is limited, as the engine does", async () => {
     await te.db.pool.query(

@@ -22,6 +22,19 @@ const fulfil = task({
   },
 });
 
+/** A queue with a concurrencyLimit: its runs are claimed by the queue's own claim, never offered. */
+let running = 0;
+let mostAtOnce = 0;
+const limited = task({
+  id: "fulfil-limited",
+  queue: { name: "fulfilment", concurrencyLimit: 1 },
+  run: async () => {
+    mostAtOnce = Math.max(mostAtOnce, ++running);
+    await new Promise((resolve) => setImmediate(resolve));
+    running--;
+  },
+});
+
 let te: TestEngine;
 let w: TestWorker;
 const started: string[] = [];
@@ -31,7 +44,7 @@ beforeAll(async () => {
   te = await startTestEngine();
   await te.db.pool.query(`CREATE TABLE orders (id text PRIMARY KEY, item text NOT NULL)`);
   // A worker that only hears of runs through NOTIFYs (no polls), with a short lease.
-  w = await startTestWorker(te, [fulfil], { leaseMs: LEASE_MS, pollIntervalMs: 600_000 });
+  w = await startTestWorker(te, [fulfil, limited], { leaseMs: LEASE_MS, pollIntervalMs: 600_000 });
   w.worker.events.on("runStarted", (e) => started.push(e.runId));
   client = new ApiClient({ baseURL: "http://svc.invalid", secretKey: te.project.environments.dev.secretKey });
 });
@@ -230,6 +243,28 @@ describe("a run triggered inside the caller's transaction", () => {
       expect(await runExists(dropped)).toBe(false);
     } finally {
       await tx2.end();
+    }
+  });
+});
+
+describe("a run of a queue with a concurrencyLimit, triggered in a transaction", () => {
+  it("is claimed by the queue's claim after COMMIT, within the limit, per concurrency key", async () => {
+    const tx = await backend();
+    try {
+      await tx.query("BEGIN");
+      const { rows } = await tx.query(
+        `SELECT b.run_ids FROM svc_batch_trigger($1, $2::jsonb) b`,
+        [te.env.id, JSON.stringify(Array.from({ length: 4 }, (_, i) => ({ task: "fulfil-limited", payload: { i }, options: { concurrencyKey: `k${i % 2}` } })))],
+      );
+      const ids = rows[0].run_ids as string[];
+      expect((await tx.query(`SELECT DISTINCT queue_name, claim_from_runs FROM runs WHERE id = ANY($1)`, [ids])).rows).toEqual([
+        { queue_name: "fulfilment", claim_from_runs: false },
+      ]);
+      await tx.query("COMMIT");
+      for (const id of ids) await completed(id);
+      expect(mostAtOnce).toBeLessThanOrEqual(2);
+    } finally {
+      await tx.end();
     }
   });
 });

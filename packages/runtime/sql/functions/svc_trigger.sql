@@ -6,6 +6,13 @@
 -- caller's transaction is open. A rollback (or ROLLBACK TO SAVEPOINT) takes the run and the NOTIFY
 -- back. `p_environment`: see svc_trigger_environment. Returns the run's id, and whether an
 -- idempotency key answered with an existing run. docs/trigger-in-transaction.md.
+--
+-- Why the environment's channel and not the chosen workers' own (engine/runs/wake-workers.ts): a
+-- choice made now is delivered at commit, which may be long after, to workers that may be gone by
+-- then; and choosing takes each candidate's listener lock shared, which the caller's transaction
+-- would hold until it ends. Every worker of the environment hears svc_runs_ready at commit and
+-- claims what it can (one wins each run); a trigger over HTTP, whose transaction is short, keeps
+-- the targeted wake-up.
 CREATE OR REPLACE FUNCTION svc_trigger(p_environment text, p_task text, p_payload jsonb DEFAULT NULL, p_options jsonb DEFAULT NULL)
 RETURNS TABLE (run_id text, is_cached boolean)
 LANGUAGE plpgsql VOLATILE AS $$
