@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseDuration, triggerRun, withTransaction } from "@svc/runtime/engine";
 import { startTestEngine, type TestEngine } from "@svc/runtime/testing";
 import { TriggerOptions } from "../src/contracts/trigger.ts";
+import { freesIdempotencyKey, RUN_STATUSES } from "../src/engine/runs/statuses.ts";
 
 let te: TestEngine;
 beforeAll(async () => {
@@ -119,6 +120,21 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
     const third = await viaSql("idem2", { n: 3 }, { idempotencyKey: "same" });
     expect(third.is_cached).toBe(false);
     expect(third.run_id).not.toBe(second.run_id);
+  });
+
+  it("lets the same statuses free an idempotency key as the engine does", async () => {
+    // PENDING_VERSION and DEQUEUED are never stored (the first is how a QUEUED run reads).
+    for (const status of RUN_STATUSES.filter((s) => s !== "PENDING_VERSION" && s !== "DEQUEUED")) {
+      const holders = [];
+      for (const way of ["e", "s"]) {
+        const { id } = await viaEngine(`frees-${way}`, {}, { idempotencyKey: status });
+        await te.db.pool.query(`UPDATE runs SET status = $2 WHERE id = $1`, [id, status]);
+        holders.push(id);
+      }
+      const engine = await viaEngine("frees-e", {}, { idempotencyKey: status });
+      const sql = await viaSql("frees-s", {}, { idempotencyKey: status });
+      expect([engine.isCached, sql.is_cached], status).toEqual([!freesIdempotencyKey(status), !freesIdempotencyKey(status)]);
+    }
   });
 
   const REFUSED: [string, Record<string, unknown>, RegExp][] = [

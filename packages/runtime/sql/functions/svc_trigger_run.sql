@@ -192,7 +192,9 @@ BEGIN
   -- FOR UPDATE: the caller's transaction may stay open long after, and a run it held locked would
   -- be skipped by the claim that the run's own wake-up sent a worker to make. The key is cleared by
   -- a guarded update instead (zero rows: another transaction cleared it first).
-  FOR i IN 1..2 LOOP
+  -- A conflict on insert (another transaction took the key after the lookup, and committed) goes
+  -- round again: the lookup then finds its run.
+  FOR i IN 1..3 LOOP
     IF v_key IS NOT NULL THEN
       SELECT r.id, r.status, r.queue_name, r.idempotency_key_expires_at INTO v_existing FROM runs r
         WHERE r.environment_id = p_environment_id AND r.task_identifier = p_task AND r.idempotency_key = v_key;
@@ -204,11 +206,8 @@ BEGIN
           RETURN QUERY SELECT v_existing.id, v_existing.status, v_existing.queue_name, true;
           RETURN;
         END IF;
-      ELSIF i = 2 THEN
-        RAISE EXCEPTION 'idempotent insert conflicted but no run holds the key';
       END IF;
     END IF;
-    EXIT WHEN i = 2;
 
     v_id := svc_time_ordered_id('run_', p_now);
     v_queue := coalesce(v_queue,
@@ -229,7 +228,7 @@ BEGIN
       RETURN QUERY SELECT v_id, v_status, v_queue, false;
       RETURN;
     END IF;
-    -- Another transaction inserted the same key after our lookup and committed: its run answers.
   END LOOP;
+  RAISE EXCEPTION 'idempotency key "%" of task % changed hands on every try', v_key, p_task;
 END;
 $$;
