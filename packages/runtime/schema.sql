@@ -678,6 +678,73 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.svc_batch_trigger(p_environment text, p_items jsonb, p_options jsonb DEFAULT NULL::jsonb)
+ RETURNS TABLE(batch_id text, run_ids text[], is_cached boolean)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_env record;
+  v_now timestamptz := clock_timestamp();
+  v_key text;
+  v_batch_id text;
+  v_item record;
+  v_current record;
+  v_run record;
+  v_ids text[] := '{}';
+  v_queued boolean := false;
+  v_delayed boolean := false;
+  v_message text;
+BEGIN
+  SELECT * INTO v_env FROM svc_trigger_environment(p_environment);
+  IF jsonb_typeof(p_items) IS DISTINCT FROM 'array' OR jsonb_array_length(p_items) NOT BETWEEN 1 AND 1000 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'items: must be an array of 1 to 1000 items';
+  END IF;
+  IF p_options IS NOT NULL AND jsonb_typeof(p_options) = 'object' AND p_options ? 'idempotencyKey' THEN
+    v_key := p_options ->> 'idempotencyKey';
+    IF jsonb_typeof(p_options -> 'idempotencyKey') <> 'string' OR v_key = '' THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.idempotencyKey: must be a non-empty string';
+    END IF;
+  ELSIF p_options IS NOT NULL AND (jsonb_typeof(p_options) <> 'object' OR EXISTS (SELECT 1 FROM jsonb_object_keys(p_options))) THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options: a batch takes only { "idempotencyKey" }';
+  END IF;
+
+  v_batch_id := svc_time_ordered_id('batch_', v_now);
+  INSERT INTO batches (id, environment_id, run_count, idempotency_key, idempotency_key_user, sealed_at, created_at)
+  VALUES (v_batch_id, v_env.environment_id, jsonb_array_length(p_items), v_key, v_key, v_now, v_now)
+  ON CONFLICT (environment_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
+  IF NOT FOUND THEN
+    SELECT b.id INTO v_batch_id FROM batches b WHERE b.environment_id = v_env.environment_id AND b.idempotency_key = v_key;
+    RETURN QUERY SELECT v_batch_id, coalesce(array_agg(r.id ORDER BY r.batch_index), '{}'), true
+      FROM runs r WHERE r.batch_id = v_batch_id AND r.environment_id = v_env.environment_id;
+    RETURN;
+  END IF;
+
+  -- One exception block around the loop (one subtransaction, not one per item) names the item that failed.
+  BEGIN
+    FOR v_item IN SELECT e.value AS item, e.ordinality - 1 AS index FROM jsonb_array_elements(p_items) WITH ORDINALITY e LOOP
+      v_current := v_item;
+      IF jsonb_typeof(v_item.item) <> 'object' OR jsonb_typeof(v_item.item -> 'task') IS DISTINCT FROM 'string' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'must be an object with "task" (a task id), "payload" and "options"';
+      END IF;
+      SELECT * INTO v_run FROM svc_trigger_run(v_env.environment_id, v_env.project_id, v_item.item ->> 'task', v_item.item -> 'payload',
+        v_item.item -> 'options', v_batch_id, v_item.index::integer, v_now);
+      v_ids := v_ids || v_run.run_id;
+      IF NOT v_run.is_cached THEN
+        v_queued := v_queued OR v_run.run_status = 'QUEUED';
+        v_delayed := v_delayed OR v_run.run_status = 'DELAYED';
+      END IF;
+    END LOOP;
+  EXCEPTION WHEN invalid_parameter_value THEN
+    GET STACKED DIAGNOSTICS v_message = MESSAGE_TEXT;
+    RAISE EXCEPTION USING ERRCODE = '22023',
+      MESSAGE = format('item %s%s: %s', v_current.index, coalesce(' (task ' || (v_current.item ->> 'task') || ')', ''), v_message);
+  END;
+  IF v_queued THEN PERFORM pg_notify('svc_runs_ready', v_env.environment_id); END IF;
+  IF v_delayed THEN PERFORM pg_notify('svc_timers', ''); END IF;
+  RETURN QUERY SELECT v_batch_id, v_ids, false;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.svc_channel_wait_output(p_seq bigint, p_part_id text, p_data text, p_headers jsonb)
  RETURNS text
  LANGUAGE sql
@@ -892,6 +959,26 @@ AS $function$
   LIMIT 1
 $function$;
 
+CREATE OR REPLACE FUNCTION public.svc_parse_duration(p_text text)
+ RETURNS numeric
+ LANGUAGE plpgsql
+ IMMUTABLE
+AS $function$
+DECLARE
+  v_text text := btrim(p_text, E' \t\n\r\f\v');
+  v_total numeric := 0;
+  v_part text[];
+BEGIN
+  IF v_text IS NULL OR v_text !~ '^([0-9]+(ms|s|m|hr|h|d|w))+$' THEN RETURN NULL; END IF;
+  FOR v_part IN SELECT regexp_matches(v_text, '([0-9]+)(ms|s|m|hr|h|d|w)', 'g') LOOP
+    v_total := v_total + v_part[1]::numeric * CASE v_part[2]
+      WHEN 'ms' THEN 1 WHEN 's' THEN 1000 WHEN 'm' THEN 60000 WHEN 'h' THEN 3600000 WHEN 'hr' THEN 3600000
+      WHEN 'd' THEN 86400000 ELSE 604800000 END;
+  END LOOP;
+  RETURN v_total;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.svc_queue_is_limited(p_environment_id text, p_queue_name text)
  RETURNS TABLE(limited boolean)
  LANGUAGE sql
@@ -934,5 +1021,294 @@ BEGIN
   CROSS JOIN LATERAL (SELECT json_build_array(i.environment_id, i.id, i.batch_id, i.tags)::text AS notice) n
   WHERE i.environment_id IN (SELECT w.environment_id FROM realtime_watches w);
   RETURN NULL;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_time_ordered_id(p_prefix text, p_now timestamp with time zone)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_alphabet constant text := '0123456789abcdefghijklmnopqrstuvwxyz';
+  v_ms bigint := floor(extract(epoch FROM p_now) * 1000)::bigint;
+  v_time text := '';
+  v_random bytea := uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid());
+  v_tail text := '';
+  v_i int := 0;
+BEGIN
+  WHILE v_ms > 0 LOOP
+    v_time := substr(v_alphabet, (v_ms % 36)::int + 1, 1) || v_time;
+    v_ms := v_ms / 36;
+  END LOOP;
+  -- Bytes below 252 only (252 = 7 × 36): each then picks a character without bias.
+  WHILE length(v_tail) < 12 LOOP
+    IF v_i >= length(v_random) THEN
+      v_random := uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid());
+      v_i := 0;
+    END IF;
+    -- (Bytes 6 and 8 of a UUIDv4 hold its version and variant bits: skipped.)
+    IF v_i % 16 NOT IN (6, 8) AND get_byte(v_random, v_i) < 252 THEN v_tail := v_tail || substr(v_alphabet, get_byte(v_random, v_i) % 36 + 1, 1); END IF;
+    v_i := v_i + 1;
+  END LOOP;
+  RETURN p_prefix || lpad(v_time, 9, '0') || v_tail;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_trigger(p_environment text, p_task text, p_payload jsonb DEFAULT NULL::jsonb, p_options jsonb DEFAULT NULL::jsonb)
+ RETURNS TABLE(run_id text, is_cached boolean)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_env record;
+  v_run record;
+BEGIN
+  SELECT * INTO v_env FROM svc_trigger_environment(p_environment);
+  SELECT * INTO v_run FROM svc_trigger_run(v_env.environment_id, v_env.project_id, p_task, p_payload, p_options, NULL, NULL, clock_timestamp());
+  IF NOT v_run.is_cached THEN
+    IF v_run.run_status = 'QUEUED' THEN PERFORM pg_notify('svc_runs_ready', v_env.environment_id);
+    ELSE PERFORM pg_notify('svc_timers', '');
+    END IF;
+  END IF;
+  RETURN QUERY SELECT v_run.run_id, v_run.is_cached;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_trigger_environment(p_environment text)
+ RETURNS TABLE(environment_id text, project_id text)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+BEGIN
+  IF p_environment LIKE 'env\_%' THEN
+    RETURN QUERY SELECT e.id, e.project_id FROM environments e WHERE e.id = p_environment AND e.archived_at IS NULL;
+  ELSIF p_environment LIKE '%/%' THEN
+    RETURN QUERY SELECT e.id, e.project_id FROM environments e JOIN projects p ON p.id = e.project_id
+      WHERE p.ref = split_part(p_environment, '/', 1) AND e.parent_environment_id IS NULL
+        AND e.slug = CASE split_part(p_environment, '/', 2) WHEN 'stg' THEN 'staging' ELSE split_part(p_environment, '/', 2) END;
+  END IF;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = '22023',
+      MESSAGE = format('environment: no environment %s (give its id, env_…, or <project ref>/<slug>, e.g. proj_abc/prod)', coalesce('"' || p_environment || '"', 'NULL'));
+  END IF;
+END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_trigger_run(p_environment_id text, p_project_id text, p_task text, p_payload jsonb, p_options jsonb, p_batch_id text, p_batch_index integer, p_now timestamp with time zone)
+ RETURNS TABLE(run_id text, run_status text, run_queue text, is_cached boolean)
+ LANGUAGE plpgsql
+ SET "TimeZone" TO 'UTC'
+AS $function$
+DECLARE
+  c_max_duration_ms constant numeric := 1000::numeric * 365 * 86400000;
+  c_known constant text[] := ARRAY['idempotencyKey', 'idempotencyKeyTTL', 'delay', 'ttl', 'tags', 'metadata', 'maxAttempts',
+    'maxDuration', 'queue', 'concurrencyKey', 'test'];
+  o jsonb;
+  v_unknown text;
+  v_tags_json jsonb;
+  v_tags text[] := '{}';
+  v_long text;
+  v_text text;
+  v_ms numeric;
+  v_delay timestamptz;
+  v_status text := 'QUEUED';
+  v_ttl text;
+  v_expire timestamptz;
+  v_key text;
+  v_key_ttl_ms numeric := 30::numeric * 86400000;
+  v_queue text;
+  v_concurrency_key text;
+  v_max_attempts integer;
+  v_max_duration integer;
+  v_test boolean := false;
+  v_id text;
+  v_existing record;
+BEGIN
+  IF p_task IS NULL OR length(p_task) < 1 OR length(p_task) > 128 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'taskId: must be 1 to 128 characters';
+  END IF;
+  IF p_options IS NOT NULL AND jsonb_typeof(p_options) NOT IN ('object', 'null') THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options: must be a JSON object';
+  END IF;
+  SELECT coalesce(jsonb_object_agg(e.key, e.value), '{}') INTO o
+    FROM jsonb_each(CASE WHEN jsonb_typeof(p_options) = 'object' THEN p_options ELSE '{}' END) e WHERE jsonb_typeof(e.value) <> 'null';
+  SELECT k INTO v_unknown FROM jsonb_object_keys(o) k WHERE k <> ALL (c_known) ORDER BY k LIMIT 1;
+  IF v_unknown IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = '22023',
+      MESSAGE = format('options.%s: not an option of a trigger in SQL (it takes %s)', v_unknown, array_to_string(c_known, ', '));
+  END IF;
+
+  -- Tags: one or a list, trimmed, blanks dropped, duplicates dropped (first kept), at most 10 of 128 characters.
+  v_tags_json := o -> 'tags';
+  IF jsonb_typeof(v_tags_json) = 'string' THEN v_tags_json := jsonb_build_array(v_tags_json); END IF;
+  IF v_tags_json IS NOT NULL THEN
+    IF jsonb_typeof(v_tags_json) <> 'array' OR EXISTS (SELECT 1 FROM jsonb_array_elements(v_tags_json) t WHERE jsonb_typeof(t) <> 'string') THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.tags: must be a string or an array of strings';
+    END IF;
+    SELECT coalesce(array_agg(d.tag ORDER BY d.first_at), '{}') INTO v_tags FROM (
+      SELECT s.tag, min(s.ord) AS first_at FROM (
+        SELECT regexp_replace(x, '^\s+|\s+$', '', 'g') AS tag, ord FROM jsonb_array_elements_text(v_tags_json) WITH ORDINALITY AS e(x, ord)) s
+      WHERE s.tag <> '' GROUP BY s.tag) d;
+    IF cardinality(v_tags) > 10 THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('Runs can only have 10 tags, you''re trying to set %s.', cardinality(v_tags));
+    END IF;
+    SELECT t INTO v_long FROM unnest(v_tags) t WHERE length(t) > 128 LIMIT 1;
+    IF v_long IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('tags: each tag must be at most 128 characters ("%s…")', left(v_long, 20));
+    END IF;
+  END IF;
+
+  -- Delay: a duration from now, a date (ISO 8601), or epoch milliseconds. Past or now: not delayed.
+  IF o ? 'delay' THEN
+    IF jsonb_typeof(o -> 'delay') = 'number' THEN
+      v_delay := to_timestamp((o ->> 'delay')::numeric / 1000);
+    ELSIF jsonb_typeof(o -> 'delay') = 'string' THEN
+      v_text := o ->> 'delay';
+      v_ms := svc_parse_duration(v_text);
+      IF v_ms IS NOT NULL THEN
+        IF v_ms > c_max_duration_ms THEN
+          RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('delay: "%s" is too long (at most 365000d)', v_text);
+        END IF;
+        v_delay := p_now + make_interval(secs => v_ms / 1000);
+      ELSIF btrim(v_text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}' THEN
+        BEGIN
+          v_delay := v_text::timestamptz;
+        EXCEPTION WHEN datetime_field_overflow THEN
+          RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('delay: "%s" is not a date on the calendar', v_text);
+        WHEN invalid_datetime_format THEN
+          v_delay := NULL;
+        END;
+      END IF;
+      IF v_delay IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+          MESSAGE = format('delay: "%s" is neither a duration (e.g. "30s", "10m", "1h30m", "2d") nor an ISO 8601 date', v_text);
+      END IF;
+    ELSE
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.delay: must be a duration, an ISO 8601 date or epoch milliseconds';
+    END IF;
+    IF v_delay > p_now THEN v_status := 'DELAYED'; ELSE v_delay := NULL; END IF;
+  END IF;
+
+  -- TTL: a duration, or whole seconds; counted from the delay's end for a delayed run.
+  IF o ? 'ttl' THEN
+    IF jsonb_typeof(o -> 'ttl') = 'number' THEN
+      v_ms := (o ->> 'ttl')::numeric;
+      IF v_ms < 0 OR v_ms <> trunc(v_ms) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.ttl: must be a duration or a whole number of seconds';
+      END IF;
+      v_ttl := v_ms || 's';
+      v_ms := v_ms * 1000;
+    ELSIF jsonb_typeof(o -> 'ttl') = 'string' THEN
+      v_ttl := o ->> 'ttl';
+      v_ms := svc_parse_duration(v_ttl);
+      IF v_ms IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('ttl: "%s" is not a duration (e.g. "30s", "10m", "1h", "7d")', v_ttl);
+      END IF;
+    ELSE
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.ttl: must be a duration or a whole number of seconds';
+    END IF;
+    IF v_ms > c_max_duration_ms THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('ttl: "%s" is too long (at most 365000d)', v_ttl);
+    END IF;
+    v_expire := coalesce(v_delay, p_now) + make_interval(secs => v_ms / 1000);
+  END IF;
+
+  IF o ? 'metadata' AND jsonb_typeof(o -> 'metadata') <> 'object' THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'metadata: must be a JSON object';
+  END IF;
+
+  IF o ? 'idempotencyKey' THEN
+    v_key := o ->> 'idempotencyKey';
+    IF jsonb_typeof(o -> 'idempotencyKey') <> 'string' OR v_key = '' OR octet_length(v_key) > 2048 THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.idempotencyKey: must be a string of 1 to 2048 bytes';
+    END IF;
+  END IF;
+  IF o ? 'idempotencyKeyTTL' THEN
+    v_text := o ->> 'idempotencyKeyTTL';
+    v_key_ttl_ms := CASE WHEN jsonb_typeof(o -> 'idempotencyKeyTTL') = 'string' THEN svc_parse_duration(v_text) END;
+    IF v_key_ttl_ms IS NULL THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('idempotencyKeyTTL: "%s" is not a duration (e.g. "30s", "10m", "1h", "7d")', v_text);
+    END IF;
+    IF v_key_ttl_ms > c_max_duration_ms THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('idempotencyKeyTTL: "%s" is too long (at most 365000d)', v_text);
+    END IF;
+  END IF;
+
+  IF o ? 'queue' THEN
+    v_queue := CASE jsonb_typeof(o -> 'queue') WHEN 'string' THEN o ->> 'queue' WHEN 'object' THEN
+      CASE WHEN jsonb_typeof(o -> 'queue' -> 'name') = 'string' THEN o -> 'queue' ->> 'name' END END;
+    IF v_queue IS NULL OR length(v_queue) < 1 OR length(v_queue) > 128 THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.queue: must be a queue name (or { "name": … }) of 1 to 128 characters';
+    END IF;
+  END IF;
+  IF o ? 'concurrencyKey' THEN
+    IF jsonb_typeof(o -> 'concurrencyKey') NOT IN ('string', 'number') OR length(o ->> 'concurrencyKey') > 512 THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.concurrencyKey: must be a string of at most 512 characters, or a number';
+    END IF;
+    v_concurrency_key := o ->> 'concurrencyKey';
+  END IF;
+  IF o ? 'maxAttempts' THEN
+    IF jsonb_typeof(o -> 'maxAttempts') <> 'number' OR (o ->> 'maxAttempts')::numeric NOT BETWEEN 1 AND 100
+       OR (o ->> 'maxAttempts')::numeric <> trunc((o ->> 'maxAttempts')::numeric) THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.maxAttempts: must be a whole number from 1 to 100';
+    END IF;
+    v_max_attempts := (o ->> 'maxAttempts')::integer;
+  END IF;
+  IF o ? 'maxDuration' THEN
+    IF jsonb_typeof(o -> 'maxDuration') <> 'number' OR (o ->> 'maxDuration')::numeric NOT BETWEEN 1 AND 2147483647
+       OR (o ->> 'maxDuration')::numeric <> trunc((o ->> 'maxDuration')::numeric) THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.maxDuration: must be a whole number of seconds from 1 to 2147483647';
+    END IF;
+    v_max_duration := (o ->> 'maxDuration')::integer;
+  END IF;
+  IF o ? 'test' THEN
+    IF jsonb_typeof(o -> 'test') <> 'boolean' THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.test: must be true or false';
+    END IF;
+    v_test := (o ->> 'test')::boolean;
+  END IF;
+
+  -- The live run holding the key answers (isCached); a run that failed or expired, or a key past
+  -- its TTL, frees the key (trigger.ts, findLiveIdempotentRun). Unlike there, the run is read without
+  -- FOR UPDATE: the caller's transaction may stay open long after, and a run it held locked would
+  -- be skipped by the claim that the run's own wake-up sent a worker to make. The key is cleared by
+  -- a guarded update instead (zero rows: another transaction cleared it first).
+  -- A conflict on insert (another transaction took the key after the lookup, and committed) goes
+  -- round again: the lookup then finds its run.
+  FOR i IN 1..3 LOOP
+    IF v_key IS NOT NULL THEN
+      SELECT r.id, r.status, r.queue_name, r.idempotency_key_expires_at INTO v_existing FROM runs r
+        WHERE r.environment_id = p_environment_id AND r.task_identifier = p_task AND r.idempotency_key = v_key;
+      IF FOUND THEN
+        IF (v_existing.idempotency_key_expires_at IS NOT NULL AND v_existing.idempotency_key_expires_at <= p_now)
+           OR v_existing.status IN ('FAILED', 'CRASHED', 'SYSTEM_FAILURE', 'EXPIRED', 'TIMED_OUT') THEN
+          UPDATE runs r SET idempotency_key = NULL, updated_at = p_now WHERE r.id = v_existing.id AND r.idempotency_key = v_key;
+        ELSE
+          RETURN QUERY SELECT v_existing.id, v_existing.status, v_existing.queue_name, true;
+          RETURN;
+        END IF;
+      END IF;
+    END IF;
+
+    v_id := svc_time_ordered_id('run_', p_now);
+    v_queue := coalesce(v_queue,
+      (SELECT wt.queue_name FROM worker_tasks wt WHERE wt.environment_id = p_environment_id AND wt.task_identifier = p_task),
+      'task/' || p_task);
+    INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
+      idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs)
+    VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
+      v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
+      v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
+      p_batch_id, p_batch_index, v_test, p_now, p_now, NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l))
+    ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
+    IF FOUND THEN
+      IF cardinality(v_tags) > 0 THEN
+        INSERT INTO run_tags (environment_id, tag, created_at, run_id) SELECT p_environment_id, t, p_now, v_id FROM unnest(v_tags) t;
+      END IF;
+      RETURN QUERY SELECT v_id, v_status, v_queue, false;
+      RETURN;
+    END IF;
+  END LOOP;
+  RAISE EXCEPTION 'idempotency key "%" of task % changed hands on every try', v_key, p_task;
 END;
 $function$;

@@ -17,7 +17,7 @@ export {
 } from "./errors.ts";
 export { CursorPage, OffsetPage, type PagePromise } from "./pagination.ts";
 export { flattenScopes, type PublicTokenScopes, type ScopeTarget, type ScopeTargets, type Expiration } from "./public-tokens.ts";
-export type { TriggerOptions, RunHandle, BatchItem, BatchTaskItem, BatchHandle, BatchTriggerOptions } from "./tasks.ts";
+export type { TriggerOptions, RunHandle, BatchItem, BatchTaskItem, BatchHandle, BatchTriggerOptions, TransactionClient } from "./tasks.ts";
 export type {
   RunStatus, RunSummary, RunWaitSummary, RelatedRunSummary, RetrievedRun, ListRunsQuery, ListProjectRunsQuery, ReplayOverrides, RunResult, RunTrace, RunEvent,
 } from "./runs.ts";

@@ -3,6 +3,9 @@ import { randomId } from "../ids.ts";
 import { segment, type HttpTransport } from "./http.ts";
 import { offloadLargePayload, serializePayload } from "./packets.ts";
 import { publicTokenFromResponse } from "./public-tokens.ts";
+import { batchTriggerInTransaction, triggerInTransaction, type TransactionClient } from "./trigger-in-transaction.ts";
+
+export type { TransactionClient } from "./trigger-in-transaction.ts";
 
 /** Options of one trigger. Every field is optional; the task's own settings apply otherwise. */
 export interface TriggerOptions {
@@ -33,6 +36,13 @@ export interface TriggerOptions {
   lockToVersion?: string;
   /** The run this one is a child of (set by in-task helpers). */
   parentRunId?: string;
+  /**
+   * Trigger inside this database transaction (a `pg` client after `BEGIN`) instead of over HTTP: the
+   * run exists if and only if the transaction commits, and workers hear of it at commit. Takes the
+   * options svc_trigger takes (not machine, priority, lockToVersion, parentRunId); the client's
+   * secret key names the environment. docs/trigger-in-transaction.md.
+   */
+  tx?: TransactionClient;
 }
 
 /** What a trigger returns. */
@@ -58,6 +68,8 @@ export interface BatchTriggerOptions {
   /** The same key returns the existing batch (`isCached: true`). */
   idempotencyKey?: string;
   idempotencyKeyTTL?: string;
+  /** Trigger the whole batch inside this database transaction (see TriggerOptions.tx). */
+  tx?: TransactionClient;
 }
 
 export interface BatchHandle {
@@ -67,6 +79,8 @@ export interface BatchHandle {
   idempotencyKey?: string;
   /** A public token that can read this batch (scope `read:batch:<id>`). */
   publicAccessToken?: string;
+  /** The runs' ids in item order (a batch triggered with `{ tx }`, which has them at once). */
+  runIds?: string[];
 }
 
 /** Resending a batch's items stops after this many unsealed answers. */
@@ -104,6 +118,10 @@ export class TasksResource {
    */
   async trigger<TPayload = unknown>(taskId: string, payload: TPayload, options?: TriggerOptions): Promise<RunHandle> {
     const http = this.connect();
+    if (options?.tx) {
+      const { tx, ...rest } = options;
+      return triggerInTransaction(http, tx, taskId, payload, rest);
+    }
     http.requireAccessToken("tasks.trigger");
     const serialized = await offloadLargePayload(http, serializePayload(payload), `trigger/${randomId(16)}/payload.json`);
     const body: Record<string, unknown> = { options: wireOptions(options, serialized.payloadType) };
@@ -139,6 +157,17 @@ export class TasksResource {
     if (items.length === 0) throw new TypeError("batchTrigger: at least one item is required");
     if (items.length > MAX_BATCH_ITEMS) throw new TypeError(`batchTrigger: at most ${MAX_BATCH_ITEMS} items per batch`);
     const http = this.connect();
+    if (options.tx) {
+      if (options.idempotencyKeyTTL !== undefined) throw new TypeError("batchTrigger: { tx } takes no idempotencyKeyTTL (a batch's key has none in SQL)");
+      const batch = await batchTriggerInTransaction(http, options.tx, items, options);
+      return {
+        batchId: batch.batchId,
+        runCount: items.length,
+        isCached: batch.isCached,
+        runIds: batch.runIds,
+        ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+      };
+    }
     http.requireAccessToken("tasks.batchTrigger");
     const create: Record<string, unknown> = { runCount: items.length, taskIdentifiers: [...new Set(items.map((i) => i.task))] };
     if (options.idempotencyKey) {
