@@ -53,6 +53,16 @@ export async function svcSide(url: string): Promise<PeerSide<string>> {
         startedAt.clear();
         await pause();
       }
+      // As graphile-worker's client does (add_job): the client's own statement on Postgres, here
+      // svc_trigger (a run that waits for a worker's claim, as a trigger inside a transaction is).
+      const inSql: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = now();
+        const { rows } = await stack.engine.db.query<{ run_id: string }>("SELECT run_id FROM svc_trigger($1, 'peer-noop', '{}'::jsonb, NULL)", [stack.env.id]);
+        await completions.wait(rows[0]!.run_id);
+        inSql.push(now() - t0);
+        await pause();
+      }
       const completed: number[] = [];
       const tokens = await suspendedRuns(stack, n);
       for (const token of tokens) {
@@ -67,6 +77,7 @@ export async function svcSide(url: string): Promise<PeerSide<string>> {
       return [
         { label: "svc in-process trigger (no API) → done", samples: triggered },
         { label: "  the same runs: trigger → the attempt starts", samples: started },
+        { label: "svc_trigger in SQL (no API) → done", samples: inSql },
         { label: "svc in-process completeToken (no API) → code", samples: completed },
       ];
     },
