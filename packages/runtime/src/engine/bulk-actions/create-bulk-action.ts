@@ -1,13 +1,13 @@
 import { withTransaction } from "../../db/queryable.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { MAX_BULK_ACTION_RUN_IDS } from "../../contracts/bulk-actions.ts";
 import type { EngineDeps } from "../deps.ts";
 import { countRuns, type RunListFilters } from "../runs/list.ts";
 import type { BulkActionType } from "./statuses.ts";
 import { abortPendingBulkAction, getBulkAction, insertBulkAction, storedFilters, type BulkActionRow } from "./store.ts";
 
-/** The most run ids one bulk action may name (a filter has no such limit). */
-export const MAX_BULK_ACTION_RUN_IDS = 10_000;
+export { MAX_BULK_ACTION_RUN_IDS };
 
 export interface NewBulkAction {
   action: BulkActionType;
