@@ -10,10 +10,13 @@ import type { ActionResult } from "../page.ts";
 import { scopedGet } from "../page.ts";
 import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
+import { bulkActionForm } from "./bulk-actions.ts";
 
 /** The run list's filters as the page's query string carries them (one name per field of the form); `q` is the id search. */
-const FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
-type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+export const RUN_PAGE_FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
+export type RunPageFilters = Partial<Record<(typeof RUN_PAGE_FILTERS)[number], string>>;
+const FILTERS = RUN_PAGE_FILTERS;
+type Filters = RunPageFilters;
 
 function first(value: unknown): string | undefined {
   const v = Array.isArray(value) ? value.join(",") : value;
@@ -98,7 +101,7 @@ function runRow(scope: DashboardScope, run: ListedRun, unserved: boolean): Html 
  * lists the runs whose id starts with it (from any time, ids being time-ordered), with the other filters.
  */
 export function registerRunPages(dash: FastifyInstance, deps: AppDeps) {
-  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query }): Promise<ActionResult> => {
+  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query, session }): Promise<ActionResult> => {
     const filters: Filters = {};
     for (const name of FILTERS) {
       const value = first(query[name]);
@@ -142,7 +145,7 @@ ${page.pagination.next ? html`<a href="${scopeHref(scope, "runs", { ...filters, 
 </div>`;
     return {
       title: "Runs",
-      content: html`<h1>Runs</h1>${filterForm(scope, filters)}${table}`,
+      content: html`<h1>Runs</h1>${filterForm(scope, filters)}${bulkActionForm(scope, session, filters)}${table}`,
       fragment: table,
     };
   });

@@ -49,6 +49,7 @@ export async function insertBulkAction(
 }
 
 export async function getBulkAction(db: Queryable, environmentId: string, id: string): Promise<BulkActionRow | null> {
+  if (id.includes("\u0000")) return null; // from a URL: Postgres text cannot hold NUL
   const { rows } = await db.query<BulkActionRow>(`SELECT * FROM bulk_actions WHERE id = $1 AND environment_id = $2`, [id, environmentId]);
   return rows[0] ?? null;
 }
@@ -80,6 +81,7 @@ export async function listBulkActions(
  * chunk after it never starts. Null when the action is not PENDING (or not there).
  */
 export async function abortPendingBulkAction(db: Queryable, environmentId: string, id: string, now: Date): Promise<BulkActionRow | null> {
+  if (id.includes("\u0000")) return null;
   const { rows } = await db.query<BulkActionRow>(
     `UPDATE bulk_actions SET status = 'ABORTED', completed_at = $3, updated_at = $3
      WHERE id = $1 AND environment_id = $2 AND status = 'PENDING' RETURNING *`,
