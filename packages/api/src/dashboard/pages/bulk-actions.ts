@@ -14,21 +14,6 @@ type BulkParams = { bulkActionId: string };
 
 const bulkHref = (scope: DashboardScope, id: string) => scopeHref(scope, `bulk-actions/${encodeURIComponent(id)}`);
 
-/**
- * The runs page's "Cancel all matching" / "Replay all matching": its filters as hidden fields, so
- * the action is over what the page lists (the id search aside). Shown only with a filter given.
- */
-export function bulkActionForm(scope: DashboardScope, session: DashboardSession, filters: RunPageFilters): Html | null {
-  const given = RUN_PAGE_FILTERS.filter((name) => name !== "q" && filters[name] !== undefined);
-  if (given.length === 0 || filters.q !== undefined) return null;
-  return html`<form class="bulk" method="post" action="${scopeHref(scope, "runs/bulk")}">${csrfField(session)}
-${given.map((name) => html`<input type="hidden" name="${name}" value="${filters[name]}">`)}
-<span class="muted">Every run matching these filters (not only this page):</span>
-<button class="danger" type="submit" name="action" value="cancel">Cancel all matching</button>
-<button type="submit" name="action" value="replay">Replay all matching</button>
-</form>`;
-}
-
 function view(scope: DashboardScope, session: DashboardSession, action: BulkActionRow): Html {
   const pending = action.status === "PENDING";
   const handled = action.succeeded + action.failed;

@@ -10,7 +10,8 @@ import type { ActionResult } from "../page.ts";
 import { scopedGet } from "../page.ts";
 import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
-import { bulkActionForm } from "./bulk-actions.ts";
+import { csrfField } from "../layout.ts";
+import type { DashboardSession } from "@svc/runtime/engine";
 
 /** The run list's filters as the page's query string carries them (one name per field of the form); `q` is the id search. */
 export const RUN_PAGE_FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
@@ -79,6 +80,21 @@ ${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue",
 <label>Created from (UTC)<input type="datetime-local" name="from" value="${filters.from ?? ""}"></label>
 <label>to (UTC)<input type="datetime-local" name="to" value="${filters.to ?? ""}"></label>
 <button type="submit">Apply</button> <a href="${scopeHref(scope, "runs")}">Clear</a>
+</form>`;
+}
+
+/**
+ * The runs page's "Cancel all matching" / "Replay all matching": its filters as hidden fields, so
+ * the action is over what the page lists (the id search aside). Shown only with a filter given.
+ */
+function bulkActionForm(scope: DashboardScope, session: DashboardSession, filters: Filters): Html | null {
+  const given = FILTERS.filter((name) => name !== "q" && filters[name] !== undefined);
+  if (given.length === 0 || filters.q !== undefined) return null;
+  return html`<form class="bulk" method="post" action="${scopeHref(scope, "runs/bulk")}">${csrfField(session)}
+${given.map((name) => html`<input type="hidden" name="${name}" value="${filters[name]}">`)}
+<span class="muted">Every run matching these filters (not only this page):</span>
+<button class="danger" type="submit" name="action" value="cancel">Cancel all matching</button>
+<button type="submit" name="action" value="replay">Replay all matching</button>
 </form>`;
 }
 
