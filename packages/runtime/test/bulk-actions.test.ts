@@ -33,6 +33,16 @@ async function statusesOf(ids: string[]): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
+/** Waits until `n` backends of this database wait for a lock (row-lock choreography, no sleeps of fixed length). */
+async function waitForLockWaits(n: number): Promise<void> {
+  for (;;) {
+    const { rows } = await te.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (rows[0]!.n >= n) return;
+  }
+}
+
 /** Runs chunks on `deps` until no action is pending; how many it did. */
 async function drain(deps: EngineDeps, chunkSize: number): Promise<number> {
   let chunks = 0;
@@ -98,6 +108,31 @@ describe("bulk actions", () => {
     await expect(retrieveBulkAction(te.engine, te.env.id, "bulk_nosuchaction")).rejects.toBeInstanceOf(NotFoundError);
     // Another environment's id is unknown here.
     await expect(retrieveBulkAction(te.engine, te.project.environments.prod.id, action.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("lets a chunk under way finish when aborted, and starts no other", async () => {
+    const ids = await triggerMany("bulk-abort-midway", 12);
+    const action = await createBulkAction(te.engine, te.env.id, { action: "CANCEL", selection: { filters: { taskIdentifiers: ["bulk-abort-midway"] } } });
+    // Hold the newest run: the first chunk stops at it, holding the action's row.
+    const holder = await te.db.pool.connect();
+    let chunk: Promise<unknown>;
+    let abort: Promise<unknown>;
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, [ids.at(-1)]);
+      chunk = processNextChunk(te.engine, { chunkSize: 5 });
+      await waitForLockWaits(1);
+      abort = abortBulkAction(te.engine, te.env.id, action.id);
+      // The abort waits for the chunk's hold on the action.
+      await waitForLockWaits(2);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    expect(await chunk!).toMatchObject({ handled: 5, status: "PENDING" });
+    expect(await abort!).toMatchObject({ status: "ABORTED", succeeded: 5 });
+    expect(await processNextChunk(te.engine, { chunkSize: 5 })).toBeNull();
+    expect(await statusesOf(ids)).toEqual({ CANCELED: 5, QUEUED: 7 });
   });
 
   it("does a chunk again, once, when its processor dies in the middle of it, and another takes over", async () => {

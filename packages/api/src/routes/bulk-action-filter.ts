@@ -13,7 +13,7 @@ function queueName(queue: { type: "task" | "custom"; name: string }): string {
  * A bulk action's filter (the SDK's runs.list() filters, as JSON) as the run list's filters,
  * resolved by the run list's own rules (resolveRunListFilters: statuses checked, legacy names
  * mapped, the 7-day window unless a period or from/to is given). Refuses a filter that gives
- * nothing to match on: a bulk action over "everything" must be asked for with a period at least.
+ * nothing to match on, as Trigger.dev does: "every run" is asked for with a period at least.
  */
 export function resolveBulkActionFilter(filter: BulkActionFilter, now: Date): RunListFilters {
   const given = Object.values(filter).filter((value) => value !== undefined);
@@ -21,21 +21,21 @@ export function resolveBulkActionFilter(filter: BulkActionFilter, now: Date): Ru
   const queues = filter.queue === undefined ? undefined : (Array.isArray(filter.queue) ? filter.queue : [filter.queue]).map(queueName);
   try {
     return resolveRunListFilters(
-    {
-      status: list(filter.status),
-      taskIdentifier: list(filter.taskIdentifier),
-      version: list(filter.version),
-      tag: list(filter.tag),
-      batch: list(filter.batch),
-      schedule: list(filter.schedule),
-      queue: queues,
-      ...(filter.isTest !== undefined ? { isTest: filter.isTest } : {}),
-      ...(filter.period !== undefined ? { period: filter.period } : {}),
-      ...(filter.from !== undefined ? { from: String(filter.from) } : {}),
-      ...(filter.to !== undefined ? { to: String(filter.to) } : {}),
-    },
-    now,
-  );
+      {
+        status: list(filter.status),
+        taskIdentifier: list(filter.taskIdentifier),
+        version: list(filter.version),
+        tag: list(filter.tag),
+        batch: list(filter.batch),
+        schedule: list(filter.schedule),
+        queue: queues,
+        ...(filter.isTest !== undefined ? { isTest: filter.isTest } : {}),
+        ...(filter.period !== undefined ? { period: filter.period } : {}),
+        ...(filter.from !== undefined ? { from: String(filter.from) } : {}),
+        ...(filter.to !== undefined ? { to: String(filter.to) } : {}),
+      },
+      now,
+    );
   } catch (error) {
     // The run list's messages name its query parameters; here they are fields of `filter`.
     if (error instanceof ValidationError) throw new ValidationError(error.message.replace(/^filter\[(?:createdAt\]\[)?(\w+)\]/, "filter.$1"), { cause: error });
