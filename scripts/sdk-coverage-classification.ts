@@ -35,10 +35,9 @@ const CHAT_SNAPSHOTS = "chat.agent snapshots live in Trigger.dev's object storag
 const WEBHOOKS = "Trigger.dev's webhook endpoints (inbound deliveries, waiters, secrets) have no svc counterpart and no issue yet";
 const METADATA_AND_STREAMS = "issue 34 §2 (run metadata and streams)";
 const QUEUES = "issue 34 §4 (queues and concurrency limits)";
-const BULK_AND_TOKENS = "issue 34 §6 (bulk actions, public tokens)";
 
 export const SDK_COVERAGE: Record<string, Classification> = {
-  abortBulkAction: { calls: ["POST /api/v1/bulk-actions/{bulkActionId}/abort"], status: "planned", plan: BULK_AND_TOKENS },
+  abortBulkAction: { calls: ["POST /api/v1/bulk-actions/{bulkActionId}/abort"], status: "served", tests: ["packages/api/test/sdk-bulk-actions.test.ts"] },
   activateSchedule: { calls: ["POST /api/v1/schedules/{scheduleId}/activate"], status: "served", tests: ["packages/api/test/sdk-schedules.test.ts"] },
   addDashboardWidget: { calls: ["POST /api/v1/query/dashboards/{dashboardId}/widgets"], status: "out-of-scope", reason: CLICKHOUSE },
   addTags: { calls: ["POST /api/v1/runs/{runId}/tags"], status: "served", tests: ["packages/api/test/sdk-run-changes.test.ts"], note: "the SDK's `tags.add` calls it from inside a Trigger.dev task; from a backend, call the API client or svc's `runs.addTags`" },
@@ -50,7 +49,7 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   closeSession: { calls: ["POST /api/v1/sessions/{sessionIdOrExternalId}/close"], status: "served", tests: ["packages/api/test/sdk-sessions.test.ts"] },
   completeWaitpointToken: { calls: ["POST /api/v1/waitpoints/tokens/{friendlyId}/complete"], status: "served", tests: ["packages/api/test/sdk-waitpoints.test.ts"] },
   createBatch: { calls: ["POST /api/v3/batches"], status: "served", tests: ["packages/api/test/sdk-runs.test.ts"] },
-  createBulkAction: { calls: ["POST /api/v1/bulk-actions"], status: "planned", plan: BULK_AND_TOKENS },
+  createBulkAction: { calls: ["POST /api/v1/bulk-actions"], status: "served", tests: ["packages/api/test/sdk-bulk-actions.test.ts"] },
   createChatSnapshotUploadUrl: { calls: ["PUT /api/v1/sessions/{sessionId}/snapshot-url"], status: "out-of-scope", reason: CHAT_SNAPSHOTS },
   createDashboard: { calls: ["POST /api/v1/query/dashboards"], status: "out-of-scope", reason: CLICKHOUSE },
   createEnvVar: { calls: ["POST /api/v1/projects/{projectRef}/envvars/{slug}"], status: "served", tests: ["packages/api/test/sdk-credentials.test.ts"] },
@@ -89,7 +88,7 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   getSessionTranscript: { calls: ["GET /api/v1/sessions/{sessionId}/transcript"], status: "out-of-scope", reason: "chat.agent snapshots live in Trigger.dev's object storage: the transcript is read from them" },
   importEnvVars: { calls: ["POST /api/v1/projects/{projectRef}/envvars/{slug}/import"], status: "served", tests: ["packages/api/test/sdk-credentials.test.ts"] },
   initializeSessionStream: { calls: ["PUT /realtime/v1/sessions/{sessionIdOrExternalId}/{io}", "PUT /realtime/v1/sessions/{sessionIdOrExternalId}/channels/{channel}/{io}"], status: "not-served", reason: "it hands the SDK S2 credentials to write `.out` to S2 directly; svc's task code appends through its own runtime (sessions.md)" },
-  listBulkActions: { calls: ["GET /api/v1/bulk-actions"], status: "planned", plan: BULK_AND_TOKENS },
+  listBulkActions: { calls: ["GET /api/v1/bulk-actions"], status: "served", tests: ["packages/api/test/sdk-bulk-actions.test.ts"] },
   listConcurrencyLimits: { calls: ["GET /api/v1/concurrency-limits"], status: "planned", plan: QUEUES },
   listDashboards: { calls: ["GET /api/v1/query/dashboards"], status: "out-of-scope", reason: CLICKHOUSE },
   listDeployments: { calls: ["GET /api/v1/deployments"], status: "out-of-scope", reason: DEPLOYMENTS },
@@ -124,7 +123,7 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   resetQueueConcurrencyLimit: { calls: ["POST /api/v1/queues/{value}/concurrency/reset"], status: "planned", plan: QUEUES },
   resolvePrompt: { calls: ["POST /api/v1/prompts/{slug}"], status: "out-of-scope", reason: PROMPTS },
   retrieveBatch: { calls: ["GET /api/v2/batches/{batchId}"], status: "served", tests: ["packages/api/test/sdk-run-results.test.ts"] },
-  retrieveBulkAction: { calls: ["GET /api/v1/bulk-actions/{bulkActionId}"], status: "planned", plan: BULK_AND_TOKENS },
+  retrieveBulkAction: { calls: ["GET /api/v1/bulk-actions/{bulkActionId}"], status: "served", tests: ["packages/api/test/sdk-bulk-actions.test.ts"] },
   retrieveConcurrencyLimit: { calls: ["GET /api/v1/concurrency-limits/{name}"], status: "planned", plan: QUEUES },
   retrieveConcurrencyLimitKey: { calls: ["GET /api/v1/concurrency-limits/{name}"], status: "planned", plan: QUEUES },
   retrieveCurrentDeployment: { calls: ["GET /api/v1/deployments/current"], status: "out-of-scope", reason: DEPLOYMENTS },

@@ -29,6 +29,31 @@ CREATE TABLE batches (
 CREATE UNIQUE INDEX batches_idempotency ON public.batches USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE UNIQUE INDEX batches_one_time_use_token ON public.batches USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 
+CREATE TABLE bulk_actions (
+    id text NOT NULL,
+    environment_id text NOT NULL,
+    name text,
+    action text NOT NULL,
+    status text DEFAULT 'PENDING'::text NOT NULL,
+    filters jsonb,
+    run_ids text[],
+    cursor_created_at timestamp with time zone,
+    cursor_run_id text,
+    total integer NOT NULL,
+    succeeded integer DEFAULT 0 NOT NULL,
+    failed integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    completed_at timestamp with time zone,
+    CONSTRAINT bulk_actions_action_check CHECK ((action = ANY (ARRAY['CANCEL'::text, 'REPLAY'::text]))),
+    CONSTRAINT bulk_actions_check CHECK (((filters IS NULL) <> (run_ids IS NULL))),
+    CONSTRAINT bulk_actions_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
+    CONSTRAINT bulk_actions_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'COMPLETED'::text, 'ABORTED'::text])))
+);
+CREATE INDEX bulk_actions_list ON public.bulk_actions USING btree (environment_id, created_at DESC, id DESC);
+CREATE INDEX bulk_actions_pending ON public.bulk_actions USING btree (updated_at) WHERE (status = 'PENDING'::text);
+
 CREATE TABLE dashboard_sessions (
     token_hash text NOT NULL,
     user_id text NOT NULL,

@@ -15,6 +15,7 @@ import { registerHealthRoutes } from "./routes/health.ts";
 import { registerOpenApiRoute } from "./routes/openapi.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 import { registerRunRoutes } from "./routes/runs.ts";
+import { registerBulkActionRoutes } from "./routes/bulk-actions.ts";
 import { registerRunMetadataRoutes } from "./routes/run-metadata.ts";
 import { registerRunResultRoutes } from "./routes/run-results.ts";
 import { registerRunTraceRoutes } from "./routes/run-trace.ts";
@@ -91,6 +92,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerRunTraceRoutes(app, deps);
   registerIdempotencyKeyRoutes(app, deps);
   registerBatchRoutes(app, deps);
+  registerBulkActionRoutes(app, deps);
   registerPacketRoutes(app, deps);
   registerEnvVarRoutes(app, deps);
   registerAuthRoutes(app, deps);

@@ -50,6 +50,7 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
       return { runId: (await post(`/api/v1/tasks/${task}/trigger`, { payload: {}, options: { idempotencyKey: key } })).id, key };
     },
     batch: async () => (await post("/api/v3/batches", { runCount: 1, taskIdentifiers: [task] })).id,
+    bulkAction: (reuse) => once("bulkAction", async () => (await post("/api/v1/bulk-actions", { action: "replay", runIds: ["run_matrix"], name: marker })).id, reuse),
     token: (reuse) => once("token", async () => (await post("/api/v1/waitpoints/tokens", { timeout: "1h", tags: [marker] })).id, reuse),
     schedule: (reuse) =>
       once("schedule", async () => (await post("/api/v1/schedules", { task, cron: "0 * * * *", externalId: marker, deduplicationKey: unique("dk") })).id, reuse),

@@ -35,6 +35,8 @@ export interface MatrixFixtures {
   /** A run of A/dev triggered with a fresh idempotency key, and that key. */
   idempotentRun(): Promise<{ runId: string; key: string }>;
   batch(): Promise<string>;
+  /** A PENDING bulk action of A/dev (named with the marker; no worker works on it); fresh unless `shared`. */
+  bulkAction(shared?: boolean): Promise<string>;
   token(shared?: boolean): Promise<string>;
   schedule(shared?: boolean): Promise<string>;
   variable(shared?: boolean): Promise<string>;
@@ -98,6 +100,26 @@ export const MATRIX: Record<string, MatrixEntry> = {
   },
 
   // Runs.
+  // Bulk actions (secret keys only, as replay).
+  "POST /api/v1/bulk-actions": {
+    kinds: SK, target: "collection", success: 200,
+    build: async (fx) => ({ url: "/api/v1/bulk-actions", payload: { action: "cancel", runIds: ["run_matrix"] } }),
+  },
+  "GET /api/v1/bulk-actions": {
+    kinds: SK, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.bulkAction(true);
+      return { url: "/api/v1/bulk-actions" };
+    },
+  },
+  "GET /api/v1/bulk-actions/:bulkActionId": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/bulk-actions/${await fx.bulkAction(true)}` }),
+  },
+  "POST /api/v1/bulk-actions/:bulkActionId/abort": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/bulk-actions/${await fx.bulkAction()}/abort`, payload: {} }),
+  },
   "GET /api/v1/runs": {
     kinds: SK_JWT, target: "collection", success: 200, listShowsMarker: true,
     build: async (fx) => {

@@ -37,4 +37,5 @@ export const newId = {
   packet: () => `packet_${timeOrderedId()}`,
   worker: () => `worker_${id12()}`,
   session: () => `session_${timeOrderedId()}`,
+  bulkAction: () => `bulk_${timeOrderedId()}`,
 };

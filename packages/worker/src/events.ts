@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { EnvironmentSweep, RunStatus, RunTally, TriggeredBy } from "@svc/runtime/engine";
+import type { ChunkResult, EnvironmentSweep, RunStatus, RunTally, TriggeredBy } from "@svc/runtime/engine";
 import type { Via } from "./execution/via.ts";
 
 /** Typed, past-tense worker events; tests await them instead of sleeping. */
@@ -35,6 +35,8 @@ export interface WorkerEventMap {
   fullnessRecorded: { full: boolean; changed: boolean };
   /** The retention loop swept an environment (any environment of the database, not only this worker's). */
   environmentSwept: EnvironmentSweep;
+  /** This worker's timer loop did a chunk of a bulk action (of any environment of the database, not only this worker's). */
+  bulkActionChunk: ChunkResult;
   /** A batch of what runs logged was stored (`capped`: runs whose log reached its cap with it). */
   runLogsWritten: { runIds: string[]; stored: number; dropped: number; capped: string[] };
   error: { error: unknown; where: string };

@@ -1,4 +1,4 @@
-import { BUILT_IN_DUE_WORK, enterWorkerVersion, lapsedLeases, moveRunsOfChangedQueues, runRetention } from "@svc/runtime/engine";
+import { BUILT_IN_DUE_WORK, bulkActionWork, enterWorkerVersion, lapsedLeases, moveRunsOfChangedQueues, runRetention } from "@svc/runtime/engine";
 import type { WorkerOptions } from "./worker-options.ts";
 import type { WorkerEvents } from "./events.ts";
 import { registerTasks } from "./tasks/register-tasks.ts";
@@ -53,7 +53,12 @@ export function createWorker(options: WorkerOptions): Worker {
   const slots = new Slots(resources, executions, fullFlag);
   const offers = new Offers(resources, slots, batchers.declines, fullFlag);
   const readyRuns = new ReadyRuns(resources, slots);
-  const timers = new TimerLoop(engine, [...BUILT_IN_DUE_WORK, lapsedLeases, ...config.dueWork], {
+  // A chunk of a bulk action per fire: the loop looks at timeouts and resumes between chunks.
+  const bulkActions = bulkActionWork({
+    onChunk: (chunk) => resources.events.emit("bulkActionChunk", chunk),
+    onRunFailed: (failure) => report(new Error(`bulk action ${failure.bulkActionId}: run ${failure.runId} failed: ${(failure.error as Error)?.message ?? String(failure.error)}`, { cause: failure.error }), "bulk-actions"),
+  });
+  const timers = new TimerLoop(engine, [...BUILT_IN_DUE_WORK, lapsedLeases, bulkActions, ...config.dueWork], {
     maxSleepMs: config.timerMaxSleepMs,
     onError: (error) => report(error, "timers"),
     tally: resources.tally,

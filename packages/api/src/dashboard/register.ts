@@ -10,6 +10,7 @@ import { registerSignIn } from "./sign-in.ts";
 import { registerProjectsPage } from "./pages/projects.ts";
 import { registerRunPages } from "./pages/runs.ts";
 import { registerRunPage } from "./pages/run.ts";
+import { registerBulkActionPages } from "./pages/bulk-actions.ts";
 import { registerTaskPages } from "./pages/tasks.ts";
 import { registerTokenPages } from "./pages/tokens.ts";
 import { registerQueuesPage } from "./pages/queues.ts";
@@ -49,6 +50,7 @@ export async function registerDashboard(app: FastifyInstance, deps: AppDeps) {
       registerProjectsPage(dash, deps);
       registerRunPages(dash, deps);
       registerRunPage(dash, deps);
+      registerBulkActionPages(dash, deps);
       registerTaskPages(dash, deps);
       registerTokenPages(dash, deps);
       registerQueuesPage(dash, deps);

@@ -40,6 +40,12 @@ export interface RouteDefinition<P extends ZodType, Q extends ZodType, B extends
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as the document shows it, when it says more than `body` can while `body` keeps the
+   * clearer messages: alternatives (exactly one of two fields) that a single object parses with a
+   * refinement in the handler. Both must admit the same requests (the OpenAPI fuzz test checks it).
+   */
+  bodyDocument?: ZodType;
   /** Documented in the OpenAPI document. */
   response?: ZodType;
   /** Media type of the success body when it is not JSON (a packet download). */

@@ -55,7 +55,7 @@ function parametersOf(route: Route, defs: Record<string, JsonSchema>) {
 }
 
 function requestBodyOf(route: Route, defs: Record<string, JsonSchema>) {
-  if (route.body) return { required: true, content: { "application/json": { schema: toJsonSchema(route.body, defs) } } };
+  if (route.body) return { required: true, content: { "application/json": { schema: toJsonSchema(route.bodyDocument ?? route.body, defs) } } };
   const documented = route.documentedBody;
   if (!documented) return undefined;
   return {

@@ -11,6 +11,7 @@ import {
   runLedger,
   resolveSessionIds,
   retrieveRun,
+  type RunListFilters,
   type RunListRow,
   type RunWait,
   ValidationError,
@@ -63,8 +64,19 @@ export type RunListPageRow = RunListRow & { waits: RunWait[] };
  * any time unless the query gives one) and its own presentation of the rows.
  */
 export async function runListPageOf<T>(deps: AppDeps, environmentIds: string[], query: RunListQuery, search: { idPrefix?: string }, present: (row: RunListPageRow) => T): Promise<Page<T>> {
+  const filters = await runListFiltersOf(deps, environmentIds, query, search);
+  return keysetPage<RunListPageRow, T>(
+    query,
+    RUN_LIST_PAGE_SIZE,
+    async (keyset, direction, limit) => withWaits(deps, await listRuns(deps.engine.db, environmentIds, filters, { keyset, direction, limit })),
+    present,
+  );
+}
+
+/** The run list's filters of a query (sessions resolved to their ids, the default window applied), as its page reads them. */
+export async function runListFiltersOf(deps: AppDeps, environmentIds: string[], query: RunListFilterQuery, search: { idPrefix?: string } = {}): Promise<RunListFilters> {
   const sessions = query["filter[session]"];
-  const filters = resolveRunListFilters(
+  return resolveRunListFilters(
     {
       status: query["filter[status]"],
       taskIdentifier: query["filter[taskIdentifier]"],
@@ -81,12 +93,6 @@ export async function runListPageOf<T>(deps: AppDeps, environmentIds: string[], 
       ...(search.idPrefix !== undefined ? { idPrefix: search.idPrefix } : {}),
     },
     deps.engine.clock.now(),
-  );
-  return keysetPage<RunListPageRow, T>(
-    query,
-    RUN_LIST_PAGE_SIZE,
-    async (keyset, direction, limit) => withWaits(deps, await listRuns(deps.engine.db, environmentIds, filters, { keyset, direction, limit })),
-    present,
   );
 }
 

@@ -5,7 +5,7 @@ import { commaListPattern, DurationOrDateText, DurationText, EPOCH_MS_SCHEMA, IN
 import { MAX_DURATION_SECONDS, payloadTypeAlternatives } from "./trigger.ts";
 
 /** What parseDuration reads, its first part not zero (so the period is never zero). */
-const RUN_LIST_PERIOD_PATTERN = "^[0-9]*[1-9][0-9]*(ms|s|m|hr|h|d|w)([0-9]+(ms|s|m|hr|h|d|w))*$";
+export const RUN_LIST_PERIOD_PATTERN = "^[0-9]*[1-9][0-9]*(ms|s|m|hr|h|d|w)([0-9]+(ms|s|m|hr|h|d|w))*$";
 
 /**
  * `a,b` or repeated `?k=a&k=b` → ["a", "b"] (the SDK joins arrays with commas). `meta` (a pattern)

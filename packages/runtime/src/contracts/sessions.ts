@@ -15,7 +15,11 @@ export const MAX_SESSION_TAG_LENGTH = 128;
 /** A session as a path names it: its `session_…` id or its externalId. */
 export const SessionRef = storedText(z.string().min(1).max(256));
 
-export const ExternalId = storedText(z.string().trim().min(1).max(256)).refine((v) => !v.startsWith(SESSION_ID_PREFIX), {
+/** Not blank: a character that String.prototype.trim keeps (spelled out: tools read \s as they like), and no NUL. */
+const NON_BLANK_STORED_TEXT = "^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$";
+
+// Trimmed before its length is checked: the document says "not blank" with its pattern.
+export const ExternalId = storedText(z.string().trim().min(1).max(256)).meta({ pattern: NON_BLANK_STORED_TEXT }).refine((v) => !v.startsWith(SESSION_ID_PREFIX), {
   message: `must not start with "${SESSION_ID_PREFIX}" (the prefix of session ids)`,
 });
 

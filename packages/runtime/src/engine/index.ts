@@ -63,7 +63,7 @@ export { parseSuperjson, stringifySuperjson } from "./runs/superjson-text.ts";
 export { decideAfterFailure, maxAttemptsOf } from "./runs/retry-policy.ts";
 export { attachWaiter, childOutcome, completeBatchIfDone, notifyWaitersOfRun } from "./runs/notify-waiters.ts";
 export { INLINE_PACKET_LIMIT, retrieveRun, type RunDetail, type RunScheduleRef } from "./runs/retrieve-run.ts";
-export { listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
+export { countRuns, listRuns, type RunListFilters, type RunListRow } from "./runs/list.ts";
 export { MAX_RUN_LIST_LANES, RUN_ID_PREFIX } from "./runs/list-statement.ts";
 export { waitsOfRuns, type RunWait } from "./runs/waiting-for.ts";
 export { cancelRun } from "./runs/cancel.ts";
@@ -117,6 +117,13 @@ export { BatchItemOutcomeSchema, LedgerRowSchema, parseStored, StepOutcomeSchema
 export { BUILT_IN_DUE_WORK, delayedRuns, fireAllDue, type DueWork } from "./timers/fire-due.ts";
 export { dueAt, nextDueTimes } from "./timers/due-times.ts";
 export { lapsedLeases } from "./timers/lapsed-leases.ts";
+
+// Bulk actions: cancel or replay many runs, a chunk per transaction in the workers' timer loops
+export {
+  BULK_ACTION_CHUNK_SIZE, BULK_ACTION_STATUSES, BULK_ACTION_TYPES, MAX_BULK_ACTION_RUN_IDS, abortBulkAction, bulkActionWork, createBulkAction, filtersOf, isFinalBulkActionStatus,
+  listBulkActions, processNextChunk, retrieveBulkAction,
+  type BulkActionRow, type BulkActionStatus, type BulkActionType, type BulkActionWorkOptions, type BulkRunFailure, type ChunkResult, type NewBulkAction,
+} from "./bulk-actions/index.ts";
 
 // Retention: finished runs and what hangs off them, deleted per environment once old enough
 export { runRetention, type EnvironmentSweep, type RunRetentionOptions } from "./retention/run-retention.ts";

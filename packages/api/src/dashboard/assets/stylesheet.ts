@@ -73,6 +73,7 @@ a.button { display: inline-block; padding: 5px 10px; border: 1px solid var(--acc
 a.button.secondary { background: #fff; color: var(--fg); border-color: #c9ced8; } a.button:hover { text-decoration: none; }
 .problem-text { color: var(--bad); }
 form.filters label.search input { width: 240px; }
+form.bulk { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin-bottom: 14px; font-size: 13px; }
 .child-of { font-size: 12px; color: var(--muted); margin: 2px 0 0; } p.child-of { font-size: 13px; margin: -8px 0 12px; }
 table.runs tr.child td:first-child { border-left: 3px solid #dfe3ea; }
 table.runs tr.depth-1 td:first-child { padding-left: 22px; } table.runs tr.depth-2 td:first-child { padding-left: 34px; }

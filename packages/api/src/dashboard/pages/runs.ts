@@ -10,10 +10,14 @@ import type { ActionResult } from "../page.ts";
 import { scopedGet } from "../page.ts";
 import { scopeHref, type DashboardScope } from "../scope.ts";
 import { waitingForView } from "../waiting-for-view.ts";
+import { csrfField } from "../layout.ts";
+import type { DashboardSession } from "@svc/runtime/engine";
 
 /** The run list's filters as the page's query string carries them (one name per field of the form); `q` is the id search. */
-const FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
-type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+export const RUN_PAGE_FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
+export type RunPageFilters = Partial<Record<(typeof RUN_PAGE_FILTERS)[number], string>>;
+const FILTERS = RUN_PAGE_FILTERS;
+type Filters = RunPageFilters;
 
 function first(value: unknown): string | undefined {
   const v = Array.isArray(value) ? value.join(",") : value;
@@ -79,6 +83,21 @@ ${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue",
 </form>`;
 }
 
+/**
+ * The runs page's "Cancel all matching" / "Replay all matching": its filters as hidden fields, so
+ * the action is over what the page lists (the id search aside). Shown only with a filter given.
+ */
+function bulkActionForm(scope: DashboardScope, session: DashboardSession, filters: Filters): Html | null {
+  const given = FILTERS.filter((name) => name !== "q" && filters[name] !== undefined);
+  if (given.length === 0 || filters.q !== undefined) return null;
+  return html`<form class="bulk" method="post" action="${scopeHref(scope, "runs/bulk")}">${csrfField(session)}
+${given.map((name) => html`<input type="hidden" name="${name}" value="${filters[name]}">`)}
+<span class="muted">Every run matching these filters (not only this page):</span>
+<button class="danger" type="submit" name="action" value="cancel">Cancel all matching</button>
+<button type="submit" name="action" value="replay">Replay all matching</button>
+</form>`;
+}
+
 function runRow(scope: DashboardScope, run: ListedRun, unserved: boolean): Html {
   const depth = Math.min(run.depth, 4);
   return html`<tr${run.parentRunId ? html` class="child depth-${depth}" data-parent="${run.parentRunId}"` : null}>
@@ -98,7 +117,7 @@ function runRow(scope: DashboardScope, run: ListedRun, unserved: boolean): Html 
  * lists the runs whose id starts with it (from any time, ids being time-ordered), with the other filters.
  */
 export function registerRunPages(dash: FastifyInstance, deps: AppDeps) {
-  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query }): Promise<ActionResult> => {
+  scopedGet<object, Record<string, unknown>>(dash, deps, "runs", "runs", async ({ scope, query, session }): Promise<ActionResult> => {
     const filters: Filters = {};
     for (const name of FILTERS) {
       const value = first(query[name]);
@@ -142,7 +161,7 @@ ${page.pagination.next ? html`<a href="${scopeHref(scope, "runs", { ...filters, 
 </div>`;
     return {
       title: "Runs",
-      content: html`<h1>Runs</h1>${filterForm(scope, filters)}${table}`,
+      content: html`<h1>Runs</h1>${filterForm(scope, filters)}${bulkActionForm(scope, session, filters)}${table}`,
       fragment: table,
     };
   });

@@ -23,24 +23,27 @@ export interface CancelResult {
  * (notifyWaitersOfRun), as for any other final status.
  */
 export async function cancelRun(deps: Pick<EngineDeps, "db" | "clock" | "dispatcher">, environmentId: string, runId: string): Promise<CancelResult> {
-  return withTransaction(deps.db, async (tx) => {
-    const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND environment_id = $2 FOR UPDATE`, [runId, environmentId]);
-    const run = rows[0];
-    if (!run) throw new NotFoundError("Run not found");
-    if (isFinal(run.status)) return { id: run.id, canceledRunIds: [] };
-    const canceled: string[] = [];
-    if (await cancelOne(deps, tx, run)) canceled.push(run.id);
-    const { rows: descendants } = await tx.query<RunRow>(
-      `WITH RECURSIVE tree AS (
-         SELECT id FROM runs WHERE parent_run_id = $1
-         UNION SELECT r.id FROM runs r JOIN tree t ON r.parent_run_id = t.id)
-       SELECT runs.* FROM runs JOIN tree USING (id)
-       WHERE runs.status <> ALL($2::text[]) ORDER BY runs.depth, runs.id FOR UPDATE OF runs`,
-      [run.id, FINAL_STATUSES],
-    );
-    for (const child of descendants) if (await cancelOne(deps, tx, child)) canceled.push(child.id);
-    return { id: run.id, canceledRunIds: canceled };
-  });
+  return withTransaction(deps.db, (tx) => cancelRunInTransaction(deps, tx, environmentId, runId));
+}
+
+/** cancelRun in the caller's transaction `tx` (a bulk action's chunk: bulk-actions/process-chunk.ts). */
+export async function cancelRunInTransaction(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, environmentId: string, runId: string): Promise<CancelResult> {
+  const { rows } = await tx.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND environment_id = $2 FOR UPDATE`, [runId, environmentId]);
+  const run = rows[0];
+  if (!run) throw new NotFoundError("Run not found");
+  if (isFinal(run.status)) return { id: run.id, canceledRunIds: [] };
+  const canceled: string[] = [];
+  if (await cancelOne(deps, tx, run)) canceled.push(run.id);
+  const { rows: descendants } = await tx.query<RunRow>(
+    `WITH RECURSIVE tree AS (
+       SELECT id FROM runs WHERE parent_run_id = $1
+       UNION SELECT r.id FROM runs r JOIN tree t ON r.parent_run_id = t.id)
+     SELECT runs.* FROM runs JOIN tree USING (id)
+     WHERE runs.status <> ALL($2::text[]) ORDER BY runs.depth, runs.id FOR UPDATE OF runs`,
+    [run.id, FINAL_STATUSES],
+  );
+  for (const child of descendants) if (await cancelOne(deps, tx, child)) canceled.push(child.id);
+  return { id: run.id, canceledRunIds: canceled };
 }
 
 async function cancelOne(deps: Pick<EngineDeps, "clock" | "dispatcher">, tx: Queryable, run: RunRow): Promise<boolean> {

@@ -60,6 +60,34 @@ export async function listRuns(db: Queryable, environmentIds: string[], filters:
 }
 
 /**
+ * A page of `listRuns` in the caller's transaction `tx`, planned as listRuns plans it on a pool: the
+ * settings hold for this statement only (a bulk action's chunk lists its runs, then cancels or
+ * replays them in the same transaction: bulk-actions/process-chunk.ts).
+ */
+export async function listRunsInTransaction(tx: Queryable, environmentIds: string[], filters: RunListFilters, page: RunListPage): Promise<RunListRow[]> {
+  await tx.query(LIST_PLANNER_SETTINGS);
+  const rows = await listRuns(tx, environmentIds, filters, page);
+  // (A failed list aborts the transaction: nothing after it runs to need the reset.)
+  await tx.query("RESET enable_seqscan; RESET jit");
+  return rows;
+}
+
+/** The most runs countRuns counts (a bulk action's total): past it, it answers this. */
+export const MAX_RUN_COUNT = 10_000_000;
+
+/** How many runs of the environments match `filters` (at most MAX_RUN_COUNT), read as the list reads them. */
+export async function countRuns(db: Queryable, environmentIds: string[], filters: RunListFilters): Promise<number> {
+  const statement = runListStatement(environmentIds, filters, { keyset: null, direction: "desc", limit: MAX_RUN_COUNT });
+  const count = async (q: Queryable) => (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${statement.text}) counted`, statement.values)).rows[0]!.n;
+  return isPool(db)
+    ? withTransaction(db, async (tx) => {
+        await tx.query(LIST_PLANNER_SETTINGS);
+        return count(tx);
+      })
+    : count(db);
+}
+
+/**
  * What the list statement is planned with. A filter that matches few runs of the window (a rare
  * status, a task that has not run lately) leaves the planner expecting to read the whole window
  * for one page; it then prefers reading all of `runs` (its heap is half empty: fillfactor 50,

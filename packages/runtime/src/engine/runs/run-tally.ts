@@ -1,7 +1,7 @@
 import type { RunStatus } from "./statuses.ts";
 
-/** What created runs outside the API's routes: task code's triggerAndWait/batchTriggerAndWait, a schedule's tick, a session's next run. */
-export type TriggeredBy = "child" | "schedule" | "session";
+/** What created runs outside the API's routes: task code's triggerAndWait/batchTriggerAndWait, a schedule's tick, a session's next run, a bulk replay. */
+export type TriggeredBy = "child" | "schedule" | "session" | "bulkAction";
 
 /**
  * What engine work tells the process that called it about the runs it created and ended, so that
