@@ -32,7 +32,7 @@ async function finishedRun(env: Environment, day: number, task = "report", optio
 }
 
 describe("the retention sweep", () => {
-  it("deletes old finished runs with their attempts, ledger, waitpoints, batch, session, schedule ticks and packets, and keeps the rest", async () => {
+  it("deletes old finished runs with their attempts, ledger, waitpoints, batch, session, schedule ticks, ended bulk actions and packets, and keeps the rest", async () => {
     const db = te.db.pool;
     const env = te.env;
     // Day 0: a run with a stored payload, a wait and a step; an upload no trigger used.
@@ -72,6 +72,16 @@ describe("the retention sweep", () => {
     // What both the old stored-payload run and the recent one logged.
     const logLine = (runId: string) => ({ environmentId: env.id, runId, attempt: 1, level: "info" as const, message: "hello", attributes: null, loggedAt: t(0), source: "logger" as const, step: null, ledger: null });
     await appendRunLogs(db, [logLine(stored.id), logLine(recent)], DEFAULT_RUN_LOG_LIMITS);
+    // Bulk actions: one that ended on day 0 (goes), one still pending since day 0 and one that ended on day 29 (kept).
+    const bulk = (id: string, status: string, day: number) =>
+      db.query(
+        `INSERT INTO bulk_actions (id, environment_id, action, status, run_ids, total, created_at, updated_at, completed_at)
+         VALUES ($1, $2, 'CANCEL', $3, '{}', 0, $4, $4, CASE WHEN $3 = 'PENDING' THEN NULL ELSE $4::timestamptz END)`,
+        [id, env.id, status, t(day)],
+      );
+    await bulk("bulk_old", "COMPLETED", 0);
+    await bulk("bulk_pending", "PENDING", 0);
+    await bulk("bulk_recent", "ABORTED", 29);
 
     clock.set(t(31));
     const counts = await sweep();
@@ -86,6 +96,9 @@ describe("the retention sweep", () => {
     expect(await exists(db, "session_runs", "session_id", session.session.id)).toBe(false);
     expect(await exists(db, "schedule_ticks", "schedule_id", "sched_hourly")).toBe(false);
     expect(await exists(db, "schedules", "id", "sched_hourly")).toBe(true);
+    expect(await exists(db, "bulk_actions", "id", "bulk_old")).toBe(false);
+    expect(await exists(db, "bulk_actions", "id", "bulk_pending")).toBe(true);
+    expect(await exists(db, "bulk_actions", "id", "bulk_recent")).toBe(true);
     expect(await exists(db, "run_logs", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_log_totals", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_logs", "run_id", recent)).toBe(true);
@@ -102,7 +115,7 @@ describe("the retention sweep", () => {
     await expect(retrieveRun(te.engine, env.id, stored.id)).rejects.toThrow("Run not found");
     const { rows } = await db.query(`SELECT swept_at, last_deleted, deleted_runs FROM retention_sweeps WHERE environment_id = $1`, [env.id]);
     expect(rows[0]).toMatchObject({ swept_at: t(31), deleted_runs: 5 });
-    expect(rows[0].last_deleted).toMatchObject({ runs: 5, attempts: 5, batches: 1, waitpoints: 2, sessions: 1, sessionRecords: 2, scheduleTicks: 1, packets: 1 });
+    expect(rows[0].last_deleted).toMatchObject({ runs: 5, attempts: 5, batches: 1, waitpoints: 2, sessions: 1, sessionRecords: 2, scheduleTicks: 1, bulkActions: 1, packets: 1 });
 
     // Once the replay is old too, the packet goes with it.
     await finishRun(db, replay.id, t(29, 1000));

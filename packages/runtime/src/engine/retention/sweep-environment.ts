@@ -6,6 +6,7 @@ import { deleteWaitpointBatch } from "./delete-waitpoints.ts";
 import { deleteEndedSession, deleteSessionRecordBatch, findEndedSessions } from "./delete-sessions.ts";
 import { deleteScheduleTickBatch } from "./delete-schedule-ticks.ts";
 import { deletePacketBatch } from "./delete-packets.ts";
+import { deleteBulkActionBatch } from "./delete-bulk-actions.ts";
 import { KEYSET_START, type Keyset } from "./keyset.ts";
 
 /** What one sweep of an environment deleted, per kind of row. */
@@ -17,11 +18,12 @@ export interface RetentionCounts {
   sessions: number;
   sessionRecords: number;
   scheduleTicks: number;
+  bulkActions: number;
   packets: number;
 }
 
 export function noRetentionCounts(): RetentionCounts {
-  return { runs: 0, attempts: 0, batches: 0, waitpoints: 0, sessions: 0, sessionRecords: 0, scheduleTicks: 0, packets: 0 };
+  return { runs: 0, attempts: 0, batches: 0, waitpoints: 0, sessions: 0, sessionRecords: 0, scheduleTicks: 0, bulkActions: 0, packets: 0 };
 }
 
 export interface SweepInput {
@@ -43,8 +45,8 @@ export interface SweepInput {
 
 /**
  * Sweeps one environment: its old finished runs (with attempts, ledger, batches), then
- * completed waitpoints, ended sessions (records in batches, then the session), schedule ticks and
- * packets no run names any more, each `batchSize` rows per statement in a transaction of its own
+ * completed waitpoints, ended sessions (records in batches, then the session), schedule ticks, ended
+ * bulk actions and packets no run names any more, each `batchSize` rows per statement in a transaction of its own
  * (inBatchTransaction), so that no lock is held for longer than one batch, with a rest after each
  * (pacedBatches). Packets come last: the runs that named them are gone by then. Returns what it
  * deleted and whether it got to the end.
@@ -84,6 +86,10 @@ export async function sweepEnvironment(db: Pool, input: SweepInput): Promise<{ d
   for (let n = limit; n === limit && !stopped(); ) {
     n = await inBatch((tx) => deleteScheduleTickBatch(tx, environmentId, cutoff, limit));
     deleted.scheduleTicks += n;
+  }
+  for (let n = limit; n === limit && !stopped(); ) {
+    n = await inBatch((tx) => deleteBulkActionBatch(tx, environmentId, cutoff, limit));
+    deleted.bulkActions += n;
   }
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
     const batch = await inBatch((tx) => deletePacketBatch(tx, { environmentId, cutoff, after: after!, limit }));
