@@ -147,6 +147,16 @@ CREATE TABLE projects (
     CONSTRAINT projects_ref_key UNIQUE (ref)
 );
 
+CREATE TABLE rate_limit_windows (
+    environment_id text NOT NULL,
+    queue_name text NOT NULL,
+    rate_key text NOT NULL,
+    started_at timestamp with time zone[] NOT NULL,
+    started_n integer[] NOT NULL,
+    CONSTRAINT rate_limit_windows_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (environment_id, queue_name, rate_key)
+);
+
 CREATE TABLE realtime_watches (
     environment_id text NOT NULL,
     watcher text NOT NULL,
@@ -295,6 +305,7 @@ END) STORED NOT NULL,
     metadata_ops_epoch integer,
     metadata_ops integer,
     debounce_key text,
+    rate_limit_key text,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -510,8 +521,11 @@ CREATE TABLE worker_tasks (
     kind text DEFAULT 'STANDARD'::text NOT NULL,
     worker_version text NOT NULL,
     registered_at timestamp with time zone DEFAULT now() NOT NULL,
+    rate_limit integer,
+    rate_period_ms integer,
     CONSTRAINT worker_tasks_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
-    CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier)
+    CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier),
+    CONSTRAINT worker_tasks_rate_limit_check CHECK ((((rate_limit IS NULL) = (rate_period_ms IS NULL)) AND ((rate_limit IS NULL) OR ((rate_limit > 0) AND (rate_period_ms > 0)))))
 );
 CREATE TRIGGER worker_tasks_enter_version AFTER INSERT OR UPDATE OF worker_version ON public.worker_tasks FOR EACH ROW EXECUTE FUNCTION svc_enter_worker_version();
 
@@ -899,7 +913,8 @@ CREATE OR REPLACE FUNCTION public.svc_queue_is_limited(p_environment_id text, p_
 AS $function$
   SELECT EXISTS (
     SELECT 1 FROM worker_tasks wt
-    WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name AND wt.concurrency_limit IS NOT NULL)
+    WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name
+      AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL))
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_run_changed()

@@ -37,6 +37,11 @@ export interface WorkerEventMap {
   environmentSwept: EnvironmentSweep;
   /** A batch of what runs logged was stored (`capped`: runs whose log reached its cap with it). */
   runLogsWritten: { runIds: string[]; stored: number; dropped: number; capped: string[] };
+  /**
+   * A claim of a rate-limited queue took fewer runs than it could and left `waiting` ready runs
+   * for their rate (0: none); `dueAt`: when the first of them may start (null: none waits).
+   */
+  rateLimited: { queue: string; waiting: number; dueAt: Date | null };
   error: { error: unknown; where: string };
 }
 
