@@ -13,6 +13,9 @@ ALTER TABLE worker_tasks ADD COLUMN rate_limit integer, ADD COLUMN rate_period_m
 -- limit; runs without one share one.
 ALTER TABLE runs ADD COLUMN rate_limit_key text;
 
+-- When a claim first left the run QUEUED for its rate (it counts it once: svc_runs_rate_delayed_total).
+ALTER TABLE runs ADD COLUMN rate_delayed_at timestamptz;
+
 -- The starts each (queue, rate key) made in its last period, a sliding log: `started_at[i]` is a
 -- claim's time and `started_n[i]` how many runs it started then, oldest first. Written only by
 -- the queue's claim, under the queue's lock, which drops the entries older than the period.

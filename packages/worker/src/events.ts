@@ -39,9 +39,10 @@ export interface WorkerEventMap {
   runLogsWritten: { runIds: string[]; stored: number; dropped: number; capped: string[] };
   /**
    * A claim of a rate-limited queue took fewer runs than it could and left `waiting` ready runs
-   * for their rate (0: none); `dueAt`: when the first of them may start (null: none waits).
+   * for their rate (0: none); `dueAt`: when the first of them may start (null: none waits);
+   * `newlyDelayed`: how many of those no claim had held back before (each run is counted once).
    */
-  rateLimited: { queue: string; waiting: number; dueAt: Date | null };
+  rateLimited: { queue: string; waiting: number; dueAt: Date | null; newlyDelayed: number };
   error: { error: unknown; where: string };
 }
 

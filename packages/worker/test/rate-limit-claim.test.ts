@@ -3,7 +3,7 @@
 // slot and is never started early. The claim statements are called directly, with time given
 // as the claim's `now`: no worker runs here, so nothing else claims.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeClock, triggerRun } from "@svc/runtime/engine";
+import { FakeClock, queueOverview, triggerRun } from "@svc/runtime/engine";
 import { claimRateLimited, claimReady, type Claimer } from "../src/execution/claim.ts";
 import { startTestEngine, type TestEngine } from "./harness.ts";
 
@@ -60,19 +60,26 @@ describe("a rate-limited queue's claim", () => {
 
     const first = await claim("fixed", "task/fixed", at(0));
     expect(first.claims.map((c) => c.run.id)).toEqual(ids.slice(0, 3));
-    expect(first.rate).toEqual({ dueAt: at(10_000), waiting: 2 });
+    expect(first.rate).toEqual({ dueAt: at(10_000), waiting: 2, newlyDelayed: 2 });
     expect(await statuses(ids)).toEqual(["EXECUTING", "EXECUTING", "EXECUTING", "QUEUED", "QUEUED"]);
+    // The queues page shows the rate and the runs waiting for it.
+    const overview = (await queueOverview(te.engine.db, te.env.id, at(1))).find((q) => q.queue === "task/fixed");
+    expect(overview?.rateLimit).toEqual({ limit: 3, periodMs: 10_000, waiting: 2 });
 
     // Finishing runs frees no rate: only time does. A millisecond before the slot, nothing starts.
     await finish(ids.slice(0, 3));
     const early = await claim("fixed", "task/fixed", at(9_999));
     expect(early.claims).toEqual([]);
-    expect(early.rate).toEqual({ dueAt: at(10_000), waiting: 2 });
+    // Held back again, but counted once (rate_delayed_at: svc_runs_rate_delayed_total).
+    expect(early.rate).toEqual({ dueAt: at(10_000), waiting: 2, newlyDelayed: 0 });
+    const { rows: marked } = await te.db.pool.query(`SELECT id, rate_delayed_at FROM runs WHERE id = ANY($1) AND rate_delayed_at IS NOT NULL ORDER BY created_at, id`, [ids]);
+    expect(marked).toEqual([{ id: ids[3], rate_delayed_at: at(0) }, { id: ids[4], rate_delayed_at: at(0) }]);
     expect(await statuses(ids.slice(3))).toEqual(["QUEUED", "QUEUED"]);
 
     const due = await claim("fixed", "task/fixed", at(10_000));
     expect(due.claims.map((c) => c.run.id)).toEqual(ids.slice(3));
-    expect(due.rate).toEqual({ dueAt: null, waiting: 0 });
+    expect(due.rate).toEqual({ dueAt: null, waiting: 0, newlyDelayed: 0 });
+    expect((await queueOverview(te.engine.db, te.env.id, at(10_001))).find((q) => q.queue === "task/fixed")?.rateLimit).toEqual({ limit: 3, periodMs: 10_000, waiting: 0 });
     const { rows } = await te.db.pool.query(`SELECT started_at FROM runs WHERE id = ANY($1) ORDER BY started_at`, [ids]);
     expect(rows.map((r) => r.started_at)).toEqual([at(0), at(0), at(0), at(10_000), at(10_000)]);
   });
@@ -85,11 +92,11 @@ describe("a rate-limited queue's claim", () => {
     expect((await claim("sliding", "task/sliding", at(5_000))).claims.map((c) => c.run.id)).toEqual([ids[1]]);
     const blocked = await claim("sliding", "task/sliding", at(9_000));
     expect(blocked.claims).toEqual([]);
-    expect(blocked.rate).toEqual({ dueAt: at(10_000), waiting: 3 });
+    expect(blocked.rate).toMatchObject({ dueAt: at(10_000), waiting: 3 });
     // The start at 0 leaves the window at 10 s; the one at 5 s is still in it.
     const next = await claim("sliding", "task/sliding", at(10_000));
     expect(next.claims.map((c) => c.run.id)).toEqual([ids[2]]);
-    expect(next.rate).toEqual({ dueAt: at(15_000), waiting: 2 });
+    expect(next.rate).toMatchObject({ dueAt: at(15_000), waiting: 2 });
     expect((await claim("sliding", "task/sliding", at(14_999))).claims).toEqual([]);
     expect((await claim("sliding", "task/sliding", at(15_000))).claims.map((c) => c.run.id)).toEqual([ids[3]]);
     // The log keeps only the starts of the last period.
@@ -104,7 +111,7 @@ describe("a rate-limited queue's claim", () => {
     const none = await trigger("keyed", 3);
     const first = await claim("keyed", "task/keyed", at(0));
     expect(new Set(first.claims.map((c) => c.run.id))).toEqual(new Set([...a.slice(0, 2), ...b.slice(0, 2), ...none.slice(0, 2)]));
-    expect(first.rate).toEqual({ dueAt: at(60_000), waiting: 3 });
+    expect(first.rate).toEqual({ dueAt: at(60_000), waiting: 3, newlyDelayed: 3 });
     // Another key triggered later starts at once: the others' limits are not its own.
     const c = await trigger("keyed", 1, "customer-c");
     expect((await claim("keyed", "task/keyed", at(1_000))).claims.map((x) => x.run.id)).toEqual(c);
@@ -122,7 +129,7 @@ describe("a rate-limited queue's claim", () => {
     // 4 started in this second, the limit is 5: one more, then the rate, not the concurrency, holds.
     const third = await claim("both", "task/both", at(20));
     expect(third.claims.map((c) => c.run.id)).toEqual([ids[4]]);
-    expect(third.rate).toEqual({ dueAt: at(1_000), waiting: 1 });
+    expect(third.rate).toMatchObject({ dueAt: at(1_000), waiting: 1 });
   });
 
   it("counts only starts: a due resume of the queue is claimed whatever the rate", async () => {
@@ -146,6 +153,8 @@ describe("a rate-limited queue's claim", () => {
     const { rows } = await te.db.pool.query(`SELECT count(*)::int AS n FROM rate_limit_windows WHERE queue_name IN ('task/limited-only', 'task/plain')`);
     expect(rows[0].n).toBe(0);
     expect(limited).toHaveLength(3);
+    const overview = await queueOverview(te.engine.db, te.env.id, at(0));
+    expect(overview.find((q) => q.queue === "task/limited-only")?.rateLimit).toBeNull();
   });
 
   it("makes a rate-limited queue's runs limited: never offered at trigger, never taken by the plain claim", async () => {

@@ -1,5 +1,5 @@
 import {
-  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
   SELECT_CLAIMED_WITH_LEDGER, prepared, ledgerEntryFromRow, withTransaction, type ClaimedRun, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
 } from "@svc/runtime/engine";
 
@@ -125,10 +125,14 @@ export async function claimLimited(pool: Pool, worker: Claimer, queue: string, l
   return (await claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, false)).claims;
 }
 
-/** Of a rate-limited queue's ready starts after a claim: how many wait for their rate, and when the first may start (null: none waits). */
+/**
+ * Of a rate-limited queue's ready starts after a claim: how many wait for their rate, when the
+ * first may start (null: none waits), and how many of them this claim was the first to hold back.
+ */
 export interface RateWait {
   dueAt: Date | null;
   waiting: number;
+  newlyDelayed: number;
 }
 
 /**
@@ -152,6 +156,12 @@ async function claimLimitedQueue(pool: Pool, worker: Claimer, queue: string, lim
     if (!rated || claims.length >= limit) return { claims, rate: null };
     const due = await tx.query<{ due_at: Date | null; waiting: number }>(prepared("svc_rate_next_due", RATE_NEXT_DUE_SQL, [worker.environmentId, queue, worker.tasks, now]));
     const row = due.rows[0];
-    return { claims, rate: { dueAt: row?.due_at ?? null, waiting: row?.waiting ?? 0 } };
+    const waiting = row?.waiting ?? 0;
+    let newlyDelayed = 0;
+    if (waiting > 0) {
+      const marked = await tx.query<{ marked: number }>(prepared("svc_rate_mark_delayed", RATE_MARK_DELAYED_SQL, [worker.environmentId, queue, worker.tasks, now]));
+      newlyDelayed = marked.rows[0]?.marked ?? 0;
+    }
+    return { claims, rate: { dueAt: row?.due_at ?? null, waiting, newlyDelayed } };
   });
 }

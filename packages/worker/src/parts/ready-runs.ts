@@ -106,7 +106,7 @@ export class ReadyRuns {
     const now = engine.clock.now();
     const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs);
     if (rate !== null) {
-      events.emit("rateLimited", { queue, waiting: rate.waiting, dueAt: rate.dueAt });
+      events.emit("rateLimited", { queue, waiting: rate.waiting, dueAt: rate.dueAt, newlyDelayed: rate.newlyDelayed });
       const previous = this.#rateTimers.get(queue);
       if (previous) clearTimeout(previous);
       this.#rateTimers.delete(queue);

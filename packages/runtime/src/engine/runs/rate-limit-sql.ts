@@ -67,32 +67,33 @@ export function rateTakenCte(env: string, queue: string, now: string): string {
 /**
  * The prepared statement svc_rate_next_due, run after a claim of a rate-limited queue in its
  * transaction (under the queue's lock) when the claim took fewer runs than it could: of the ready
- * starts of queue `$2` of environment `$1` whose task is one of `$3` (the claim's window: its 1,000
- * oldest ready runs), how many wait for their key's rate (`waiting`), and when the first of them may
- * start (`due_at`: when the newest start that, with those before it, fills its key's window leaves it;
- * null when none waits).
+ * starts of queue `$2` of environment `$1` whose task is one of `$3` (the claim's window: its
+ * oldest LIMITED_CLAIM_WINDOW ready runs), how many wait for their key's rate (`waiting`) and when
+ * the first of them may start (`due_at`, null when none waits): sql/functions/svc_rate_wait.sql.
  * $4 now. The worker sets a timer to claim then, rather than polling faster.
  */
-export const RATE_NEXT_DUE_SQL = `WITH rate AS (
-       SELECT wt.rate_limit AS n, wt.rate_period_ms AS ms FROM worker_tasks wt
-       WHERE wt.environment_id = $1 AND wt.queue_name = $2 AND wt.rate_limit IS NOT NULL
-       ORDER BY wt.rate_limit::float8 / wt.rate_period_ms, wt.rate_period_ms DESC LIMIT 1),
-     ready AS (
-       SELECT ${RATE_KEY} AS rk, count(*) AS n FROM (
-         SELECT r.rate_limit_key FROM runs r
+export const RATE_NEXT_DUE_SQL = `SELECT w.due_at, w.waiting FROM svc_rate_wait($1, $2, $3::text[], $4, 1000) w`;
+
+/**
+ * The prepared statement svc_rate_mark_delayed, run after svc_rate_next_due when it found runs
+ * waiting, in the same transaction (under the queue's lock): marks the ready starts of queue `$2`
+ * of environment `$1` (tasks `$3`, the claim's window) that wait for their key's rate at `$4` and
+ * were never marked (runs.rate_delayed_at), and returns how many it marked: each run is counted
+ * once, by one worker (svc_runs_rate_delayed_total). Only a queue whose rate binds pays for it.
+ */
+export const RATE_MARK_DELAYED_SQL = `WITH ready AS (
+       SELECT r.id, ${RATE_KEY} AS rk, r.rate_delayed_at,
+         row_number() OVER (PARTITION BY ${RATE_KEY} ORDER BY r.created_at, r.id) AS rank
+       FROM (
+         SELECT r.id, r.rate_limit_key, r.rate_delayed_at, r.created_at FROM runs r
          WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
            AND r.status = 'QUEUED' AND r.available_at IS NULL AND r.task_identifier = ANY ($3::text[])
-         ORDER BY r.created_at, r.id LIMIT 1000) r
-       GROUP BY 1),
-     log AS (
-       SELECT w.rate_key AS rk, e.at, sum(e.n) OVER (PARTITION BY w.rate_key ORDER BY e.at DESC ROWS UNBOUNDED PRECEDING) AS newer
-       FROM rate_limit_windows w CROSS JOIN rate CROSS JOIN LATERAL unnest(w.started_at, w.started_n) AS e(at, n)
-       WHERE w.environment_id = $1 AND w.queue_name = $2 AND w.rate_key IN (SELECT rk FROM ready)
-         AND e.at > $4::timestamptz - make_interval(secs => rate.ms / 1000.0)),
-     full_keys AS (
-       SELECT log.rk, max(log.at) FILTER (WHERE log.newer >= rate.n) + make_interval(secs => rate.ms / 1000.0) AS due_at,
-         rate.n - max(log.newer) AS room
-       FROM log CROSS JOIN rate GROUP BY log.rk, rate.n, rate.ms)
-     SELECT min(f.due_at) FILTER (WHERE f.room <= 0) AS due_at,
-       coalesce(sum(greatest(ready.n - greatest(f.room, 0), 0)), 0)::int AS waiting
-     FROM ready JOIN full_keys f ON f.rk = ready.rk`;
+         ORDER BY r.created_at, r.id LIMIT 1000) r)${rateRoomCtes("$1", "$2", "$4")},
+     held AS (
+       SELECT x.id FROM ready x LEFT JOIN rate_room rr ON rr.rk = x.rk
+       WHERE x.rate_delayed_at IS NULL AND x.rank > coalesce(rr.n, (SELECT rate.n FROM rate), 2147483647)),
+     marked AS (
+       UPDATE runs r SET rate_delayed_at = $4 FROM held
+       WHERE r.id = held.id AND r.status = 'QUEUED' AND r.rate_delayed_at IS NULL
+       RETURNING 1)
+     SELECT count(*)::int AS marked FROM marked`;
