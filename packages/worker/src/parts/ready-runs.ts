@@ -22,7 +22,7 @@ export class ReadyRuns {
   readonly #limitedSet: Set<string>;
   /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
   readonly #rated: Set<string>;
-  readonly #rateTimers = new Map<string, NodeJS.Timeout>();
+  readonly #rateTimers = new Map<string, () => void>();
   #running = false;
   #again = false;
   /** The last pass filled every slot it had: more runs may be waiting for the next free one. */
@@ -50,7 +50,7 @@ export class ReadyRuns {
   stop(): void {
     if (this.#poll) clearInterval(this.#poll);
     this.#poll = null;
-    for (const timer of this.#rateTimers.values()) clearTimeout(timer);
+    for (const cancel of this.#rateTimers.values()) cancel();
     this.#rateTimers.clear();
   }
 
@@ -102,21 +102,20 @@ export class ReadyRuns {
    * the rate needs, and no start before its slot, which the claim itself refuses anyway.
    */
   async #claimRated(queue: string, limit: number): Promise<Claim[]> {
-    const { claimPool, engine, config, events } = this.#resources;
+    const { claimPool, engine, config, events, hooks } = this.#resources;
     const now = engine.clock.now();
     const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs);
     if (rate !== null) {
       events.emit("rateLimited", { queue, waiting: rate.waiting, dueAt: rate.dueAt, newlyDelayed: rate.newlyDelayed });
-      const previous = this.#rateTimers.get(queue);
-      if (previous) clearTimeout(previous);
+      this.#rateTimers.get(queue)?.();
       this.#rateTimers.delete(queue);
       if (rate.dueAt !== null && this.#poll !== null) {
-        const timer = setTimeout(() => {
+        // The injected timers (a FakeClock in tests), as maxDuration's.
+        const cancel = hooks.timers.after(Math.max(0, rate.dueAt.getTime() - now.getTime()), () => {
           this.#rateTimers.delete(queue);
           this.notify();
-        }, Math.max(0, rate.dueAt.getTime() - now.getTime()) + 1);
-        timer.unref?.();
-        this.#rateTimers.set(queue, timer);
+        });
+        this.#rateTimers.set(queue, cancel);
       }
     }
     return claims;
