@@ -17,8 +17,9 @@ ALTER TABLE runs ADD COLUMN rate_limit_key text;
 ALTER TABLE runs ADD COLUMN rate_delayed_at timestamptz;
 
 -- The starts each (queue, rate key) made in its last period, a sliding log: `started_at[i]` is a
--- claim's time and `started_n[i]` how many runs it started then, oldest first. Written only by
--- the queue's claim, under the queue's lock, which drops the entries older than the period.
+-- claim's time, rounded up to the next 1/100 of the period, and `started_n[i]` how many runs
+-- claims started then, oldest first (at most about 100 entries, whatever the limit). Written only
+-- by the queue's claim, under the queue's lock, which drops the entries older than the period.
 CREATE TABLE rate_limit_windows (
   environment_id text NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
   queue_name text NOT NULL,

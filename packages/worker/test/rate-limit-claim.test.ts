@@ -104,6 +104,21 @@ describe("a rate-limited queue's claim", () => {
     expect(rows).toEqual([{ started_at: [at(10_000), at(15_000)], started_n: [1, 1] }]);
   });
 
+  it("keeps time in steps of 1/100 of the period, rounding a start up: its slot frees up to a step late, never early", async () => {
+    await register("stepped", "task/stepped", { limit: 3, periodMs: 10_000 });
+    const ids = await trigger("stepped", 4);
+    // Three claims within one step (100 ms) of a 10 s period: one log entry, of 3 starts.
+    expect((await claim("stepped", "task/stepped", at(1), 1)).claims).toHaveLength(1);
+    expect((await claim("stepped", "task/stepped", at(50), 1)).claims).toHaveLength(1);
+    expect((await claim("stepped", "task/stepped", at(99), 1)).claims).toHaveLength(1);
+    const { rows } = await te.db.pool.query(`SELECT started_at, started_n FROM rate_limit_windows WHERE environment_id = $1 AND queue_name = 'task/stepped'`, [te.env.id]);
+    expect(rows).toEqual([{ started_at: [at(100)], started_n: [3] }]);
+    const held = await claim("stepped", "task/stepped", at(10_001));
+    expect(held.claims).toEqual([]);
+    expect(held.rate).toMatchObject({ dueAt: at(10_100), waiting: 1 });
+    expect((await claim("stepped", "task/stepped", at(10_100))).claims.map((c) => c.run.id)).toEqual([ids[3]]);
+  });
+
   it("gives each rate key its own copy of the limit, and runs without a key one more", async () => {
     await register("keyed", "task/keyed", { limit: 2, periodMs: 60_000 });
     const a = await trigger("keyed", 3, "customer-a");

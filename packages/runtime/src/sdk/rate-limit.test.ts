@@ -22,9 +22,9 @@ describe("rateLimit on task() and queue()", () => {
   });
 
   it("refuses bad definitions with what is wrong, where", () => {
-    expect(() => task({ id: "zero", rateLimit: { limit: 0, period: "1s" }, run })).toThrow('task("zero"): `rateLimit.limit` must be a whole number from 1 to 10,000');
+    expect(() => task({ id: "zero", rateLimit: { limit: 0, period: "1s" }, run })).toThrow('task("zero"): `rateLimit.limit` must be a whole number from 1 to 1,000,000');
     expect(() => task({ id: "frac", rateLimit: { limit: 1.5, period: "1s" }, run })).toThrow("`rateLimit.limit` must be a whole number");
-    expect(() => task({ id: "huge", rateLimit: { limit: 10_001, period: "1s" }, run })).toThrow("from 1 to 10,000");
+    expect(() => task({ id: "huge", rateLimit: { limit: 1_000_001, period: "1s" }, run })).toThrow("from 1 to 1,000,000");
     expect(() => task({ id: "period", rateLimit: { limit: 1, period: "soon" }, run })).toThrow('task("period"): `rateLimit.period` must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days');
     expect(() => task({ id: "long", rateLimit: { limit: 1, period: "8d" }, run })).toThrow("from 1 ms to 7 days");
     expect(() => task({ id: "none", rateLimit: { limit: 1 } as never, run })).toThrow("`rateLimit.period` must be");

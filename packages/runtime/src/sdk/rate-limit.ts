@@ -7,14 +7,14 @@ import { parseDuration } from "../durations.ts";
  * after a wait. docs/rate-limits.md.
  */
 export interface RateLimit {
-  /** How many runs may start in any window of `period` (a whole number, 1 to 10,000). */
+  /** How many runs may start in any window of `period` (a whole number, 1 to 1,000,000). */
   limit: number;
   /** The window: a duration ("1s", "10m", "1h") or milliseconds; 1 ms to 7 days. */
   period: string | number;
 }
 
-/** The largest `limit`: the claim keeps the starts of each key's last period (at most this many). */
-export const MAX_RATE_LIMIT = 10_000;
+/** The largest `limit` (worker_tasks.rate_limit is an integer; a claim takes at most 100 runs anyway). */
+export const MAX_RATE_LIMIT = 1_000_000;
 /** The longest `period` (7 days). */
 export const MAX_RATE_PERIOD_MS = 7 * 86_400_000;
 

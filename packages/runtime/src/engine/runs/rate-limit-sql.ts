@@ -45,23 +45,38 @@ export const RATE_KEY = `coalesce(r.rate_limit_key, '')`;
 export const RATE_ALLOWS = `(NOT x.start OR x.rate_rank <= coalesce((SELECT rr.n FROM rate_room rr WHERE rr.rk = x.rk), (SELECT rate.n FROM rate), 2147483647))`;
 
 /**
+ * How finely a key's log keeps time: a start is recorded at the next 1/RATE_LOG_STEPS of the
+ * period (a whole number of ms, at least 1). So a log holds at most about RATE_LOG_STEPS entries
+ * whatever the limit, and a slot frees at most 1/RATE_LOG_STEPS of the period late. Never early:
+ * a start recorded later than it was made leaves the window later, so the limit still holds for
+ * the starts' true times.
+ */
+export const RATE_LOG_STEPS = 100;
+
+/**
  * A CTE (with its leading comma) after the claim's CTE `claimed` (whose `picked` carries `rk`):
- * records the starts it made in their keys' logs, dropping entries older than the period. Writes
- * nothing in a queue without a rate limit.
+ * records the starts it made in their keys' logs (at `now` rounded up to the log's step, merged
+ * with an entry of that time), dropping entries that left the period. Writes nothing in a queue
+ * without a rate limit.
  */
 export function rateTakenCte(env: string, queue: string, now: string): string {
+  const step = `greatest(1, rate.ms / ${RATE_LOG_STEPS})`;
   return `,
      rate_taken AS (
        INSERT INTO rate_limit_windows AS w (environment_id, queue_name, rate_key, started_at, started_n)
-       SELECT ${env}, ${queue}, p.rk, ARRAY[${now}::timestamptz], ARRAY[count(*)::int]
+       SELECT ${env}, ${queue}, p.rk,
+         ARRAY[(SELECT to_timestamp((ceil(extract(epoch FROM ${now}::timestamptz) * 1000 / ${step}) * ${step} / 1000.0)::float8) FROM rate)],
+         ARRAY[count(*)::int]
        FROM claimed c JOIN picked p ON p.id = c.id
        WHERE c.previous_status = 'QUEUED' AND EXISTS (SELECT 1 FROM rate)
        GROUP BY p.rk
        ON CONFLICT (environment_id, queue_name, rate_key) DO UPDATE SET (started_at, started_n) = (
          SELECT array_agg(e.at ORDER BY e.at), array_agg(e.n ORDER BY e.at) FROM (
-           SELECT o.at, o.n FROM unnest(w.started_at, w.started_n) AS o(at, n)
-           WHERE o.at > ${now}::timestamptz - (SELECT make_interval(secs => rate.ms / 1000.0) FROM rate)
-           UNION ALL SELECT EXCLUDED.started_at[1], EXCLUDED.started_n[1]) AS e))`;
+           SELECT o.at, sum(o.n)::int AS n FROM (
+             SELECT o.at, o.n FROM unnest(w.started_at, w.started_n) AS o(at, n)
+             WHERE o.at > ${now}::timestamptz - (SELECT make_interval(secs => rate.ms / 1000.0) FROM rate)
+             UNION ALL SELECT EXCLUDED.started_at[1], EXCLUDED.started_n[1]) AS o
+           GROUP BY o.at) AS e))`;
 }
 
 /**
