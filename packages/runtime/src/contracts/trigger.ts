@@ -68,6 +68,7 @@ export const TriggerOptions = z
       .meta({
         description:
           "svc extension: `{ key }`, the run's rate key. Each key of a queue with a rateLimit (declared on the task or queue) has its own copy of the limit; runs without a key share one. The limit and period are the task's or queue's: setting them here is refused (400)",
+        additionalProperties: false,
       })
       .optional(),
     // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).
