@@ -1,4 +1,4 @@
-import { parseDuration } from "../durations.ts";
+import { MAX_RATE_PERIOD_MS, parseDuration } from "../durations.ts";
 
 /**
  * A queue's rate limit: at most `limit` runs start in any window of `period`, across all workers,
@@ -15,8 +15,7 @@ export interface RateLimit {
 
 /** The largest `limit` (worker_tasks.rate_limit is an integer; a claim takes at most 100 runs anyway). */
 export const MAX_RATE_LIMIT = 1_000_000;
-/** The longest `period` (7 days). */
-export const MAX_RATE_PERIOD_MS = 7 * 86_400_000;
+export { MAX_RATE_PERIOD_MS };
 
 /**
  * The rate limit `value` declares, in milliseconds; throws an Error naming `where` when it is not
