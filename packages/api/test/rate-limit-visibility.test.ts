@@ -55,6 +55,11 @@ describe("a rate-limited queue in the dashboard and the metrics", () => {
     expect(page).toMatch(/>task\/plain-task<\/a>.*?<span class="muted">none<\/span>/s);
     expect(sample(await scrape(), "svc_queue_rate_limited", { queue: "task/plain-task" })).toBeUndefined();
 
+    // The task's page says its rate limit.
+    const taskPage = (await browser.get(`/dashboard/${api.project.projectRef}/dev/tasks/send-sms`)).body;
+    expect(taskPage).toContain("<dt>Rate limit</dt><dd>2 starts per 1 min</dd>");
+    expect((await browser.get(`/dashboard/${api.project.projectRef}/dev/tasks/plain-task`)).body).toContain('<dt>Rate limit</dt><dd><span class="muted">none</span></dd>');
+
     // A minute after those starts, their slots are free again.
     clock.advance(60_000);
     expect(sample(await scrape(), "svc_queue_rate_limited", { queue: "sms" })).toBe(0);
