@@ -37,12 +37,15 @@ export function rateRoomCtes(env: string, queue: string, now: string): string {
  */
 export const RATE_KEY = `coalesce(r.rate_limit_key, '')`;
 
+/** The join that gives a ready run `x` its key's room (`rr`, none for a key without a log). */
+export const RATE_ROOM_JOIN = `LEFT JOIN rate_room rr ON rr.rk = x.rk`;
+
 /**
  * The condition on a ready run `x` of CTE `ranked` (`start`: a QUEUED run; `rate_rank`: its place
- * among its key's ready starts, oldest first) that lets a claim take it: a resume always, a start
- * when its key has room for it.
+ * among its key's ready starts, oldest first), joined to its room by RATE_ROOM_JOIN, that lets a
+ * claim take it: a resume always, a start when its key has room for it.
  */
-export const RATE_ALLOWS = `(NOT x.start OR x.rate_rank <= coalesce((SELECT rr.n FROM rate_room rr WHERE rr.rk = x.rk), (SELECT rate.n FROM rate), 2147483647))`;
+export const RATE_ALLOWS = `(NOT x.start OR x.rate_rank <= coalesce(rr.n, (SELECT rate.n FROM rate), 2147483647))`;
 
 /**
  * How finely a key's log keeps time: a start is recorded at the next 1/RATE_LOG_STEPS of the
@@ -105,7 +108,7 @@ export const RATE_MARK_DELAYED_SQL = `WITH ready AS (
            AND r.status = 'QUEUED' AND r.available_at IS NULL AND r.task_identifier = ANY ($3::text[])
          ORDER BY r.created_at, r.id LIMIT 1000) r)${rateRoomCtes("$1", "$2", "$4")},
      held AS (
-       SELECT x.id FROM ready x LEFT JOIN rate_room rr ON rr.rk = x.rk
+       SELECT x.id FROM ready x ${RATE_ROOM_JOIN}
        WHERE x.rate_delayed_at IS NULL AND x.rank > coalesce(rr.n, (SELECT rate.n FROM rate), 2147483647)),
      marked AS (
        UPDATE runs r SET rate_delayed_at = $4 FROM held

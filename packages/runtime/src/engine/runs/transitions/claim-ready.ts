@@ -1,7 +1,7 @@
 import { RETURN_CLAIMED, SELECT_CLAIMED_READY_WITH_LEDGER } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
-import { RATE_ALLOWS, RATE_KEY, rateRoomCtes, rateTakenCte } from "../rate-limit-sql.ts";
+import { RATE_ALLOWS, RATE_KEY, RATE_ROOM_JOIN, rateRoomCtes, rateTakenCte } from "../rate-limit-sql.ts";
 
 /**
  * A worker claims runs of its tasks straight from `runs`: the run row is the queue entry. Two
@@ -108,7 +108,7 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
          row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
-       SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k
+       SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${RATE_ROOM_JOIN}
        WHERE x.rank + coalesce(running.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
          AND ((${startDue("$7")}) OR (${resumeDue}))
        ORDER BY x.created_at, x.id
