@@ -4,7 +4,7 @@
 // million runs (dashboard), deleting runs past their retention (retention); svc next to
 // graphile-worker and DBOS Transact (peers), ten million runs of history (history), the
 // waitpoint-token list over a history (tokens) and a soak (soak), those four only when chosen; worker and API processes side by side on one Postgres, and
-// resume offers' give-backs (scaleout). Choose with
+// resume offers' give-backs (scaleout), the claim's cost with and without a rate limit (ratelimit). Choose with
 // BENCH=throughput,resume,... ; sizes with BENCH_* variables.
 import { benchDatabase, maybeEmbedded } from "./setup.ts";
 import { throughputScenario } from "./throughput.ts";
@@ -22,11 +22,12 @@ import { soakScenario } from "./soak.ts";
 import { scaleoutScenario } from "./scaleout.ts";
 import { tokenListScenario } from "./token-list.ts";
 import { realtimeScenario } from "./realtime.ts";
+import { rateLimitScenario } from "./rate-limit.ts";
 import { machineCheck } from "./machine-check.ts";
 import { DEFAULT_RETENTION_PACE, validateRetentionPace } from "../packages/runtime/src/engine/index.ts";
 import { settle } from "./settle.ts";
 
-const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,realtime,sessions,metrics,suspended,dashboard,retention,scaleout").split(","));
+const selected = new Set((process.env.BENCH ?? "throughput,resume,timeouts,replay,realtime,sessions,metrics,suspended,dashboard,retention,scaleout,ratelimit").split(","));
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 /**
@@ -127,6 +128,7 @@ try {
       },
     }),
   );
+  await scenario("ratelimit", () => rateLimitScenario(embedded, { claims: num("BENCH_RATELIMIT_CLAIMS", 2000), batch: num("BENCH_RATELIMIT_BATCH", 1) }));
   await scenario("peers", () =>
     peersScenario(embedded, {
       runs: num("BENCH_PEERS_RUNS", 1000),

@@ -172,6 +172,16 @@ CREATE TABLE projects (
     CONSTRAINT projects_ref_key UNIQUE (ref)
 );
 
+CREATE TABLE rate_limit_windows (
+    environment_id text NOT NULL,
+    queue_name text NOT NULL,
+    rate_key text NOT NULL,
+    started_at timestamp with time zone[] NOT NULL,
+    started_n integer[] NOT NULL,
+    CONSTRAINT rate_limit_windows_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (environment_id, queue_name, rate_key)
+);
+
 CREATE TABLE realtime_watches (
     environment_id text NOT NULL,
     watcher text NOT NULL,
@@ -320,6 +330,8 @@ END) STORED NOT NULL,
     metadata_ops_epoch integer,
     metadata_ops integer,
     debounce_key text,
+    rate_limit_key text,
+    rate_delayed_at timestamp with time zone,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -535,8 +547,11 @@ CREATE TABLE worker_tasks (
     kind text DEFAULT 'STANDARD'::text NOT NULL,
     worker_version text NOT NULL,
     registered_at timestamp with time zone DEFAULT now() NOT NULL,
+    rate_limit integer,
+    rate_period_ms integer,
     CONSTRAINT worker_tasks_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
-    CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier)
+    CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier),
+    CONSTRAINT worker_tasks_rate_limit_check CHECK ((((rate_limit IS NULL) = (rate_period_ms IS NULL)) AND ((rate_limit IS NULL) OR ((rate_limit > 0) AND (rate_period_ms > 0)))))
 );
 CREATE TRIGGER worker_tasks_enter_version AFTER INSERT OR UPDATE OF worker_version ON public.worker_tasks FOR EACH ROW EXECUTE FUNCTION svc_enter_worker_version();
 
@@ -1011,7 +1026,37 @@ CREATE OR REPLACE FUNCTION public.svc_queue_is_limited(p_environment_id text, p_
 AS $function$
   SELECT EXISTS (
     SELECT 1 FROM worker_tasks wt
-    WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name AND wt.concurrency_limit IS NOT NULL)
+    WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name
+      AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_rate_wait(p_environment_id text, p_queue_name text, p_tasks text[], p_now timestamp with time zone, p_window integer)
+ RETURNS TABLE(due_at timestamp with time zone, waiting integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH rate AS (
+    SELECT wt.rate_limit AS n, wt.rate_period_ms AS ms FROM worker_tasks wt
+    WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name AND wt.rate_limit IS NOT NULL
+    ORDER BY wt.rate_limit::float8 / wt.rate_period_ms, wt.rate_period_ms DESC LIMIT 1),
+  ready AS (
+    SELECT coalesce(r.rate_limit_key, '') AS rk, count(*) AS n FROM (
+      SELECT r.rate_limit_key FROM runs r
+      WHERE r.environment_id = p_environment_id AND r.queue_name = p_queue_name AND NOT r.claim_from_runs
+        AND r.status = 'QUEUED' AND r.available_at IS NULL AND (p_tasks IS NULL OR r.task_identifier = ANY (p_tasks))
+      ORDER BY r.created_at, r.id LIMIT p_window) r
+    GROUP BY 1),
+  log AS (
+    SELECT w.rate_key AS rk, e.at, sum(e.n) OVER (PARTITION BY w.rate_key ORDER BY e.at DESC ROWS UNBOUNDED PRECEDING) AS newer
+    FROM rate_limit_windows w CROSS JOIN rate CROSS JOIN LATERAL unnest(w.started_at, w.started_n) AS e(at, n)
+    WHERE w.environment_id = p_environment_id AND w.queue_name = p_queue_name AND w.rate_key IN (SELECT rk FROM ready)
+      AND e.at > p_now - make_interval(secs => rate.ms / 1000.0)),
+  used AS (
+    SELECT log.rk, max(log.at) FILTER (WHERE log.newer >= rate.n) + make_interval(secs => rate.ms / 1000.0) AS due_at,
+      rate.n - max(log.newer) AS room
+    FROM log CROSS JOIN rate GROUP BY log.rk, rate.n, rate.ms)
+  SELECT min(u.due_at) FILTER (WHERE u.room <= 0), coalesce(sum(greatest(ready.n - greatest(u.room, 0), 0)), 0)::int
+  FROM ready JOIN used u ON u.rk = ready.rk
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_run_changed()

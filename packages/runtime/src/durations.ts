@@ -18,6 +18,12 @@ const UNIT_MS: Record<string, number> = {
 export const MAX_DURATION_MS = 1000 * 365 * 86_400_000;
 
 /**
+ * The longest period a rate limit may have (7 days): the retention sweep drops a rate key's log
+ * once its newest start is older than this (engine/retention/delete-rate-windows.ts).
+ */
+export const MAX_RATE_PERIOD_MS = 7 * 86_400_000;
+
+/**
  * The earliest instant Postgres' timestamptz holds (4714-11-24 BC). JS dates reach further back;
  * the latest JS date (+275760-09-13) is earlier than Postgres' latest, so that end is JS's.
  */

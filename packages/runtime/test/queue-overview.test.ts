@@ -75,11 +75,11 @@ describe("queueOverview", () => {
 
     clock.set(at(60_000));
     expect(await queueOverview(te.db.pool, te.env.id, clock.now())).toEqual([
-      { queue: "idle", queued: 0, oldestQueuedAt: null, running: 0, waiting: 0, delayed: 0, concurrencyLimit: 3, tasks: ["idle"] },
+      { queue: "idle", queued: 0, oldestQueuedAt: null, running: 0, waiting: 0, delayed: 0, concurrencyLimit: 3, rateLimit: null, tasks: ["idle"] },
       // Ready: the run triggered at +10 s and the retry (ready since +30 s); the one in its backoff is delayed.
-      { queue: "mail", queued: 2, oldestQueuedAt: at(10_000), running: 2, waiting: 1, delayed: 1, concurrencyLimit: 2, tasks: ["email", "sms"] },
-      { queue: "task/orphan", queued: 1, oldestQueuedAt: at(10_000), running: 0, waiting: 0, delayed: 0, concurrencyLimit: null, tasks: ["orphan"] },
-      { queue: "task/report", queued: 1, oldestQueuedAt: at(40_000), running: 0, waiting: 0, delayed: 1, concurrencyLimit: null, tasks: ["report"] },
+      { queue: "mail", queued: 2, oldestQueuedAt: at(10_000), running: 2, waiting: 1, delayed: 1, concurrencyLimit: 2, rateLimit: null, tasks: ["email", "sms"] },
+      { queue: "task/orphan", queued: 1, oldestQueuedAt: at(10_000), running: 0, waiting: 0, delayed: 0, concurrencyLimit: null, rateLimit: null, tasks: ["orphan"] },
+      { queue: "task/report", queued: 1, oldestQueuedAt: at(40_000), running: 0, waiting: 0, delayed: 1, concurrencyLimit: null, rateLimit: null, tasks: ["report"] },
     ]);
     expect((await te.db.pool.query(`SELECT status FROM runs WHERE id = $1`, [stillDelayed])).rows[0].status).toBe("DELAYED");
 
@@ -90,7 +90,7 @@ describe("queueOverview", () => {
 
     // The other environment sees its own runs and its own limit only.
     expect(await queueOverview(te.db.pool, prod.id, clock.now())).toEqual([
-      { queue: "mail", queued: 1, oldestQueuedAt: at(10_000), running: 1, waiting: 1, delayed: 0, concurrencyLimit: 1, tasks: ["email"] },
+      { queue: "mail", queued: 1, oldestQueuedAt: at(10_000), running: 1, waiting: 1, delayed: 0, concurrencyLimit: 1, rateLimit: null, tasks: ["email"] },
     ]);
   });
 

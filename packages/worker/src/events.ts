@@ -39,6 +39,12 @@ export interface WorkerEventMap {
   bulkActionChunk: ChunkResult;
   /** A batch of what runs logged was stored (`capped`: runs whose log reached its cap with it). */
   runLogsWritten: { runIds: string[]; stored: number; dropped: number; capped: string[] };
+  /**
+   * A claim of a rate-limited queue took fewer runs than it could and left `waiting` ready runs
+   * for their rate (0: none); `dueAt`: when the first of them may start (null: none waits);
+   * `newlyDelayed`: how many of those no claim had held back before (each run is counted once).
+   */
+  rateLimited: { queue: string; waiting: number; dueAt: Date | null; newlyDelayed: number };
   error: { error: unknown; where: string };
 }
 

@@ -61,3 +61,4 @@ export function spawnApi(databaseUrl: string, port: number, env: Record<string, 
 
 export const CRASH_FIXTURE = fileURLToPath(new URL("./fixtures/crash/svc.config.ts", import.meta.url));
 export const OUTAGE_FIXTURE = fileURLToPath(new URL("./fixtures/outage/svc.config.ts", import.meta.url));
+export const RATE_FIXTURE = fileURLToPath(new URL("./fixtures/rate/svc.config.ts", import.meta.url));

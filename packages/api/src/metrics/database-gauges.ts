@@ -26,9 +26,20 @@ const QUEUE_STATE_SQL = `
     FROM runs WHERE status IN ('QUEUED', 'WAITING') GROUP BY queue_name`;
 
 /**
- * svc_runs_waiting, svc_queue_depth{queue}, svc_queue_oldest_age_seconds{queue} and
- * svc_runs_unserved{task}: read from the database when scraped (the query above and
- * unservedRunCounts, once per scrape for all four). Every API replica reports
+ * Per rate-limited queue (a queue whose tasks registered a rateLimit, in any environment), the
+ * ready runs that wait for their rate key's slot now (sql/functions/svc_rate_wait.sql). Reads
+ * nothing else when no queue has a rate limit.
+ */
+const RATE_WAITING_SQL = `
+  SELECT q.queue_name, sum(w.waiting)::int AS waiting
+    FROM (SELECT DISTINCT environment_id, queue_name FROM worker_tasks WHERE rate_limit IS NOT NULL) q
+    CROSS JOIN LATERAL svc_rate_wait(q.environment_id, q.queue_name, NULL, $1, 2147483647) w
+   GROUP BY q.queue_name`;
+
+/**
+ * svc_runs_waiting, svc_queue_depth{queue}, svc_queue_oldest_age_seconds{queue},
+ * svc_runs_unserved{task} and svc_queue_rate_limited{queue}: read from the database when scraped
+ * (the queries above and unservedRunCounts, once per scrape for all five). Every API replica reports
  * the same database-wide values. A queue that emptied is reported as 0 until the process restarts,
  * and then no longer.
  */
@@ -64,11 +75,29 @@ export function registerDatabaseGauges(registry: Registry, db: Queryable, clock:
     registers: [registry],
     collect: refreshed,
   });
+  const rateWaiting = new Gauge({
+    name: "svc_queue_rate_limited",
+    help: "Runs QUEUED and ready that wait for their rate limit's slot, per queue with a rateLimit (database-wide, all environments)",
+    labelNames: ["queue"] as const,
+    registers: [registry],
+    collect: refreshed,
+  });
   const seen = new Set<string>();
   const seenUnserved = new Set<string>();
+  const seenRated = new Set<string>();
   async function refresh() {
     const now = clock.now();
-    const [{ rows }, unservedRows] = await Promise.all([db.query<QueueRow>(QUEUE_STATE_SQL, [now]), unservedRunCounts(db, now)]);
+    const [{ rows }, unservedRows, rated] = await Promise.all([
+      db.query<QueueRow>(QUEUE_STATE_SQL, [now]),
+      unservedRunCounts(db, now),
+      db.query<{ queue_name: string; waiting: number }>(RATE_WAITING_SQL, [now]),
+    ]);
+    // A queue's rate limit gone (its tasks redeployed without one) drops out of the query: it reads 0.
+    for (const queue of seenRated) rateWaiting.set({ queue }, 0);
+    for (const row of rated.rows) {
+      seenRated.add(row.queue_name);
+      rateWaiting.set({ queue: row.queue_name }, row.waiting);
+    }
     const unservedNow = new Set<string>();
     for (const row of unservedRows) {
       unservedNow.add(row.task);

@@ -28,6 +28,11 @@ export interface TriggerOptions {
   queue?: string | { name: string };
   /** Per-key concurrency inside the queue. */
   concurrencyKey?: string;
+  /**
+   * svc's extension: the run's rate key. Each key of a queue with a rateLimit has its own copy of
+   * the limit; runs without one share one. docs/rate-limits.md
+   */
+  rateLimit?: { key: string };
   machine?: string;
   priority?: number;
   /** Marks the run as a test run. @default false */

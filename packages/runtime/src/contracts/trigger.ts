@@ -57,6 +57,20 @@ export const TriggerOptions = z
     payloadSize: z.number().int().nonnegative().optional(),
     queue: z.object({ name: storedText(z.string().min(1).max(128)) }).passthrough().optional(),
     concurrencyKey: z.union([storedText(z.string().max(512)), z.number()]).optional(),
+    /**
+     * svc's extension: the run's rate key (docs/rate-limits.md). Each key of a rate-limited queue
+     * has its own copy of the task's or queue's `rateLimit`; runs without one share one. Only `key`
+     * is set per trigger: planRun refuses anything else with its own message.
+     */
+    rateLimit: z
+      .object({ key: z.union([storedText(z.string().min(1).max(512)), z.number()]).optional() })
+      .passthrough()
+      .meta({
+        description:
+          "svc extension: `{ key }`, the run's rate key. Each key of a queue with a rateLimit (declared on the task or queue) has its own copy of the limit; runs without a key share one. The limit and period are the task's or queue's: setting them here is refused (400)",
+        additionalProperties: false,
+      })
+      .optional(),
     // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).
     delay: z.union([DurationOrDateText, z.number().meta(EPOCH_MS_SCHEMA).transform((ms) => new Date(ms))]).optional(),
     ttl: z.union([DurationText, z.number().int().nonnegative().meta({ maximum: MAX_DURATION_WHOLE_SECONDS })]).optional(),

@@ -3,6 +3,7 @@ import type {
   OnCancelHookFunction, OnCatchErrorHookFunction, OnCleanupHookFunction, OnCompleteHookFunction, OnFailureHookFunction, OnInitHookFunction,
   OnMiddlewareHookFunction, OnResumeHookFunction, OnStartAttemptHookFunction, OnStartHookFunction, OnSuccessHookFunction, OnWaitHookFunction, TaskInitOutput,
 } from "./hooks/hook-types.ts";
+import type { RateLimit } from "./rate-limit.ts";
 import type { TaskContext } from "./task-context.ts";
 
 export type { TaskContext };
@@ -22,6 +23,8 @@ export interface QueueOptions {
   name?: string;
   /** At most this many runs of the queue execute at once, across all workers (per concurrencyKey). */
   concurrencyLimit?: number;
+  /** At most `limit` runs of the queue start in any window of `period` (per rate key). docs/rate-limits.md */
+  rateLimit?: RateLimit;
 }
 
 /**
@@ -39,6 +42,16 @@ export interface TaskOptions<TIdentifier extends string = string, TPayload = any
   retry?: RetryPolicy;
   /** The queue, by name (a queue declared with `queue()`, or just a name) or as options. @default `task/<id>` */
   queue?: string | QueueOptions;
+  /**
+   * Its queue's rate limit (the same as `queue: { rateLimit }`): at most `limit` runs start in any
+   * window of `period`, across all workers, per rate key (a trigger's `rateLimit: { key }`; runs
+   * without one share one copy). A run over the rate stays QUEUED until its slot; a run that
+   * resumes after a wait is not counted. Tasks sharing a queue share its rate. docs/rate-limits.md
+   *
+   * @example
+   * task({ id: "call-openai", rateLimit: { limit: 10, period: "1s" }, run: async () => {} });
+   */
+  rateLimit?: RateLimit;
   /**
    * Seconds an execution may run before it is stopped: `signal` aborts and the run ends
    * TIMED_OUT (MAX_DURATION_EXCEEDED). Trigger.dev counts an attempt's compute time; svc counts

@@ -1,6 +1,7 @@
 import type { BatchHandle, BatchItem, BatchTriggerOptions, RunHandle, TriggerOptions } from "../client/tasks.ts";
 import type { TaskInitOutput } from "./hooks/hook-types.ts";
 import { isQueue } from "./queue.ts";
+import { rateLimitOf } from "./rate-limit.ts";
 import { schemaParser, type inferSchemaIn, type inferSchemaOut, type TaskSchema } from "./schema.ts";
 import type { QueueOptions, TaskOptions } from "./task-options.ts";
 import { batchTriggerAndWait, runPromise, triggerAndWait, type BatchResult, type TaskRunPromise, type TriggerAndWaitOptions } from "./trigger-and-wait.ts";
@@ -81,8 +82,8 @@ function declareTask<TIdentifier extends string, TInput, TOutput>(
   const id = options.id;
   // A trigger sends what the schema makes of the payload, as Trigger.dev's does.
   const parsed = (payload: unknown) => (parse ? parse(payload) : Promise.resolve(payload));
-  const { queue: declaredQueue, ...rest } = options;
-  const queue = queueOf(declaredQueue, id);
+  const { queue: declaredQueue, rateLimit, ...rest } = options;
+  const queue = withRateLimit(queueOf(declaredQueue, id), rateLimit, `${what}("${id}")`);
   return {
     ...rest,
     ...(queue ? { queue } : {}),
@@ -99,8 +100,32 @@ function declareTask<TIdentifier extends string, TInput, TOutput>(
 function queueOf(queue: TaskOptions["queue"], id: string): QueueOptions | undefined {
   if (queue === undefined) return undefined;
   if (typeof queue === "string") return { name: queue };
-  if (typeof queue === "object" && queue !== null) return isQueue(queue) ? { name: queue.name, ...(queue.concurrencyLimit !== undefined ? { concurrencyLimit: queue.concurrencyLimit } : {}) } : queue;
-  throw new Error(`task("${id}"): \`queue\` must be a queue name or { name?, concurrencyLimit? }`);
+  if (typeof queue === "object" && queue !== null) {
+    if (!isQueue(queue)) return queue;
+    return {
+      name: queue.name,
+      ...(queue.concurrencyLimit !== undefined ? { concurrencyLimit: queue.concurrencyLimit } : {}),
+      ...(queue.rateLimit !== undefined ? { rateLimit: queue.rateLimit } : {}),
+    };
+  }
+  throw new Error(`task("${id}"): \`queue\` must be a queue name or { name?, concurrencyLimit?, rateLimit? }`);
+}
+
+/**
+ * The task's queue with its rate limit: a task's own `rateLimit` is its queue's (the limit is kept
+ * per queue), so it may not contradict one its queue declares. Checked here, when the task is declared.
+ */
+function withRateLimit(queue: QueueOptions | undefined, rateLimit: TaskOptions["rateLimit"], where: string): QueueOptions | undefined {
+  if (queue?.rateLimit !== undefined) rateLimitOf(queue.rateLimit, where);
+  if (rateLimit === undefined) return queue;
+  const own = rateLimitOf(rateLimit, where);
+  if (queue?.rateLimit !== undefined) {
+    const declared = rateLimitOf(queue.rateLimit, where);
+    if (declared.limit !== own.limit || declared.periodMs !== own.periodMs) {
+      throw new Error(`${where}: \`rateLimit\` differs from its queue's (${queue.name ?? "its queue"}): declare it once, on the task or on the queue`);
+    }
+  }
+  return { ...queue, rateLimit };
 }
 
 /**

@@ -1,5 +1,5 @@
 import {
-  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, RETURN_CLAIMED,
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
   SELECT_CLAIMED_WITH_LEDGER, prepared, ledgerEntryFromRow, withTransaction, type ClaimedRun, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
 } from "@svc/runtime/engine";
 
@@ -122,6 +122,29 @@ export async function claimReady(db: Queryable, worker: Claimer, limit: number, 
  * queue by any number of workers take turns, each counting the ones before it.
  */
 export async function claimLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number): Promise<Claim[]> {
+  return (await claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, false)).claims;
+}
+
+/**
+ * Of a rate-limited queue's ready starts after a claim: how many wait for their rate, when the
+ * first may start (null: none waits), and how many of them this claim was the first to hold back.
+ */
+export interface RateWait {
+  dueAt: Date | null;
+  waiting: number;
+  newlyDelayed: number;
+}
+
+/**
+ * claimLimited for a queue with a rateLimit: when the claim took fewer runs than `limit`, it also
+ * reads, in the same transaction (RATE_NEXT_DUE_SQL), whether runs are left waiting for their
+ * rate and when the first one's slot is due; `rate` is null when the claim filled `limit`.
+ */
+export async function claimRateLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number): Promise<{ claims: Claim[]; rate: RateWait | null }> {
+  return claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, true);
+}
+
+async function claimLimitedQueue(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, rated: boolean): Promise<{ claims: Claim[]; rate: RateWait | null }> {
   return withTransaction(pool, async (tx) => {
     await tx.query(prepared("svc_limited_queue_lock", LIMITED_QUEUE_LOCK_SQL, [worker.environmentId, queue]));
     const { rows } = await tx.query<ReadyClaimRow>(prepared(
@@ -129,6 +152,16 @@ export async function claimLimited(pool: Pool, worker: Claimer, queue: string, l
       CLAIM_LIMITED_SQL,
       [worker.environmentId, queue, worker.tasks, limit, worker.id, worker.version, now, leaseMs],
     ));
-    return rows.map(readyClaimOf);
+    const claims = rows.map(readyClaimOf);
+    if (!rated || claims.length >= limit) return { claims, rate: null };
+    const due = await tx.query<{ due_at: Date | null; waiting: number }>(prepared("svc_rate_next_due", RATE_NEXT_DUE_SQL, [worker.environmentId, queue, worker.tasks, now]));
+    const row = due.rows[0];
+    const waiting = row?.waiting ?? 0;
+    let newlyDelayed = 0;
+    if (waiting > 0) {
+      const marked = await tx.query<{ marked: number }>(prepared("svc_rate_mark_delayed", RATE_MARK_DELAYED_SQL, [worker.environmentId, queue, worker.tasks, now]));
+      newlyDelayed = marked.rows[0]?.marked ?? 0;
+    }
+    return { claims, rate: { dueAt: row?.due_at ?? null, waiting, newlyDelayed } };
   });
 }

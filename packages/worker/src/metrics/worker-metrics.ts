@@ -47,6 +47,12 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
     labelNames: ["reason"] as const,
     registers: [registry],
   });
+  const rateDelayed = new Counter({
+    name: "svc_runs_rate_delayed_total",
+    help: "Runs of a rate-limited queue that this worker's claims were the first to leave QUEUED for their rate key's slot, per queue (each run counted once, by one worker)",
+    labelNames: ["queue"] as const,
+    registers: [registry],
+  });
   new Gauge({
     name: "svc_worker_slots_in_use",
     help: "Concurrency slots of this worker taken by executing runs",
@@ -69,6 +75,9 @@ export function createWorkerMetrics(worker: Worker, options: { pool: Pool; clock
     worker.events.on("runsEnded", (e) => finished.inc({ status: e.status }, e.count)),
     worker.events.on("runsTriggered", (e) => triggered.inc(e.count)),
     worker.events.on("offerGivenBack", (e) => givenBack.inc({ reason: e.reason })),
+    worker.events.on("rateLimited", (e) => {
+      if (e.newlyDelayed > 0) rateDelayed.inc({ queue: e.queue }, e.newlyDelayed);
+    }),
     worker.events.on("runResumed", (e) => {
       if (e.waitResolvedAt) resumeLatency.observe(Math.max(0, options.clock.now().getTime() - e.waitResolvedAt.getTime()) / 1000);
     }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { task } from "@svc/runtime/sdk";
-import { startQueues } from "./queues.ts";
+import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
 
 const run = async () => {};
 
@@ -21,5 +21,19 @@ describe("startQueues", () => {
       ["task/d", 1],
       ["task/e", null],
     ]);
+  });
+});
+
+describe("limitedQueues and rateLimitedQueues", () => {
+  it("count a queue with a rateLimit as limited: its own claim takes its runs", () => {
+    const tasks = [
+      task({ id: "rated", rateLimit: { limit: 10, period: "1s" }, run }),
+      task({ id: "shared-rated", queue: { name: "openai", rateLimit: { limit: 100, period: "1m" } }, run }),
+      task({ id: "shared-plain", queue: { name: "openai" }, run }),
+      task({ id: "concurrency", queue: { concurrencyLimit: 2 }, run }),
+      task({ id: "plain", run }),
+    ];
+    expect(limitedQueues(tasks).sort()).toEqual(["openai", "task/concurrency", "task/rated"]);
+    expect([...rateLimitedQueues(tasks)].sort()).toEqual(["openai", "task/rated"]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Task } from "@svc/runtime/sdk";
-import { queueOf } from "../tasks/register-tasks.ts";
+import { queueOf, rateLimitOfTask } from "../tasks/register-tasks.ts";
 
 /**
  * The queues of `tasks` with their concurrency limits (null: none): each task's own
@@ -20,7 +20,16 @@ export function startQueues(tasks: Task[]): Map<string, number | null> {
   return queues;
 }
 
-/** The queues of `tasks` that have a concurrencyLimit. */
+/**
+ * The queues of `tasks` that have a concurrencyLimit or a rateLimit: each is claimed by its own
+ * claim (CLAIM_LIMITED_SQL), which counts them.
+ */
 export function limitedQueues(tasks: Task[]): string[] {
-  return [...startQueues(tasks)].filter(([, limit]) => limit !== null).map(([name]) => name);
+  const rated = rateLimitedQueues(tasks);
+  return [...startQueues(tasks)].filter(([name, limit]) => limit !== null || rated.has(name)).map(([name]) => name);
+}
+
+/** The queues of `tasks` that have a rateLimit: their claims also tell when the next run's slot is due. */
+export function rateLimitedQueues(tasks: Task[]): Set<string> {
+  return new Set(tasks.filter((task) => rateLimitOfTask(task) !== null).map(queueOf));
 }

@@ -1,5 +1,5 @@
-import { claimLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
-import { limitedQueues } from "./queues.ts";
+import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
+import { limitedQueues, rateLimitedQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -20,6 +20,9 @@ export class ReadyRuns {
   readonly #claimer: Claimer;
   readonly #limited: string[];
   readonly #limitedSet: Set<string>;
+  /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
+  readonly #rated: Set<string>;
+  readonly #rateTimers = new Map<string, () => void>();
   #running = false;
   #again = false;
   /** The last pass filled every slot it had: more runs may be waiting for the next free one. */
@@ -33,6 +36,7 @@ export class ReadyRuns {
     this.#claimer = { id: worker.id, version: worker.version, environmentId: worker.environment.id, tasks: worker.taskIds };
     this.#limited = limitedQueues(tasks);
     this.#limitedSet = new Set(this.#limited);
+    this.#rated = rateLimitedQueues(tasks);
     slots.onSlotFreed(() => {
       if (this.#backlog) this.notify();
     });
@@ -46,6 +50,8 @@ export class ReadyRuns {
   stop(): void {
     if (this.#poll) clearInterval(this.#poll);
     this.#poll = null;
+    for (const cancel of this.#rateTimers.values()) cancel();
+    this.#rateTimers.clear();
   }
 
   /** Runs may be waiting: claim as many as there are free slots (one pass at a time). */
@@ -73,7 +79,11 @@ export class ReadyRuns {
     const { claimPool, engine, config } = this.#resources;
     const claims: ((limit: number) => Promise<Claim[]>)[] = [
       (limit) => claimReady(claimPool, this.#claimer, limit, engine.clock.now(), config.leaseMs),
-      ...this.#limited.map((queue) => (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs)),
+      ...this.#limited.map((queue) =>
+        this.#rated.has(queue)
+          ? (limit: number) => this.#claimRated(queue, limit)
+          : (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs),
+      ),
     ];
     let full = false;
     for (const claim of claims) {
@@ -84,6 +94,31 @@ export class ReadyRuns {
     }
     // Woken with no slot free, or every slot filled: runs may wait for the next free one.
     this.#backlog = full && !this.#slots.draining;
+  }
+
+  /**
+   * A rate-limited queue's claim. Runs left waiting for their rate get a timer to claim when the
+   * first one's slot is due (one per queue, the latest answer replacing it): no poll faster than
+   * the rate needs, and no start before its slot, which the claim itself refuses anyway.
+   */
+  async #claimRated(queue: string, limit: number): Promise<Claim[]> {
+    const { claimPool, engine, config, events, hooks } = this.#resources;
+    const now = engine.clock.now();
+    const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs);
+    if (rate !== null) {
+      events.emit("rateLimited", { queue, waiting: rate.waiting, dueAt: rate.dueAt, newlyDelayed: rate.newlyDelayed });
+      this.#rateTimers.get(queue)?.();
+      this.#rateTimers.delete(queue);
+      if (rate.dueAt !== null && this.#poll !== null) {
+        // The injected timers (a FakeClock in tests), as maxDuration's.
+        const cancel = hooks.timers.after(Math.max(0, rate.dueAt.getTime() - now.getTime()), () => {
+          this.#rateTimers.delete(queue);
+          this.notify();
+        });
+        this.#rateTimers.set(queue, cancel);
+      }
+    }
+    return claims;
   }
 
   /** Claims with `claim` until it finds fewer runs than free slots; true when the slots ran out first, null on an error. */

@@ -71,7 +71,7 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
     for (const value of exportedValues(module)) {
       if (isQueue(value)) {
         const existing = queues.get(value.name);
-        if (existing && existing.queue.concurrencyLimit !== value.concurrencyLimit) {
+        if (existing && (existing.queue.concurrencyLimit !== value.concurrencyLimit || JSON.stringify(existing.queue.rateLimit) !== JSON.stringify(value.rateLimit))) {
           throw new Error(`queue "${value.name}" is declared with two limits, in ${existing.file} and ${file}`);
         }
         queues.set(value.name, { queue: value, file });
@@ -87,12 +87,19 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
 }
 
 /**
- * A task that names its queue (`queue: "emails"`) gets the limit of the queue declared with that
- * name by `queue()` in an exported value of a task file, as in Trigger.dev.
+ * A task that names its queue (`queue: "emails"`) gets the limits of the queue declared with that
+ * name by `queue()` in an exported value of a task file, as in Trigger.dev: its concurrencyLimit
+ * and its rateLimit, each unless the task declares its own.
  */
 function withDeclaredQueue(task: Task, queues: Map<string, { queue: Queue }>): Task {
   const declared = task.queue?.name ? queues.get(task.queue.name)?.queue : undefined;
-  if (!declared || declared.concurrencyLimit === undefined || task.queue?.concurrencyLimit !== undefined) return task;
-  return { ...task, queue: { name: declared.name, concurrencyLimit: declared.concurrencyLimit } };
+  if (!declared) return task;
+  const concurrencyLimit = task.queue?.concurrencyLimit ?? declared.concurrencyLimit;
+  const rateLimit = task.queue?.rateLimit ?? declared.rateLimit;
+  if (concurrencyLimit === task.queue?.concurrencyLimit && rateLimit === task.queue?.rateLimit) return task;
+  return {
+    ...task,
+    queue: { name: declared.name, ...(concurrencyLimit !== undefined ? { concurrencyLimit } : {}), ...(rateLimit !== undefined ? { rateLimit } : {}) },
+  };
 }
 

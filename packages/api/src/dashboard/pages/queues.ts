@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { listLiveWorkers, queueOverview, unservedTasks, type UnservedTask } from "@svc/runtime/engine";
+import { listLiveWorkers, queueOverview, unservedTasks, type QueueOverview, type UnservedTask } from "@svc/runtime/engine";
 import type { AppDeps } from "../../deps.ts";
 import { formatAge, formatDuration, timeCell } from "../format.ts";
 import { html, type Html } from "../html.ts";
@@ -17,6 +17,12 @@ export function unservedView(scope: DashboardScope, unserved: UnservedTask[], no
 <p>These runs stay queued until a worker of this environment with their task starts.</p>
 <ul>${unserved.map((u) => html`<li><a href="${scopeHref(scope, "runs", { task: u.task, status: u.registered ? "QUEUED" : "PENDING_VERSION" })}"><strong>${u.task}</strong></a>: ${u.queued} queued, the oldest for ${formatDuration(Math.max(0, now.getTime() - u.oldestCreatedAt.getTime()))} — ${u.registered ? "no live worker has this task" : "no worker of this environment ever registered this task (a typo in the task id, or code not deployed here?)"}</li>`)}</ul>
 </section>`;
+}
+
+/** A queue's rate limit, and how many ready runs wait for their rate key's slot (docs/rate-limits.md). */
+export function rateLimitCell(rate: QueueOverview["rateLimit"]): Html {
+  if (rate === null) return html`<span class="muted">none</span>`;
+  return html`${rate.limit} per ${formatDuration(rate.periodMs)}${rate.waiting > 0 ? html`<br><span class="rate-waiting">${rate.waiting} waiting for their slot</span>` : null}`;
 }
 
 /**
@@ -44,11 +50,11 @@ ${workers.length === 0 ? html`<tr><td colspan="6" class="muted">No worker of thi
 <td>${timeCell(w.startedAt)}</td><td>${w.tasks.join(", ")}</td></tr>`)}
 </tbody></table>
 <h2>Queues</h2>
-<table><thead><tr><th>Queue</th><th>Queued</th><th>Oldest queued</th><th>Running</th><th>Concurrency limit</th><th>Waiting</th><th>Delayed</th><th>Tasks</th></tr></thead><tbody>
-${queues.length === 0 ? html`<tr><td colspan="8" class="muted">No queues yet: a worker registers its tasks' queues when it starts.</td></tr>` : queues.map((q) => html`<tr>
+<table><thead><tr><th>Queue</th><th>Queued</th><th>Oldest queued</th><th>Running</th><th>Concurrency limit</th><th>Rate limit</th><th>Waiting</th><th>Delayed</th><th>Tasks</th></tr></thead><tbody>
+${queues.length === 0 ? html`<tr><td colspan="9" class="muted">No queues yet: a worker registers its tasks' queues when it starts.</td></tr>` : queues.map((q) => html`<tr>
 <td><a href="${scopeHref(scope, "runs", { queue: q.queue })}">${q.queue}</a></td><td>${q.queued}</td>
 <td>${q.oldestQueuedAt ? formatDuration(Math.max(0, now.getTime() - q.oldestQueuedAt.getTime())) : html`<span class="muted">—</span>`}</td>
-<td>${q.running}</td><td>${q.concurrencyLimit ?? html`<span class="muted">unlimited</span>`}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
+<td>${q.running}</td><td>${q.concurrencyLimit ?? html`<span class="muted">unlimited</span>`}</td><td>${rateLimitCell(q.rateLimit)}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
 </tbody></table>`;
     return { title: "Queues & workers", content };
   });

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { listLiveWorkers, NotFoundError, stringifySuperjson, taskOverview, triggerRun, ValidationError, type TaskOverview, type TaskRecentRun } from "@svc/runtime/engine";
 import type { AppDeps } from "../../deps.ts";
 import { packetAsJson } from "../../presenters/packet-json.ts";
-import { statusBadge, timeCell } from "../format.ts";
+import { formatDuration, statusBadge, timeCell } from "../format.ts";
 import { html, type Html } from "../html.ts";
 import { csrfField } from "../layout.ts";
 import { scopedGet, scopedPost, type PageContext, type PageResult } from "../page.ts";
@@ -67,6 +67,7 @@ async function taskPage(deps: AppDeps, { scope, params, session, now }: PageCont
 <dt>Queue</dt><dd><a href="${scopeHref(scope, "runs", { queue: task.queue })}">${task.queue}</a></dd>
 <dt>Kind</dt><dd>${task.kind}</dd>
 <dt>Concurrency limit</dt><dd>${task.concurrencyLimit ?? html`<span class="muted">unlimited</span>`}</dd>
+<dt>Rate limit</dt><dd>${task.rateLimit ? html`${task.rateLimit.limit} starts per ${formatDuration(task.rateLimit.periodMs)}` : html`<span class="muted">none</span>`}</dd>
 <dt>Registered by</dt><dd>version ${task.workerVersion}, ${timeCell(task.registeredAt)}</dd>
 <dt>Live worker</dt><dd>${live ? "yes" : html`<span class="problem-text">none running: a run waits until a worker with this task starts</span>`}</dd>
 </dl></section>

@@ -15,6 +15,11 @@ export interface QueueOverview {
   delayed: number;
   /** The strictest concurrencyLimit its tasks registered (as the workers apply it); null: unlimited. */
   concurrencyLimit: number | null;
+  /**
+   * Its rateLimit as its tasks registered it (the lowest rate, as the claim applies it), with the
+   * ready runs that wait for their rate key's slot now (`waiting`); null: no rate limit.
+   */
+  rateLimit: { limit: number; periodMs: number; waiting: number } | null;
   /** The tasks registered on it, and the tasks of its runs counted here, sorted. */
   tasks: string[];
 }
@@ -27,6 +32,9 @@ interface QueueRow {
   waiting: number;
   delayed: number;
   concurrency_limit: number | null;
+  rate_limit: number | null;
+  rate_period_ms: number | null;
+  rate_waiting: number | null;
   tasks: string[];
 }
 
@@ -59,12 +67,16 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
         WHERE environment_id = $1 AND status IN ('QUEUED', 'DEQUEUED', 'EXECUTING', 'WAITING', 'DELAYED')
         GROUP BY queue_name),
      declared AS (
-       SELECT queue_name, min(concurrency_limit) AS concurrency_limit, array_agg(task_identifier) AS tasks
+       SELECT queue_name, min(concurrency_limit) AS concurrency_limit, array_agg(task_identifier) AS tasks,
+              (array_agg(rate_limit ORDER BY rate_limit::float8 / rate_period_ms, rate_period_ms DESC) FILTER (WHERE rate_limit IS NOT NULL))[1] AS rate_limit,
+              (array_agg(rate_period_ms ORDER BY rate_limit::float8 / rate_period_ms, rate_period_ms DESC) FILTER (WHERE rate_limit IS NOT NULL))[1] AS rate_period_ms
          FROM worker_tasks WHERE environment_id = $1 GROUP BY queue_name)
      SELECT queue_name AS queue,
             coalesce(live.queued, 0) AS queued, live.oldest_queued_at,
             coalesce(live.running, 0) AS running, coalesce(live.waiting, 0) AS waiting, coalesce(live.delayed, 0) AS delayed,
-            declared.concurrency_limit,
+            declared.concurrency_limit, declared.rate_limit, declared.rate_period_ms,
+            -- Runs waiting for their rate (sql/functions/svc_rate_wait.sql): only queues with one.
+            CASE WHEN declared.rate_limit IS NOT NULL THEN (SELECT w.waiting FROM svc_rate_wait($1, queue_name, NULL, $2, 2147483647) w) END AS rate_waiting,
             ARRAY(SELECT DISTINCT t FROM unnest(coalesce(declared.tasks, '{}') || coalesce(live.tasks, '{}')) t ORDER BY t) AS tasks
        FROM live FULL JOIN declared USING (queue_name)
       ORDER BY queue_name`,
@@ -78,6 +90,7 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
     waiting: r.waiting,
     delayed: r.delayed,
     concurrencyLimit: r.concurrency_limit,
+    rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: r.rate_period_ms, waiting: r.rate_waiting ?? 0 },
     tasks: r.tasks,
   }));
 }

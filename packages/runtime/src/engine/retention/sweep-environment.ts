@@ -7,6 +7,7 @@ import { deleteEndedSession, deleteSessionRecordBatch, findEndedSessions } from 
 import { deleteScheduleTickBatch } from "./delete-schedule-ticks.ts";
 import { deletePacketBatch } from "./delete-packets.ts";
 import { deleteBulkActionBatch } from "./delete-bulk-actions.ts";
+import { deleteRateWindowBatch } from "./delete-rate-windows.ts";
 import { KEYSET_START, type Keyset } from "./keyset.ts";
 
 /** What one sweep of an environment deleted, per kind of row. */
@@ -20,10 +21,12 @@ export interface RetentionCounts {
   scheduleTicks: number;
   bulkActions: number;
   packets: number;
+  /** Rate-limit logs of keys that started nothing for longer than any period (delete-rate-windows.ts). */
+  rateLimitWindows: number;
 }
 
 export function noRetentionCounts(): RetentionCounts {
-  return { runs: 0, attempts: 0, batches: 0, waitpoints: 0, sessions: 0, sessionRecords: 0, scheduleTicks: 0, bulkActions: 0, packets: 0 };
+  return { runs: 0, attempts: 0, batches: 0, waitpoints: 0, sessions: 0, sessionRecords: 0, scheduleTicks: 0, bulkActions: 0, packets: 0, rateLimitWindows: 0 };
 }
 
 export interface SweepInput {
@@ -46,7 +49,7 @@ export interface SweepInput {
 /**
  * Sweeps one environment: its old finished runs (with attempts, ledger, batches), then
  * completed waitpoints, ended sessions (records in batches, then the session), schedule ticks, ended
- * bulk actions and packets no run names any more, each `batchSize` rows per statement in a transaction of its own
+ * bulk actions, idle rate-limit logs and packets no run names any more, each `batchSize` rows per statement in a transaction of its own
  * (inBatchTransaction), so that no lock is held for longer than one batch, with a rest after each
  * (pacedBatches). Packets come last: the runs that named them are gone by then. Returns what it
  * deleted and whether it got to the end.
@@ -90,6 +93,10 @@ export async function sweepEnvironment(db: Pool, input: SweepInput): Promise<{ d
   for (let n = limit; n === limit && !stopped(); ) {
     n = await inBatch((tx) => deleteBulkActionBatch(tx, environmentId, cutoff, limit));
     deleted.bulkActions += n;
+  }
+  for (let n = limit; n === limit && !stopped(); ) {
+    n = await inBatch((tx) => deleteRateWindowBatch(tx, environmentId, cutoff, now, limit));
+    deleted.rateLimitWindows += n;
   }
   for (let after: Keyset | null = KEYSET_START; after && !stopped(); ) {
     const batch = await inBatch((tx) => deletePacketBatch(tx, { environmentId, cutoff, after: after!, limit }));

@@ -37,6 +37,8 @@ export interface RunPlan {
   /** null: the task's registered queue (or task/<id>) is looked up at insert time. */
   queueName: string | null;
   concurrencyKey: string | null;
+  /** The run's rate key (options.rateLimit.key): its copy of its queue's rateLimit. */
+  rateLimitKey: string | null;
   packet: Packet;
   idempotencyKey: string | null;
   idempotencyKeyUser: string | null;
@@ -104,6 +106,7 @@ export function planRun(
     status: isDelayed ? "DELAYED" : "QUEUED",
     queueName: options.queue?.name ?? null,
     concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
+    rateLimitKey: rateLimitKeyOf(options.rateLimit),
     packet,
     idempotencyKey,
     idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,
@@ -121,6 +124,21 @@ export function planRun(
     isTest: options.test ?? false,
     createdAt: now,
   };
+}
+
+/**
+ * The run's rate key from a trigger's `rateLimit` option: only `key` is set per trigger, the limit
+ * and period are its task's or queue's (one limit per queue, which every run of it shares).
+ */
+function rateLimitKeyOf(option: TriggerOptions["rateLimit"]): string | null {
+  if (option === undefined) return null;
+  const other = Object.keys(option).filter((k) => k !== "key");
+  if (other.length > 0) {
+    throw new ValidationError(
+      `options.rateLimit: only \`key\` can be set when triggering (got ${other.map((k) => `\`${k}\``).join(", ")}); a rate limit's limit and period are declared on the task or its queue (task({ rateLimit }) or queue({ rateLimit }))`,
+    );
+  }
+  return option.key === undefined ? null : String(option.key);
 }
 
 export type { Environment };

@@ -11,6 +11,8 @@ export interface RunRow {
   status: RunStatus;
   queue_name: string;
   concurrency_key: string | null;
+  /** Its trigger's rateLimit.key (migration 0047). */
+  rate_limit_key?: string | null;
   payload: string | null;
   payload_type: string;
   output: string | null;

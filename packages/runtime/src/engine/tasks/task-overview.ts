@@ -17,6 +17,8 @@ export interface TaskOverview {
   queue: string;
   kind: string;
   concurrencyLimit: number | null;
+  /** The rate limit it declared for its queue (docs/rate-limits.md); null: none. */
+  rateLimit: { limit: number; periodMs: number } | null;
   /** The version of the worker that registered it last, and when. */
   workerVersion: string;
   registeredAt: Date;
@@ -31,6 +33,8 @@ interface TaskRow {
   queue_name: string;
   kind: string;
   concurrency_limit: number | null;
+  rate_limit: number | null;
+  rate_period_ms: number | null;
   worker_version: string;
   registered_at: Date;
 }
@@ -55,7 +59,7 @@ interface RecentRunRow {
  */
 export async function taskOverview(db: Queryable, environmentId: string, options: { recentRuns: number; taskIdentifiers?: string[] }): Promise<TaskOverview[]> {
   const { rows: tasks } = await db.query<TaskRow>(
-    `SELECT task_identifier, queue_name, kind, concurrency_limit, worker_version, registered_at
+    `SELECT task_identifier, queue_name, kind, concurrency_limit, rate_limit, rate_period_ms, worker_version, registered_at
        FROM worker_tasks
       WHERE environment_id = $1 AND ($2::text[] IS NULL OR task_identifier = ANY($2::text[]))
       ORDER BY task_identifier`,
@@ -83,6 +87,7 @@ export async function taskOverview(db: Queryable, environmentId: string, options
       queue: t.queue_name,
       kind: t.kind,
       concurrencyLimit: t.concurrency_limit,
+      rateLimit: t.rate_limit === null || t.rate_period_ms === null ? null : { limit: t.rate_limit, periodMs: t.rate_period_ms },
       workerVersion: t.worker_version,
       registeredAt: t.registered_at,
       recentRuns: recent.map((r) => ({ id: r.id, status: r.status, isTest: r.is_test, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at })),

@@ -1,6 +1,7 @@
 import { RETURN_CLAIMED, SELECT_CLAIMED_READY_WITH_LEDGER } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
+import { RATE_ALLOWS, RATE_KEY, RATE_ROOM_JOIN, rateRoomCtes, rateTakenCte } from "../rate-limit-sql.ts";
 
 /**
  * A worker claims runs of its tasks straight from `runs`: the run row is the queue entry. Two
@@ -25,9 +26,10 @@ export const resumeDue = `${statusGuard("r.status", CLAIM_RESUME)} AND r.resume_
  * What a claim does to the runs of the CTE `picked` (id, status as locked): the claim's UPDATE and
  * the claimed runs with their ledgers, as the rest of a statement after `picked`. `worker`,
  * `version`, `now` and `leaseMs` are the parameters that give them. One text for the plain claim
- * and the limited queues' claim (CLAIM_LIMITED_SQL, below).
+ * and the limited queues' claim (CLAIM_LIMITED_SQL, below). `after`: more CTEs (each with its
+ * leading comma) that read `claimed`.
  */
-export function claimPicked(worker: string, version: string, now: string, leaseMs: string): string {
+export function claimPicked(worker: string, version: string, now: string, leaseMs: string, after = ""): string {
   return `claimed AS (
        UPDATE runs r SET status = '${READY.to}',
          attempt_number = CASE WHEN picked.status = '${CLAIM_START.from[0]}' THEN r.attempt_number + 1 ELSE r.attempt_number END,
@@ -36,7 +38,7 @@ export function claimPicked(worker: string, version: string, now: string, leaseM
          lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseMs}::double precision / 1000),
          started_at = coalesce(r.started_at, ${now}), updated_at = ${now}
        FROM picked WHERE r.id = picked.id AND ${statusGuard("r.status", READY)}
-       RETURNING ${RETURN_CLAIMED}, picked.status AS previous_status)${versionSeenTouch(version, now)}
+       RETURNING ${RETURN_CLAIMED}, picked.status AS previous_status)${versionSeenTouch(version, now)}${after}
      ${SELECT_CLAIMED_READY_WITH_LEDGER}`;
 }
 
@@ -83,8 +85,10 @@ export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexte
  * the limit leaves free: the strictest limit the queue's tasks registered, counted per concurrency
  * key (each key has its own copy of the limit; runs without one share one), against the queue's
  * EXECUTING runs (offered or leased: a run that waits holds no slot). Indexes runs_limited_ready
- * and runs_limited_executing (migration 0036) hold only these runs. $5 worker id, $6 worker
- * version, $7 now, $8 the lease in ms. Constant text.
+ * and runs_limited_executing (migration 0036) hold only these runs. A queue with a rateLimit also
+ * starts at most what its rate leaves, per rate key, and records the starts it makes (rate_room,
+ * RATE_ALLOWS, rate_taken: engine/runs/rate-limit-sql.ts). $5 worker id, $6 worker version, $7 now,
+ * $8 the lease in ms. Constant text.
  */
 export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT coalesce(min(wt.concurrency_limit), 2147483647) AS n FROM worker_tasks wt
@@ -94,18 +98,19 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND r.status = 'EXECUTING' AND NOT r.claim_from_runs
        GROUP BY 1),
      ready AS (
-       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at FROM runs r
+       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start FROM runs r
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
          AND ((r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
          AND r.task_identifier = ANY ($3::text[])
        ORDER BY r.created_at, r.id
-       LIMIT ${LIMITED_CLAIM_WINDOW}),
+       LIMIT ${LIMITED_CLAIM_WINDOW})${rateRoomCtes("$1", "$2", "$7")},
      ranked AS (
-       SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank FROM ready),
+       SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
+         row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
-       SELECT r.id, r.status FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k
-       WHERE x.rank + coalesce(running.n, 0) <= (SELECT n FROM lim)
+       SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${RATE_ROOM_JOIN}
+       WHERE x.rank + coalesce(running.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
          AND ((${startDue("$7")}) OR (${resumeDue}))
        ORDER BY x.created_at, x.id
        LIMIT $4 FOR UPDATE OF r SKIP LOCKED),
-     ${claimPicked("$5", "$6", "$7", "$8")}`;
+     ${claimPicked("$5", "$6", "$7", "$8", rateTakenCte("$1", "$2", "$7"))}`;
