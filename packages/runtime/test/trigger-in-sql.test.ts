@@ -20,7 +20,7 @@ const SAME = [
   "idempotency_key_user", "idempotency_key_scope", "tags", "metadata", "max_attempts", "max_duration_s", "ttl", "parent_run_id",
   "root_run_id", "depth", "trigger_function", "batch_id", "batch_index", "schedule_id", "is_test", "attempt_number", "claim_token",
   "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at", "claim_from_runs", "ledger_epoch",
-  "available_at", "debounce_key", "list_status",
+  "available_at", "debounce_key", "list_status", "rate_limit_key",
 ] as const;
 const RELATIVE = ["idempotency_key_expires_at", "expire_at", "delay_until"] as const;
 
@@ -57,6 +57,8 @@ const CASES: [string, unknown, Record<string, unknown>][] = [
   ["ttl in seconds, delayed", { n: 1 }, { ttl: 90, delay: "2d" }],
   ["queue and concurrency key", "text", { queue: { name: "billing" }, concurrencyKey: "user-1" }],
   ["numeric concurrency key", null, { concurrencyKey: 7 }],
+  ["rate key", { n: 1 }, { rateLimit: { key: "customer-9" } }],
+  ["numeric rate key", { n: 1 }, { rateLimit: { key: 9 } }],
   ["limits", [1, 2], { maxAttempts: 3, maxDuration: 60, test: true }],
   ["metadata", { n: 1 }, { metadata: { source: "db", nested: { a: [1, null] } } }],
   ["idempotency key with TTL", { n: 1 }, { idempotencyKey: "k", idempotencyKeyTTL: "1h" }],
@@ -93,7 +95,7 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
       parentBatch: "child runs",
       debounce: "needs the key's lock and a window decision (debounce.ts)",
     };
-    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "test"];
+    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "rateLimit", "test"];
     expect(Object.keys(TriggerOptions.shape).sort()).toEqual([...taken, ...Object.keys(httpOnly)].sort());
     const compared = new Set(CASES.flatMap(([, , options]) => Object.keys(options)));
     expect(taken.filter((option) => !compared.has(option))).toEqual([]);
@@ -146,6 +148,7 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
     ["a TTL too long", { ttl: "1001000d" }, /too long/],
     ["metadata not an object", { metadata: [1] }, /metadata: must be a JSON object/],
     ["a bad idempotencyKeyTTL", { idempotencyKey: "k", idempotencyKeyTTL: "forever" }, /idempotencyKeyTTL/],
+    ["a rate limit's limit per trigger", { rateLimit: { key: "a", limit: 5, period: "1s" } }, /only `key` can be set when triggering \(got `limit`, `period`\)/],
   ];
   for (const [name, options, message] of REFUSED) {
     it(`refuses ${name} both ways`, async () => {

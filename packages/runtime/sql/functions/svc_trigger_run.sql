@@ -11,7 +11,7 @@
 -- nothing is sent.
 --
 -- Options (camelCase, as the HTTP trigger's): idempotencyKey, idempotencyKeyTTL, delay, ttl, tags,
--- metadata, maxAttempts, maxDuration, queue, concurrencyKey, test. A JSON null counts as absent; any
+-- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), test. A JSON null counts as absent; any
 -- other key is refused (debounce, parentRunId and uploaded payloads need the HTTP API). Bad input
 -- raises invalid_parameter_value (22023) with the message the HTTP API would answer.
 CREATE OR REPLACE FUNCTION svc_trigger_run(p_environment_id text, p_project_id text, p_task text, p_payload jsonb, p_options jsonb,
@@ -21,7 +21,7 @@ LANGUAGE plpgsql VOLATILE SET TimeZone = 'UTC' AS $$
 DECLARE
   c_max_duration_ms constant numeric := 1000::numeric * 365 * 86400000;
   c_known constant text[] := ARRAY['idempotencyKey', 'idempotencyKeyTTL', 'delay', 'ttl', 'tags', 'metadata', 'maxAttempts',
-    'maxDuration', 'queue', 'concurrencyKey', 'test'];
+    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'test'];
   o jsonb;
   v_unknown text;
   v_tags_json jsonb;
@@ -37,6 +37,7 @@ DECLARE
   v_key_ttl_ms numeric := 30::numeric * 86400000;
   v_queue text;
   v_concurrency_key text;
+  v_rate_key text;
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -166,6 +167,23 @@ BEGIN
     END IF;
     v_concurrency_key := o ->> 'concurrencyKey';
   END IF;
+  -- Only the key is set per trigger; the limit and period are the task's or queue's (plan-run.ts).
+  IF o ? 'rateLimit' THEN
+    IF jsonb_typeof(o -> 'rateLimit') <> 'object' THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit: must be an object ({ "key": … })';
+    END IF;
+    SELECT string_agg(format('`%s`', k), ', ' ORDER BY k) INTO v_text FROM jsonb_object_keys(o -> 'rateLimit') k WHERE k <> 'key';
+    IF v_text IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('options.rateLimit: only `key` can be set when triggering (got %s); a rate limit''s limit and period are declared on the task or its queue (task({ rateLimit }) or queue({ rateLimit }))', v_text);
+    END IF;
+    IF (o -> 'rateLimit') ? 'key' AND jsonb_typeof(o -> 'rateLimit' -> 'key') <> 'null' THEN
+      IF jsonb_typeof(o -> 'rateLimit' -> 'key') NOT IN ('string', 'number') OR (o -> 'rateLimit' ->> 'key') = ''
+         OR length(o -> 'rateLimit' ->> 'key') > 512 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.key: must be a string of 1 to 512 characters, or a number';
+      END IF;
+      v_rate_key := o -> 'rateLimit' ->> 'key';
+    END IF;
+  END IF;
   IF o ? 'maxAttempts' THEN
     IF jsonb_typeof(o -> 'maxAttempts') <> 'number' OR (o ->> 'maxAttempts')::numeric NOT BETWEEN 1 AND 100
        OR (o ->> 'maxAttempts')::numeric <> trunc((o ->> 'maxAttempts')::numeric) THEN
@@ -215,11 +233,11 @@ BEGIN
       'task/' || p_task);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
-      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs)
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
-      p_batch_id, p_batch_index, v_test, p_now, p_now, NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l))
+      p_batch_id, p_batch_index, v_test, p_now, p_now, NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       IF cardinality(v_tags) > 0 THEN
