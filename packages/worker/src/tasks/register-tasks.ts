@@ -1,11 +1,14 @@
-import type { Queryable } from "@svc/runtime/engine";
+import { registerQueues, type Queryable } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 
 export function queueOf(task: Task): string {
   return task.queue?.name ?? `task/${task.id}`;
 }
 
-/** Records the tasks this worker serves for its environment (what `worker_tasks` shows the API). */
+/**
+ * Records the tasks this worker serves for its environment (what `worker_tasks` shows the API), and
+ * the queues they run in (what the queues API lists and controls).
+ */
 export async function registerTasks(db: Queryable, environmentId: string, tasks: Task[], workerVersion: string, now: Date): Promise<void> {
   for (const task of tasks) {
     await db.query(
@@ -17,4 +20,5 @@ export async function registerTasks(db: Queryable, environmentId: string, tasks:
       [environmentId, task.id, queueOf(task), task.queue?.concurrencyLimit ?? null, task.retry ? JSON.stringify(task.retry) : null, task.maxDuration ?? null, task.kind, workerVersion, now],
     );
   }
+  await registerQueues(db, environmentId, [...new Set(tasks.map(queueOf))], now);
 }
