@@ -64,7 +64,7 @@ async function allFinished(ids: string[]): Promise<void> {
  * claims could take would have been taken by then (the claims take the oldest ready runs first).
  */
 async function claimsHaveRun(): Promise<void> {
-  const ids = [];
+  const ids: string[] = [];
   for (let i = 0; i < 4; i++) ids.push((await triggerRun(te.engine, te.env, "ctl-sentinel", {})).id);
   await allFinished(ids);
 }
@@ -107,7 +107,7 @@ describe("queue controls across two workers", () => {
     // Runs queued before any worker (so before the pause): the plain claim's, until the pause moves
     // them. No worker registered the task yet: the trigger names its queue.
     await registerQueues(te.engine.db, te.env.id, ["ctl-free"], te.engine.clock.now());
-    const before = [];
+    const before: string[] = [];
     for (let i = 0; i < 3; i++) before.push((await triggerRun(te.engine, te.env, "ctl-free", {}, { queue: { name: "ctl-free" } })).id);
     expect((await getRunRow(te, before[0]!)).claim_from_runs).toBe(true);
     const paused = await setQueuePaused(te.engine, te.env.id, FREE, true, te.engine.clock.now());
@@ -121,7 +121,7 @@ describe("queue controls across two workers", () => {
       workers.push(w);
     }
     // Triggered while paused, with live workers that have free slots: not offered, not claimed.
-    const during = [];
+    const during: string[] = [];
     for (let i = 0; i < 2; i++) during.push((await triggerRun(te.engine, te.env, "ctl-free", {})).id);
     await claimsHaveRun();
     expect(await statuses([...before, ...during])).toEqual(Array(5).fill("QUEUED"));
@@ -136,14 +136,14 @@ describe("queue controls across two workers", () => {
   });
 
   it("an override below the runs executing starts no more until they end, then one at a time", async () => {
-    const first = [];
+    const first: string[] = [];
     for (let i = 0; i < 4; i++) first.push((await triggerRun(te.engine, te.env, "ctl-held", {})).id);
     await eventually(async () => first.every((id) => releases.has(id)));
     const at = te.engine.clock.now();
     const overridden = await overrideQueueLimit(te.engine, te.env.id, HELD, 1, at, null);
     expect(overridden).toMatchObject({ limitOverride: 1, declaredLimit: null, running: 4, overriddenAt: at });
 
-    const next = [];
+    const next: string[] = [];
     for (let i = 0; i < 3; i++) next.push((await triggerRun(te.engine, te.env, "ctl-held", {})).id);
     await claimsHaveRun();
     expect(await statuses(next)).toEqual(Array(3).fill("QUEUED"));
