@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { listLiveWorkers, queueOverview, unservedTasks, type UnservedTask } from "@svc/runtime/engine";
+import { listLiveWorkers, queueOverview, unservedTasks, type QueueOverview, type UnservedTask } from "@svc/runtime/engine";
 import type { AppDeps } from "../../deps.ts";
 import { formatAge, formatDuration, timeCell } from "../format.ts";
 import { html, type Html } from "../html.ts";
@@ -17,6 +17,13 @@ export function unservedView(scope: DashboardScope, unserved: UnservedTask[], no
 <p>These runs stay queued until a worker of this environment with their task starts.</p>
 <ul>${unserved.map((u) => html`<li><a href="${scopeHref(scope, "runs", { task: u.task, status: u.registered ? "QUEUED" : "PENDING_VERSION" })}"><strong>${u.task}</strong></a>: ${u.queued} queued, the oldest for ${formatDuration(Math.max(0, now.getTime() - u.oldestCreatedAt.getTime()))} — ${u.registered ? "no live worker has this task" : "no worker of this environment ever registered this task (a typo in the task id, or code not deployed here?)"}</li>`)}</ul>
 </section>`;
+}
+
+/** The limit in force: an override says so and what the tasks declare. */
+function limitCell(q: QueueOverview): Html {
+  const declared = q.concurrencyLimit ?? "unlimited";
+  if (q.limitOverride !== null) return html`${q.limitOverride} <span class="muted" title="Overridden until reset">(overridden; declared ${declared})</span>`;
+  return q.concurrencyLimit === null ? html`<span class="muted">unlimited</span>` : html`${q.concurrencyLimit}`;
 }
 
 /**
@@ -46,9 +53,9 @@ ${workers.length === 0 ? html`<tr><td colspan="6" class="muted">No worker of thi
 <h2>Queues</h2>
 <table><thead><tr><th>Queue</th><th>Queued</th><th>Oldest queued</th><th>Running</th><th>Concurrency limit</th><th>Waiting</th><th>Delayed</th><th>Tasks</th></tr></thead><tbody>
 ${queues.length === 0 ? html`<tr><td colspan="8" class="muted">No queues yet: a worker registers its tasks' queues when it starts.</td></tr>` : queues.map((q) => html`<tr>
-<td><a href="${scopeHref(scope, "runs", { queue: q.queue })}">${q.queue}</a></td><td>${q.queued}</td>
+<td><a href="${scopeHref(scope, "runs", { queue: q.queue })}">${q.queue}</a>${q.paused ? html` <span class="badge" title="Paused: none of its runs start until it is resumed">paused</span>` : null}</td><td>${q.queued}</td>
 <td>${q.oldestQueuedAt ? formatDuration(Math.max(0, now.getTime() - q.oldestQueuedAt.getTime())) : html`<span class="muted">—</span>`}</td>
-<td>${q.running}</td><td>${q.concurrencyLimit ?? html`<span class="muted">unlimited</span>`}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
+<td>${q.running}</td><td>${limitCell(q)}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
 </tbody></table>`;
     return { title: "Queues & workers", content };
   });

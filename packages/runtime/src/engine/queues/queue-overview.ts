@@ -13,8 +13,12 @@ export interface QueueOverview {
   waiting: number;
   /** Not ready yet: DELAYED, and QUEUED in a retry's backoff. */
   delayed: number;
-  /** The strictest concurrencyLimit its tasks registered (as the workers apply it); null: unlimited. */
+  /** The strictest concurrencyLimit its tasks registered; null: unlimited. */
   concurrencyLimit: number | null;
+  /** An operator's override of that limit (queue-controls.ts), in force until reset; null: none. */
+  limitOverride: number | null;
+  /** Paused by an operator: none of its runs start. */
+  paused: boolean;
   /** The tasks registered on it, and the tasks of its runs counted here, sorted. */
   tasks: string[];
 }
@@ -27,12 +31,15 @@ interface QueueRow {
   waiting: number;
   delayed: number;
   concurrency_limit: number | null;
+  concurrency_limit_override: number | null;
+  paused: boolean | null;
   tasks: string[];
 }
 
 /**
- * Per queue of the environment: its unfinished runs by state, and what its workers registered
- * (worker_tasks), so a queue that was declared but holds no run is listed too, with zeros. One
+ * Per queue of the environment: its unfinished runs by state, what its workers registered
+ * (worker_tasks), so a queue that was declared but holds no run is listed too, with zeros, and
+ * what an operator set on it (queues: paused, a limit override). One
  * statement. A run's `updated_at` is when it last changed state (every transition sets it, nothing
  * else does), so for a QUEUED run `greatest(updated_at, available_at)` is when it became ready:
  * its trigger, its delay's end, or its retry backoff's end.
@@ -64,9 +71,10 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
      SELECT queue_name AS queue,
             coalesce(live.queued, 0) AS queued, live.oldest_queued_at,
             coalesce(live.running, 0) AS running, coalesce(live.waiting, 0) AS waiting, coalesce(live.delayed, 0) AS delayed,
-            declared.concurrency_limit,
+            declared.concurrency_limit, q.concurrency_limit_override, q.paused,
             ARRAY(SELECT DISTINCT t FROM unnest(coalesce(declared.tasks, '{}') || coalesce(live.tasks, '{}')) t ORDER BY t) AS tasks
        FROM live FULL JOIN declared USING (queue_name)
+       LEFT JOIN queues q ON q.environment_id = $1 AND q.name = queue_name
       ORDER BY queue_name`,
     [environmentId, now],
   );
@@ -78,6 +86,8 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
     waiting: r.waiting,
     delayed: r.delayed,
     concurrencyLimit: r.concurrency_limit,
+    limitOverride: r.concurrency_limit_override,
+    paused: r.paused ?? false,
     tasks: r.tasks,
   }));
 }
