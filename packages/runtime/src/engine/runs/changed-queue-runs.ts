@@ -12,8 +12,9 @@ import type { EngineDeps } from "../deps.ts";
  *
  * With `executing` (an operator paused a queue or changed its limit: engine/queues/queue-controls.ts)
  * the queue's executing runs move too, so that its claim counts them against the new limit, and
- * rows another claim holds are waited for rather than skipped: a run a plain claim is taking at
- * this moment is moved once that claim commits, and counted.
+ * rows another claim holds are waited for rather than skipped (in id order, so that two changes
+ * never wait on each other crosswise): a run a plain claim is taking at this moment is moved once
+ * that claim commits, and counted.
  */
 export async function moveRunsOfChangedQueues(deps: Pick<EngineDeps, "db" | "dispatcher">, environmentId: string, queues: string[], now: Date, options: { executing?: boolean } = {}): Promise<number> {
   if (queues.length === 0) return 0;
@@ -26,7 +27,7 @@ export async function moveRunsOfChangedQueues(deps: Pick<EngineDeps, "db" | "dis
          SELECT r.id, w.plain FROM runs r JOIN wanted w ON w.name = r.queue_name
          WHERE r.environment_id = $1 AND r.list_status = 'LIVE' AND r.status = ANY ($3::text[])
            AND r.claim_from_runs <> w.plain
-         FOR UPDATE OF r ${options.executing ? "" : "SKIP LOCKED"})
+         ${options.executing ? "ORDER BY r.id FOR UPDATE OF r" : "FOR UPDATE OF r SKIP LOCKED"})
        UPDATE runs r SET claim_from_runs = moving.plain FROM moving WHERE r.id = moving.id
        RETURNING r.id, r.queue_name,
          (r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL) AS ready`,
