@@ -172,6 +172,23 @@ CREATE TABLE projects (
     CONSTRAINT projects_ref_key UNIQUE (ref)
 );
 
+CREATE TABLE queues (
+    environment_id text NOT NULL,
+    name text NOT NULL,
+    id text DEFAULT ('queue_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    paused boolean DEFAULT false NOT NULL,
+    concurrency_limit_override integer,
+    overridden_at timestamp with time zone,
+    overridden_by text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT queues_concurrency_limit_override_check CHECK ((concurrency_limit_override >= 0)),
+    CONSTRAINT queues_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT queues_environment_id_id_key UNIQUE (environment_id, id),
+    CONSTRAINT queues_pkey PRIMARY KEY (environment_id, name)
+);
+CREATE INDEX queues_controlled ON public.queues USING btree (environment_id, name) WHERE (paused OR (concurrency_limit_override IS NOT NULL));
+
 CREATE TABLE rate_limit_windows (
     environment_id text NOT NULL,
     queue_name text NOT NULL,
@@ -1028,6 +1045,21 @@ AS $function$
     SELECT 1 FROM worker_tasks wt
     WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name
       AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL))
+  OR EXISTS (
+    SELECT 1 FROM queues q
+    WHERE q.environment_id = p_environment_id AND q.name = p_queue_name AND (q.paused OR q.concurrency_limit_override IS NOT NULL))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_queue_limit(p_environment_id text, p_queue_name text)
+ RETURNS TABLE(n integer, paused boolean)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT coalesce(
+           (SELECT q.concurrency_limit_override FROM queues q WHERE q.environment_id = p_environment_id AND q.name = p_queue_name),
+           (SELECT min(wt.concurrency_limit) FROM worker_tasks wt WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name),
+           2147483647),
+         coalesce((SELECT q.paused FROM queues q WHERE q.environment_id = p_environment_id AND q.name = p_queue_name), false)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_rate_wait(p_environment_id text, p_queue_name text, p_tasks text[], p_now timestamp with time zone, p_window integer)

@@ -27,6 +27,7 @@ import { registerAuthRoutes } from "./routes/auth.ts";
 import { registerProjectRunRoutes } from "./routes/project-runs.ts";
 import { registerWaitpointRoutes } from "./routes/waitpoints.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
+import { registerQueueRoutes } from "./routes/queues.ts";
 import { registerSessionRoutes } from "./routes/sessions.ts";
 import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
 import { registerRealtimeRunRoutes } from "./routes/realtime-runs.ts";
@@ -99,6 +100,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerProjectRunRoutes(app, deps);
   registerWaitpointRoutes(app, deps);
   registerScheduleRoutes(app, deps);
+  registerQueueRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerSessionChannelRoutes(app, deps);
   registerRealtimeRunRoutes(app, deps);

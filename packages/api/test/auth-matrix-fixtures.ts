@@ -1,4 +1,4 @@
-import { createEnvironmentVariable, getEnvironment, type ProjectCredentials } from "@svc/runtime/engine";
+import { createEnvironmentVariable, getEnvironment, registerQueues, type ProjectCredentials } from "@svc/runtime/engine";
 import type { MatrixFixtures } from "./auth-matrix-table.ts";
 import { bearer } from "./credentials-fixtures.ts";
 import type { TestApi } from "./harness.ts";
@@ -60,6 +60,14 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
         const env = (await getEnvironment(api.db.pool, owner.environments.dev.id))!;
         await createEnvironmentVariable(api.db.pool, api.engine.secrets, env, { name, value: marker }, new Date());
         return name;
+      }, reuse),
+    queue: (reuse) =>
+      once("queue", async () => {
+        const name = unique(`${marker}-queue`);
+        const env = owner.environments.dev.id;
+        await registerQueues(api.db.pool, env, [name], new Date());
+        const { rows } = await api.db.pool.query<{ id: string }>(`SELECT id FROM queues WHERE environment_id = $1 AND name = $2`, [env, name]);
+        return rows[0]!.id;
       }, reuse),
     session: (reuse) =>
       once("session", async () => {

@@ -40,6 +40,8 @@ export interface MatrixFixtures {
   token(shared?: boolean): Promise<string>;
   schedule(shared?: boolean): Promise<string>;
   variable(shared?: boolean): Promise<string>;
+  /** The `queue_…` id of a queue of A/dev named after the marker, as a worker registers one; fresh unless `shared`. */
+  queue(shared?: boolean): Promise<string>;
   packet(): Promise<string>;
   /** A session of A/dev with an externalId (its tags and metadata carry the marker); fresh unless `shared`. */
   session(shared?: boolean): Promise<{ id: string; externalId: string; runId: string }>;
@@ -293,6 +295,31 @@ export const MATRIX: Record<string, MatrixEntry> = {
     build: async (fx) => ({ url: `/api/v1/schedules/${await fx.schedule()}` }),
   },
   "GET /api/v1/timezones": { unauthenticated: true, why: "public reference data" },
+
+  // Queues.
+  "GET /api/v1/queues": {
+    kinds: SK, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.queue(true);
+      return { url: "/api/v1/queues?perPage=100" };
+    },
+  },
+  "GET /api/v1/queues/:value": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/queues/${await fx.queue(true)}` }),
+  },
+  "POST /api/v1/queues/:value/pause": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/queues/${await fx.queue()}/pause`, payload: { type: "id", action: "pause" } }),
+  },
+  "POST /api/v1/queues/:value/concurrency/override": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/queues/${await fx.queue()}/concurrency/override`, payload: { type: "id", concurrencyLimit: 3 } }),
+  },
+  "POST /api/v1/queues/:value/concurrency/reset": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/queues/${await fx.queue()}/concurrency/reset`, payload: { type: "id" } }),
+  },
 
   // Auth.
   "POST /api/v1/auth/jwt/claims": {

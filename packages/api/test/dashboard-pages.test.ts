@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendRunLogs, DEFAULT_RUN_LOG_LIMITS } from "@svc/runtime/engine";
+import { appendRunLogs, DEFAULT_RUN_LOG_LIMITS, registerQueues } from "@svc/runtime/engine";
 import { registerTasks } from "./registered-tasks.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 import { createPreviewBranch, createUserWithPat } from "./credentials-fixtures.ts";
@@ -214,6 +214,21 @@ describe("queues and workers", () => {
     const row = /<tr>\s*<td><a href="[^"]*queue=q-reports[^"]*">q-reports<\/a><\/td><td>(\d+)<\/td>/.exec(page.body);
     expect(row?.[1]).toBe("2");
     expect(page.body).toContain("No worker of this environment is running");
+  });
+
+  it("marks a paused queue and shows an overridden limit beside the declared one", async () => {
+    await registerQueues(api.db.pool, api.env.id, ["task/beta"], new Date());
+    const post = (path: string, payload: object) => api.app.inject({ method: "POST", url: `/api/v1/queues/beta${path}`, headers: api.devAuth, payload: { type: "task", ...payload } });
+    expect((await post("/pause", { action: "pause" })).statusCode).toBe(200);
+    expect((await post("/concurrency/override", { concurrencyLimit: 3 })).statusCode).toBe(200);
+    const page = await browser.get(`${base}/queues`);
+    expect(page.body).toMatch(/>task\/beta<\/a> <span class="badge"[^>]*>paused<\/span><\/td>/);
+    expect(page.body).toContain("3 <span class=\"muted\" title=\"Overridden until reset\">(overridden; declared unlimited)</span>");
+    expect((await post("/pause", { action: "resume" })).statusCode).toBe(200);
+    expect((await post("/concurrency/reset", {})).statusCode).toBe(200);
+    const after = await browser.get(`${base}/queues`);
+    expect(after.body).not.toContain("paused</span>");
+    expect(after.body).not.toContain("overridden;");
   });
 });
 

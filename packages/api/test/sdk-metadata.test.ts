@@ -53,6 +53,11 @@ describe("PUT/GET /api/v1/runs/{id}/metadata", () => {
     await client.updateRunMetadata(child.id, { operations: [{ type: "set", key: "mine", value: true }], parentOperations: [{ type: "increment", key: "done", value: 1 }], rootOperations: [{ type: "append", key: "children", value: child.id }] });
     expect((await client.getRunMetadata(root.id)).metadata).toEqual({ done: 1, children: [child.id] });
     expect((await client.getRunMetadata(child.id)).metadata).toEqual({ mine: true });
+    // Only ancestors' operations: the run's own metadata stays as it is.
+    const onlyParent = await put(child.id, { parentOperations: [{ type: "increment", key: "done", value: 1 }], rootOperations: [] });
+    expect(onlyParent.statusCode).toBe(200);
+    expect(onlyParent.json().metadata).toEqual({ mine: true });
+    expect((await client.getRunMetadata(root.id)).metadata).toEqual({ done: 2, children: [child.id] });
   });
 
   it("reaches a realtime subscriber as a change of the run", async () => {

@@ -1,4 +1,5 @@
 // queueOverview: an environment's queues with their runs by state, their registered limit and tasks,
+// what an operator set on them (paused, a limit override),
 // declared queues without runs included, another environment's runs and registrations left out.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { delayedRuns, FakeClock, fireAllDue, getEnvironment, queueOverview, triggerRun, type Environment } from "@svc/runtime/engine";
@@ -74,12 +75,14 @@ describe("queueOverview", () => {
     await fireAllDue(te.engine, clock.now(), [delayedRuns]);
 
     clock.set(at(60_000));
+    // An operator paused "idle" and overrode its limit (queue-controls.ts); "mail" in prod is paused.
+    await te.db.pool.query(`INSERT INTO queues (environment_id, name, paused, concurrency_limit_override) VALUES ($1, 'idle', true, 1), ($2, 'mail', true, NULL)`, [te.env.id, prod.id]);
     expect(await queueOverview(te.db.pool, te.env.id, clock.now())).toEqual([
-      { queue: "idle", queued: 0, oldestQueuedAt: null, running: 0, waiting: 0, delayed: 0, concurrencyLimit: 3, rateLimit: null, tasks: ["idle"] },
+      { queue: "idle", queued: 0, oldestQueuedAt: null, running: 0, waiting: 0, delayed: 0, concurrencyLimit: 3, limitOverride: 1, paused: true, rateLimit: null, tasks: ["idle"] },
       // Ready: the run triggered at +10 s and the retry (ready since +30 s); the one in its backoff is delayed.
-      { queue: "mail", queued: 2, oldestQueuedAt: at(10_000), running: 2, waiting: 1, delayed: 1, concurrencyLimit: 2, rateLimit: null, tasks: ["email", "sms"] },
-      { queue: "task/orphan", queued: 1, oldestQueuedAt: at(10_000), running: 0, waiting: 0, delayed: 0, concurrencyLimit: null, rateLimit: null, tasks: ["orphan"] },
-      { queue: "task/report", queued: 1, oldestQueuedAt: at(40_000), running: 0, waiting: 0, delayed: 1, concurrencyLimit: null, rateLimit: null, tasks: ["report"] },
+      { queue: "mail", queued: 2, oldestQueuedAt: at(10_000), running: 2, waiting: 1, delayed: 1, concurrencyLimit: 2, limitOverride: null, paused: false, rateLimit: null, tasks: ["email", "sms"] },
+      { queue: "task/orphan", queued: 1, oldestQueuedAt: at(10_000), running: 0, waiting: 0, delayed: 0, concurrencyLimit: null, limitOverride: null, paused: false, rateLimit: null, tasks: ["orphan"] },
+      { queue: "task/report", queued: 1, oldestQueuedAt: at(40_000), running: 0, waiting: 0, delayed: 1, concurrencyLimit: null, limitOverride: null, paused: false, rateLimit: null, tasks: ["report"] },
     ]);
     expect((await te.db.pool.query(`SELECT status FROM runs WHERE id = $1`, [stillDelayed])).rows[0].status).toBe("DELAYED");
 
@@ -90,7 +93,7 @@ describe("queueOverview", () => {
 
     // The other environment sees its own runs and its own limit only.
     expect(await queueOverview(te.db.pool, prod.id, clock.now())).toEqual([
-      { queue: "mail", queued: 1, oldestQueuedAt: at(10_000), running: 1, waiting: 1, delayed: 0, concurrencyLimit: 1, rateLimit: null, tasks: ["email"] },
+      { queue: "mail", queued: 1, oldestQueuedAt: at(10_000), running: 1, waiting: 1, delayed: 0, concurrencyLimit: 1, limitOverride: null, paused: true, rateLimit: null, tasks: ["email"] },
     ]);
   });
 

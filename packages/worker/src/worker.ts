@@ -114,7 +114,7 @@ export function createWorker(options: WorkerOptions): Worker {
       releaseConsole ??= captureConsole();
       await channels.start();
       await offers.enter(channels);
-      readyRuns.start();
+      await readyRuns.start();
       if (config.timerLoop) {
         timers.start();
         retention?.start();

@@ -8,6 +8,7 @@ import { IdempotencyKeysResource } from "./idempotency-keys.ts";
 import { flattenScopes, signPublicToken, type Expiration, type PublicTokenScopes } from "./public-tokens.ts";
 import { RunsResource } from "./runs.ts";
 import { SchedulesResource } from "./schedules.ts";
+import { QueuesResource } from "./queues.ts";
 import { SessionsResource } from "./sessions.ts";
 import { TasksResource } from "./tasks.ts";
 import { WaitpointsResource } from "./waitpoints.ts";
@@ -51,6 +52,7 @@ export class ApiClient {
   readonly idempotencyKeys: IdempotencyKeysResource;
   readonly envvars: EnvVarsResource;
   readonly schedules: SchedulesResource;
+  readonly queues: QueuesResource;
   readonly waitpoints: WaitpointsResource;
   readonly sessions: SessionsResource;
   readonly #resolve: () => ResolvedConfig;
@@ -69,6 +71,7 @@ export class ApiClient {
     this.idempotencyKeys = new IdempotencyKeysResource(connect);
     this.envvars = new EnvVarsResource(connect);
     this.schedules = new SchedulesResource(connect);
+    this.queues = new QueuesResource(connect);
     this.waitpoints = new WaitpointsResource(connect);
     this.sessions = new SessionsResource(connect);
   }

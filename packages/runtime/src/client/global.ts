@@ -9,6 +9,7 @@ import type { EnvVarsResource } from "./envvars.ts";
 import type { IdempotencyKeysResource } from "./idempotency-keys.ts";
 import type { RunsResource } from "./runs.ts";
 import type { SchedulesResource } from "./schedules.ts";
+import type { QueuesResource } from "./queues.ts";
 import type { SessionsResource } from "./sessions.ts";
 import type { TasksResource } from "./tasks.ts";
 import type { WaitpointsResource } from "./waitpoints.ts";
@@ -148,6 +149,23 @@ export const envvars: Pick<EnvVarsResource, "list" | "retrieve" | "upload" | "cr
   create: (projectRef, env, params) => currentApiClient().envvars.create(projectRef, env, params),
   update: (projectRef, env, name, params) => currentApiClient().envvars.update(projectRef, env, name, params),
   del: (projectRef, env, name) => currentApiClient().envvars.del(projectRef, env, name),
+};
+
+/**
+ * Queues: list and retrieve them, pause and resume, override the concurrencyLimit and reset it
+ * (secret key).
+ *
+ * @example
+ * await queues.pause({ type: "custom", name: "emails" });
+ * await queues.overrideConcurrencyLimit({ type: "custom", name: "emails" }, 2);
+ */
+export const queues: Pick<QueuesResource, "list" | "retrieve" | "pause" | "resume" | "overrideConcurrencyLimit" | "resetConcurrencyLimit"> = {
+  list: (options) => currentApiClient().queues.list(options),
+  retrieve: (queue) => currentApiClient().queues.retrieve(queue),
+  pause: (queue) => currentApiClient().queues.pause(queue),
+  resume: (queue) => currentApiClient().queues.resume(queue),
+  overrideConcurrencyLimit: (queue, limit) => currentApiClient().queues.overrideConcurrencyLimit(queue, limit),
+  resetConcurrencyLimit: (queue) => currentApiClient().queues.resetConcurrencyLimit(queue),
 };
 
 /**

@@ -2,6 +2,7 @@ export * from "./trigger.ts";
 export * from "./waitpoints.ts";
 export * from "./envvars.ts";
 export * from "./schedules.ts";
+export * from "./queues.ts";
 export * from "./runs.ts";
 export * from "./run-object.ts";
 export * from "./run-results.ts";

@@ -24,6 +24,11 @@ export const CHANNELS = {
    * JSON `[environmentId, runId, batchId | null, tags | null]` (sent by triggers, migration 0038).
    */
   runChanges: "svc_run_changes",
+  /**
+   * An environment id: an operator paused, resumed, overrode or reset one of its queues
+   * (engine/queues/queue-controls.ts): its workers read again which queues they claim with a limit.
+   */
+  queuesChanged: "svc_queues_changed",
   /** An `.in` record was appended: `<sessionId> <seq>` (what runs in session.in.once listen for). */
   sessionIn: "svc_session_in",
 } as const;

@@ -139,6 +139,9 @@ export {
 
 // Queues and workers as operators see them: each queue's runs by state, the live workers of the registry
 export { queueOverview, type QueueOverview } from "./queues/queue-overview.ts";
+// Queues as the queues API controls them: pause, concurrencyLimit override and reset (issue 34 §4)
+export { controlledQueues, listQueues, registerQueues, retrieveQueue, storedQueueName, type QueueRef, type QueueState } from "./queues/queues.ts";
+export { notifyQueuesChanged, overrideQueueLimit, resetQueueLimit, setQueuePaused } from "./queues/queue-controls.ts";
 export { listLiveWorkers, type LiveWorker } from "./workers/live-workers.ts";
 export { oldestQueuedRun, unservedRunCounts, unservedTasks, type UnservedTask } from "./workers/unserved-tasks.ts";
 export { enterWorkerVersion, VERSION_CLOCK_MARGIN } from "./workers/worker-versions.ts";

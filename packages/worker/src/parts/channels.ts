@@ -32,19 +32,22 @@ export class Channels implements ListenerLock {
     const ownWakeUps = wakeChannel(worker.id);
     this.#listener = new NotificationListener({
       url: config.databaseUrl,
-      channels: [CHANNELS.resume, CHANNELS.runsReady, CHANNELS.runCanceled, CHANNELS.timers, ownOffers, ownWakeUps],
+      channels: [CHANNELS.resume, CHANNELS.runsReady, CHANNELS.runCanceled, CHANNELS.timers, CHANNELS.queuesChanged, ownOffers, ownWakeUps],
       onNotification(channel, payload) {
         // A wake-up names queues of this worker with runs ready to claim; svc_runs_ready, an
         // environment whose runs no registered worker was woken for.
         if (channel === ownWakeUps) return readyRuns.notify();
         if (channel === CHANNELS.runsReady) return payload === worker.environment.id ? readyRuns.notify() : undefined;
+        // An operator paused, resumed, overrode or reset a queue of the environment.
+        if (channel === CHANNELS.queuesChanged) return payload === worker.environment.id ? readyRuns.controlsChanged() : undefined;
         if (channel === CHANNELS.timers) return timers.wake(dueAt(payload));
         if (channel === CHANNELS.runCanceled) return executions.active.abortRun(payload, new Error("run canceled"));
         if (channel === ownOffers) return offers.take(payload);
         if (channel === CHANNELS.resume) return fastPath.resume(payload);
       },
       onReconnect: () => {
-        readyRuns.notify();
+        // A queuesChanged NOTIFY may have been missed while disconnected.
+        readyRuns.controlsChanged();
         timers.wake();
         // Offers follow the LISTEN connection: the registry must name the new one.
         offers.enter(this).catch((error) => report(error, "registry"));

@@ -1,5 +1,6 @@
+import { controlledQueues } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
-import { limitedQueues, rateLimitedQueues } from "./queues.ts";
+import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
 
@@ -13,13 +14,21 @@ const CLAIM_BATCH = 100;
  * completion names its queues: engine/runs/wake-workers.ts; svc_runs_ready for its environment),
  * when a slot frees up while runs were left behind, and every `pollIntervalMs` (what takes runs
  * whose woken worker was full, died or missed the NOTIFY). Each claim runs as a leased execution.
+ * The queues it claims with a limit are those its tasks declare a concurrencyLimit or a rateLimit on, and those of
+ * its queues an operator paused or overrode (read at start, and again when told: queuesChanged).
  */
 export class ReadyRuns {
   readonly #resources: WorkerResources;
   readonly #slots: Slots;
   readonly #claimer: Claimer;
-  readonly #limited: string[];
-  readonly #limitedSet: Set<string>;
+  /** The queues its tasks declare a concurrencyLimit or a rateLimit on. */
+  readonly #declared: string[];
+  /** All its queues: those an operator controls are looked for among them. */
+  readonly #queues: string[];
+  #limited: string[];
+  #limitedSet: Set<string>;
+  /** Bumped by each read of the controlled queues: only the latest one's answer is kept. */
+  #controlsRead = 0;
   /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
   readonly #rated: Set<string>;
   readonly #rateTimers = new Map<string, () => void>();
@@ -34,7 +43,9 @@ export class ReadyRuns {
     this.#slots = slots;
     const { worker, tasks } = resources;
     this.#claimer = { id: worker.id, version: worker.version, environmentId: worker.environment.id, tasks: worker.taskIds };
-    this.#limited = limitedQueues(tasks);
+    this.#declared = limitedQueues(tasks);
+    this.#queues = [...startQueues(tasks).keys()];
+    this.#limited = this.#declared;
     this.#limitedSet = new Set(this.#limited);
     this.#rated = rateLimitedQueues(tasks);
     slots.onSlotFreed(() => {
@@ -42,8 +53,28 @@ export class ReadyRuns {
     });
   }
 
-  start(): void {
+  /**
+   * Reads which of its queues an operator paused or overrode (their runs are claimed by the queue's
+   * claim, as a declared limit's), then claims: what a queuesChanged NOTIFY, a reconnect and the
+   * start do.
+   */
+  async readControls(): Promise<void> {
+    const read = ++this.#controlsRead;
+    const { engine, worker } = this.#resources;
+    const controlled = await controlledQueues(engine.db, worker.environment.id, this.#queues);
+    if (read !== this.#controlsRead) return;
+    this.#limited = [...new Set([...this.#declared, ...controlled])];
+    this.#limitedSet = new Set(this.#limited);
     this.notify();
+  }
+
+  /** readControls, its error reported (a NOTIFY's handler). */
+  controlsChanged(): void {
+    this.readControls().catch((error) => this.#resources.report(error, "queues"));
+  }
+
+  async start(): Promise<void> {
+    await this.readControls();
     this.#poll = setInterval(() => this.notify(), this.#resources.config.pollIntervalMs);
   }
 

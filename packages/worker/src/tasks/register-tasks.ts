@@ -1,11 +1,14 @@
-import type { Queryable } from "@svc/runtime/engine";
+import { registerQueues, type Queryable } from "@svc/runtime/engine";
 import { rateLimitOf, type Task } from "@svc/runtime/sdk";
 
 export function queueOf(task: Task): string {
   return task.queue?.name ?? `task/${task.id}`;
 }
 
-/** Records the tasks this worker serves for its environment (what `worker_tasks` shows the API). */
+/**
+ * Records the tasks this worker serves for its environment (what `worker_tasks` shows the API), and
+ * the queues they run in (what the queues API lists and controls).
+ */
 export async function registerTasks(db: Queryable, environmentId: string, tasks: Task[], workerVersion: string, now: Date): Promise<void> {
   for (const task of tasks) {
     const rate = rateLimitOfTask(task);
@@ -20,6 +23,7 @@ export async function registerTasks(db: Queryable, environmentId: string, tasks:
         rate?.limit ?? null, rate?.periodMs ?? null],
     );
   }
+  await registerQueues(db, environmentId, [...new Set(tasks.map(queueOf))], now);
 }
 
 /** The rate limit a task declared for its queue (task({ rateLimit }), queue({ rateLimit })), in ms; null: none. */

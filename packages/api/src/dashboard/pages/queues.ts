@@ -25,6 +25,13 @@ export function rateLimitCell(rate: QueueOverview["rateLimit"]): Html {
   return html`${rate.limit} per ${formatDuration(rate.periodMs)}${rate.waiting > 0 ? html`<br><span class="rate-waiting">${rate.waiting} waiting for their slot</span>` : null}`;
 }
 
+/** The limit in force: an override says so and what the tasks declare. */
+function limitCell(q: QueueOverview): Html {
+  const declared = q.concurrencyLimit ?? "unlimited";
+  if (q.limitOverride !== null) return html`${q.limitOverride} <span class="muted" title="Overridden until reset">(overridden; declared ${declared})</span>`;
+  return q.concurrencyLimit === null ? html`<span class="muted">unlimited</span>` : html`${q.concurrencyLimit}`;
+}
+
 /**
  * GET /dashboard/{ref}/{env}/queues: the environment's live workers (from the registry they renew)
  * and its queues. Computed when the page is opened, not refreshed on a timer: the queue figures
@@ -52,9 +59,9 @@ ${workers.length === 0 ? html`<tr><td colspan="6" class="muted">No worker of thi
 <h2>Queues</h2>
 <table><thead><tr><th>Queue</th><th>Queued</th><th>Oldest queued</th><th>Running</th><th>Concurrency limit</th><th>Rate limit</th><th>Waiting</th><th>Delayed</th><th>Tasks</th></tr></thead><tbody>
 ${queues.length === 0 ? html`<tr><td colspan="9" class="muted">No queues yet: a worker registers its tasks' queues when it starts.</td></tr>` : queues.map((q) => html`<tr>
-<td><a href="${scopeHref(scope, "runs", { queue: q.queue })}">${q.queue}</a></td><td>${q.queued}</td>
+<td><a href="${scopeHref(scope, "runs", { queue: q.queue })}">${q.queue}</a>${q.paused ? html` <span class="badge" title="Paused: none of its runs start until it is resumed">paused</span>` : null}</td><td>${q.queued}</td>
 <td>${q.oldestQueuedAt ? formatDuration(Math.max(0, now.getTime() - q.oldestQueuedAt.getTime())) : html`<span class="muted">—</span>`}</td>
-<td>${q.running}</td><td>${q.concurrencyLimit ?? html`<span class="muted">unlimited</span>`}</td><td>${rateLimitCell(q.rateLimit)}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
+<td>${q.running}</td><td>${limitCell(q)}</td><td>${rateLimitCell(q.rateLimit)}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
 </tbody></table>`;
     return { title: "Queues & workers", content };
   });

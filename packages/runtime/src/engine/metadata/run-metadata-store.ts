@@ -81,12 +81,14 @@ async function planAncestors(tx: Queryable, environmentId: string, run: LockedRu
 
 /**
  * `PUT /api/v1/runs/{id}/metadata`: applies `operations` to the run's metadata (or replaces it with
- * `metadata`), and `parentOperations`/`rootOperations` to its parent's and root's, in one
+ * `metadata`; with neither it stays as it is), and `parentOperations`/`rootOperations` to its parent's and root's, in one
  * transaction. Refused: an unknown run (404), a run that finished more than an hour ago (422),
  * metadata over 256 KiB (413). Returns the run's metadata after the change.
  */
 export async function updateRunMetadata(deps: { db: Pool; clock: Clock }, environmentId: string, runId: string, change: MetadataChange): Promise<RunMetadata> {
-  if (!change.operations && change.metadata === undefined) throw new ValidationError("Invalid request body: give `metadata` (the new object) or `operations`");
+  if (!change.operations && change.metadata === undefined && !change.parentOperations && !change.rootOperations) {
+    throw new ValidationError("Invalid request body: give `metadata` (the new object), `operations`, or `parentOperations`/`rootOperations`");
+  }
   const now = deps.clock.now();
   return withTransaction(deps.db, async (tx) => {
     const run = await lockRun(tx, environmentId, runId);
@@ -95,9 +97,15 @@ export async function updateRunMetadata(deps: { db: Pool; clock: Clock }, enviro
       throw new UnprocessableError("Cannot update metadata for a completed run");
     }
     const current = objectOf(run.metadata);
-    const metadata = change.operations ? applyCapped(current, change.operations, `run ${runId}`) : applyCapped({}, [{ type: "update", value: change.metadata! }], `run ${runId}`);
+    // A body with only its ancestors' operations leaves the run's own metadata as it is.
+    const own = change.operations !== undefined || change.metadata !== undefined;
+    const metadata = change.operations
+      ? applyCapped(current, change.operations, `run ${runId}`)
+      : change.metadata !== undefined
+        ? applyCapped({}, [{ type: "update", value: change.metadata }], `run ${runId}`)
+        : current;
     const ancestors = await planAncestors(tx, environmentId, run, change);
-    await writeMetadata(tx, environmentId, run, metadata, now);
+    if (own) await writeMetadata(tx, environmentId, run, metadata, now);
     for (const a of ancestors) await writeMetadata(tx, environmentId, a.run, a.metadata, now);
     return metadata;
   });

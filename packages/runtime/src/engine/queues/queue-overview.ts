@@ -13,13 +13,17 @@ export interface QueueOverview {
   waiting: number;
   /** Not ready yet: DELAYED, and QUEUED in a retry's backoff. */
   delayed: number;
-  /** The strictest concurrencyLimit its tasks registered (as the workers apply it); null: unlimited. */
+  /** The strictest concurrencyLimit its tasks registered; null: unlimited. */
   concurrencyLimit: number | null;
   /**
    * Its rateLimit as its tasks registered it (the lowest rate, as the claim applies it), with the
    * ready runs that wait for their rate key's slot now (`waiting`); null: no rate limit.
    */
   rateLimit: { limit: number; periodMs: number; waiting: number } | null;
+  /** An operator's override of that limit (queue-controls.ts), in force until reset; null: none. */
+  limitOverride: number | null;
+  /** Paused by an operator: none of its runs start. */
+  paused: boolean;
   /** The tasks registered on it, and the tasks of its runs counted here, sorted. */
   tasks: string[];
 }
@@ -35,12 +39,15 @@ interface QueueRow {
   rate_limit: number | null;
   rate_period_ms: number | null;
   rate_waiting: number | null;
+  concurrency_limit_override: number | null;
+  paused: boolean | null;
   tasks: string[];
 }
 
 /**
- * Per queue of the environment: its unfinished runs by state, and what its workers registered
- * (worker_tasks), so a queue that was declared but holds no run is listed too, with zeros. One
+ * Per queue of the environment: its unfinished runs by state, what its workers registered
+ * (worker_tasks), so a queue that was declared but holds no run is listed too, with zeros, and
+ * what an operator set on it (queues: paused, a limit override). One
  * statement. A run's `updated_at` is when it last changed state (every transition sets it, nothing
  * else does), so for a QUEUED run `greatest(updated_at, available_at)` is when it became ready:
  * its trigger, its delay's end, or its retry backoff's end.
@@ -74,11 +81,12 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
      SELECT queue_name AS queue,
             coalesce(live.queued, 0) AS queued, live.oldest_queued_at,
             coalesce(live.running, 0) AS running, coalesce(live.waiting, 0) AS waiting, coalesce(live.delayed, 0) AS delayed,
-            declared.concurrency_limit, declared.rate_limit, declared.rate_period_ms,
+            declared.concurrency_limit, declared.rate_limit, declared.rate_period_ms, q.concurrency_limit_override, q.paused,
             -- Runs waiting for their rate (sql/functions/svc_rate_wait.sql): only queues with one.
             CASE WHEN declared.rate_limit IS NOT NULL THEN (SELECT w.waiting FROM svc_rate_wait($1, queue_name, NULL, $2, 2147483647) w) END AS rate_waiting,
             ARRAY(SELECT DISTINCT t FROM unnest(coalesce(declared.tasks, '{}') || coalesce(live.tasks, '{}')) t ORDER BY t) AS tasks
        FROM live FULL JOIN declared USING (queue_name)
+       LEFT JOIN queues q ON q.environment_id = $1 AND q.name = queue_name
       ORDER BY queue_name`,
     [environmentId, now],
   );
@@ -91,6 +99,8 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
     delayed: r.delayed,
     concurrencyLimit: r.concurrency_limit,
     rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: r.rate_period_ms, waiting: r.rate_waiting ?? 0 },
+    limitOverride: r.concurrency_limit_override,
+    paused: r.paused ?? false,
     tasks: r.tasks,
   }));
 }

@@ -89,14 +89,16 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              parent_run_id text, root_run_id text, depth int, trigger_function text, batch_id text, batch_index int, schedule_id text,
              is_test boolean, created_at timestamptz, one_time_use_token text, traceparent text, idempotency_key_scope text, ledger_epoch int, rate_limit_key text)),
          -- The plain claim takes a run unless its queue has a concurrencyLimit (migration 0036) or a
-         -- rateLimit (0047). A concurrency or rate key only splits a limit: in a queue without one it
-         -- changes nothing. (What
+         -- rateLimit (0047), or an operator paused it or overrode its limit (0046). A concurrency or
+         -- rate key only splits a limit: in a queue without one it changes nothing. (What
          -- svc_queue_is_limited says, written out: that function is not inlined here, and planning
          -- its body on every call cost a fifth of this statement.)
          p AS MATERIALIZED (
            SELECT u.*, NOT EXISTS (
              SELECT 1 FROM worker_tasks wt WHERE wt.environment_id = $2 AND wt.queue_name = u.queue
-               AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL)) AS plain
+               AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL))
+             AND NOT EXISTS (
+             SELECT 1 FROM queues q WHERE q.environment_id = $2 AND q.name = u.queue AND (q.paused OR q.concurrency_limit_override IS NOT NULL)) AS plain
            FROM u),
          planned AS (
            SELECT p.*, w.id AS offered_to, w.version AS offered_version, w.lease_ms AS offered_lease_ms FROM p

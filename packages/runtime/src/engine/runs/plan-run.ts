@@ -67,6 +67,21 @@ export function normalizeTags(tags: string | string[] | undefined): string[] {
   return clean;
 }
 
+/**
+ * Named concurrency limits (`options.concurrency`, Trigger.dev's `concurrencyLimit()` names) and
+ * gates (`options.gates`) are not enforced by svc yet (issue 34 §4): a trigger that asks for them
+ * is refused (422) rather than run without the limit it counts on. An empty list asks for none.
+ */
+function refuseUnenforcedLimits(options: TriggerOptions): void {
+  const { concurrency, gates } = options as { concurrency?: unknown; gates?: unknown };
+  if (Array.isArray(concurrency) ? concurrency.length > 0 : concurrency !== undefined) {
+    throw new UnprocessableError("options.concurrency: named concurrency limits are not supported by svc yet; limit a queue instead (queue.concurrencyLimit, or the queues API's override: docs/queues-and-concurrency.md)");
+  }
+  if (Array.isArray(gates) ? gates.length > 0 : gates !== undefined) {
+    throw new UnprocessableError("options.gates: concurrency gates are not supported by svc yet; limit a queue instead (docs/queues-and-concurrency.md)");
+  }
+}
+
 /** Decides every column of a new run from the trigger's input; pure apart from the id. Throws on bad input. */
 export function planRun(
   taskIdentifier: string,
@@ -77,6 +92,7 @@ export function planRun(
   now: Date,
 ): RunPlan {
   if (!taskIdentifier || taskIdentifier.length > 128) throw new ValidationError("taskId: must be 1 to 128 characters");
+  refuseUnenforcedLimits(options);
   const tags = normalizeTags(options.tags);
   const packet = encodePayload(payload, options.payloadType ?? "application/json");
   // A debounced run is delayed by its debounce delay (debounce.ts), whatever `delay` says.

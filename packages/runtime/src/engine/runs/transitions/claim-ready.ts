@@ -82,7 +82,8 @@ export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexte
  * transaction (its snapshot, taken after the lock, sees every claim of the queue before it): up to
  * `$4` runs of queue `$2` of environment `$1` (a queue with a concurrencyLimit: NOT
  * claim_from_runs) whose task is one of `$3`, starts and resumes alike, oldest first, as many as
- * the limit leaves free: the strictest limit the queue's tasks registered, counted per concurrency
+ * the limit leaves free: svc_queue_limit's (an operator's override, else the strictest limit the
+ * queue's tasks registered; no starts while the queue is paused, only resumes), counted per concurrency
  * key (each key has its own copy of the limit; runs without one share one), against the queue's
  * EXECUTING runs (offered or leased: a run that waits holds no slot). Indexes runs_limited_ready
  * and runs_limited_executing (migration 0036) hold only these runs. A queue with a rateLimit also
@@ -91,8 +92,7 @@ export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexte
  * $8 the lease in ms. Constant text.
  */
 export const CLAIM_LIMITED_SQL = `WITH lim AS (
-       SELECT coalesce(min(wt.concurrency_limit), 2147483647) AS n FROM worker_tasks wt
-       WHERE wt.environment_id = $1 AND wt.queue_name = $2),
+       SELECT l.n, l.paused FROM svc_queue_limit($1, $2) l),
      running AS (
        SELECT coalesce(r.concurrency_key, '') AS k, count(*) AS n FROM runs r
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND r.status = 'EXECUTING' AND NOT r.claim_from_runs
@@ -100,7 +100,7 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
      ready AS (
        SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start FROM runs r
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
-         AND ((r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
+         AND ((r.status = 'QUEUED' AND r.available_at IS NULL AND NOT (SELECT paused FROM lim)) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
          AND r.task_identifier = ANY ($3::text[])
        ORDER BY r.created_at, r.id
        LIMIT ${LIMITED_CLAIM_WINDOW})${rateRoomCtes("$1", "$2", "$7")},
