@@ -12,3 +12,4 @@ export * from "./text.ts";
 export * from "./sessions.ts";
 export * from "./time.ts";
 export * from "./metadata.ts";
+export * from "./streams.ts";
