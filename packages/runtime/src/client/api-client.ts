@@ -9,6 +9,7 @@ import { flattenScopes, signPublicToken, type Expiration, type PublicTokenScopes
 import { RunsResource } from "./runs.ts";
 import { SchedulesResource } from "./schedules.ts";
 import { SessionsResource } from "./sessions.ts";
+import { StreamsResource } from "./streams.ts";
 import { TasksResource } from "./tasks.ts";
 import { WaitpointsResource } from "./waitpoints.ts";
 
@@ -53,6 +54,7 @@ export class ApiClient {
   readonly schedules: SchedulesResource;
   readonly waitpoints: WaitpointsResource;
   readonly sessions: SessionsResource;
+  readonly streams: StreamsResource;
   readonly #resolve: () => ResolvedConfig;
 
   constructor(config: ClientConfig | FixedConfig = {}) {
@@ -71,6 +73,7 @@ export class ApiClient {
     this.schedules = new SchedulesResource(connect);
     this.waitpoints = new WaitpointsResource(connect);
     this.sessions = new SessionsResource(connect);
+    this.streams = new StreamsResource(connect);
   }
 
   /** The configuration this client's next call is sent with (credential, base URL, branch). */
