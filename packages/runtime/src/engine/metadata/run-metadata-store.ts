@@ -86,7 +86,9 @@ async function planAncestors(tx: Queryable, environmentId: string, run: LockedRu
  * metadata over 256 KiB (413). Returns the run's metadata after the change.
  */
 export async function updateRunMetadata(deps: { db: Pool; clock: Clock }, environmentId: string, runId: string, change: MetadataChange): Promise<RunMetadata> {
-  if (!change.operations && change.metadata === undefined) throw new ValidationError("Invalid request body: give `metadata` (the new object) or `operations`");
+  if (!change.operations && change.metadata === undefined && !change.parentOperations && !change.rootOperations) {
+    throw new ValidationError("Invalid request body: give `metadata` (the new object), `operations`, `parentOperations` or `rootOperations`");
+  }
   const now = deps.clock.now();
   return withTransaction(deps.db, async (tx) => {
     const run = await lockRun(tx, environmentId, runId);
@@ -95,7 +97,12 @@ export async function updateRunMetadata(deps: { db: Pool; clock: Clock }, enviro
       throw new UnprocessableError("Cannot update metadata for a completed run");
     }
     const current = objectOf(run.metadata);
-    const metadata = change.operations ? applyCapped(current, change.operations, `run ${runId}`) : applyCapped({}, [{ type: "update", value: change.metadata! }], `run ${runId}`);
+    // Only parentOperations/rootOperations: the run's own metadata stays as it is.
+    const metadata = change.operations
+      ? applyCapped(current, change.operations, `run ${runId}`)
+      : change.metadata !== undefined
+        ? applyCapped({}, [{ type: "update", value: change.metadata }], `run ${runId}`)
+        : current;
     const ancestors = await planAncestors(tx, environmentId, run, change);
     await writeMetadata(tx, environmentId, run, metadata, now);
     for (const a of ancestors) await writeMetadata(tx, environmentId, a.run, a.metadata, now);
