@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import {
-  appendRunLogs, DEFAULT_RUN_LOG_LIMITS,
+  appendRunLogs, appendStreamChunks, DEFAULT_RUN_LOG_LIMITS,
   appendRecord, closeSession, completeToken, createBranch, createToken, FakeClock, fireAllDue, getEnvironment, NotFoundError, presignPacketUpload,
   replayRun, retrieveRun, setRunRetention, startSession, storePacketUpload, triggerBatch, triggerRun, type Environment,
 } from "@svc/runtime/engine";
@@ -72,6 +72,8 @@ describe("the retention sweep", () => {
     // What both the old stored-payload run and the recent one logged.
     const logLine = (runId: string) => ({ environmentId: env.id, runId, attempt: 1, level: "info" as const, message: "hello", attributes: null, loggedAt: t(0), source: "logger" as const, step: null, ledger: null });
     await appendRunLogs(db, [logLine(stored.id), logLine(recent)], DEFAULT_RUN_LOG_LIMITS);
+    // What both streamed (realtime stream chunks).
+    for (const id of [stored.id, recent]) await appendStreamChunks(te.engine, env.id, id, "out", "tokens", [{ data: '"a"' }, { data: '"b"' }]);
 
     clock.set(t(31));
     const counts = await sweep();
@@ -89,6 +91,9 @@ describe("the retention sweep", () => {
     expect(await exists(db, "run_logs", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_log_totals", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_logs", "run_id", recent)).toBe(true);
+    expect(await exists(db, "run_stream_records", "run_id", stored.id)).toBe(false);
+    expect(await exists(db, "run_streams", "run_id", stored.id)).toBe(false);
+    expect(await exists(db, "run_stream_records", "run_id", recent)).toBe(true);
     expect(await exists(db, "packets", "path", "trigger/orphan/payload.json")).toBe(false);
     // The replay still names the old run's packet.
     expect(await exists(db, "packets", "path", "trigger/old/payload.json")).toBe(true);
