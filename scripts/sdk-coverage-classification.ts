@@ -81,7 +81,11 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   endAndContinueSession: { calls: ["POST /api/v1/sessions/{sessionIdOrExternalId}/end-and-continue"], status: "served", tests: ["packages/api/test/sessions.test.ts"] },
   executeQuery: { calls: ["POST /api/v1/query"], status: "out-of-scope", reason: CLICKHOUSE },
   fetchClient: { calls: [], status: "no-request", reason: "a fetch that adds the client's headers" },
-  fetchStream: { calls: ["GET /realtime/v1/streams/{runId}/{streamKey}"], status: "served", tests: ["packages/api/test/sdk-streams.test.ts", "test/scenario-run-streams.test.ts"] },
+  fetchStream: {
+    calls: ["GET /realtime/v1/streams/{runId}/{streamKey}"],
+    status: "served",
+    tests: ["packages/api/test/sdk-streams.test.ts", "test/scenario-run-streams.test.ts", "test/streams-browser.test.ts"],
+  },
   generateJWTClaims: { calls: ["POST /api/v1/auth/jwt/claims"], status: "served", tests: ["packages/api/test/sdk-credentials.test.ts"] },
   generateWebhookEndpointSecret: { calls: ["POST /api/v1/webhooks/endpoints/{endpointId}/rotate-secret"], status: "not-served", reason: WEBHOOKS },
   getAccessToken: { calls: [], status: "no-request", reason: "the configured credential" },

@@ -69,12 +69,26 @@ const onceTask = task({
   },
 });
 
+const listener = task({
+  id: "streams-listener",
+  run: async () => {
+    const got: string[] = [];
+    await new Promise<void>((resolve) => {
+      streams.input<string>({ id: "msgs" }).on((value) => {
+        got.push(value);
+        if (got.length === 2) resolve();
+      });
+    });
+    return { got };
+  },
+});
+
 beforeAll(async () => {
   api = await startListeningApi();
   configure({ baseURL: api.baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
   client = new ApiClient(api.baseURL, api.project.environments.dev.secretKey, undefined, { retry: { maxAttempts: 1 } });
   // One slot: a run waiting in input.wait() must give it back for another run to start.
-  tw = await startTestWorker(api, [piper, approver, quick, onceTask], { concurrency: 1 });
+  tw = await startTestWorker(api, [piper, approver, quick, onceTask, listener], { concurrency: 1 });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -124,7 +138,8 @@ describe("task code reads input streams", () => {
     const handle = await tasks.trigger("streams-approver", {});
     await tw.worker.events.next("runSuspended", (e) => e.runId === handle.id);
     expect(await statusOf(handle.id)).toBe("WAITING");
-    expect(tw.worker.slotsInUse()).toBe(0);
+    // The slot is given back as the execution ends, just after the suspension is announced.
+    await expect.poll(() => tw.worker.slotsInUse(), { timeout: 5_000, interval: 10 }).toBe(0);
     // The worker's one slot is free: another run starts and ends while this one waits.
     const other = await tasks.trigger("streams-quick", {});
     await tw.worker.events.next("runFinished", (e) => e.runId === other.id);
@@ -149,6 +164,18 @@ describe("task code reads input streams", () => {
     expect((await finished).status).toBe("COMPLETED");
     expect((await runs.retrieve(handle.id)).output).toEqual({ reply: "hello", lateOk: false, back: ["hello"] });
     expect(await collect(await sdkStreams.read(handle.id, "echo"))).toEqual(["hello"]);
+  });
+});
+
+describe("input.on()", () => {
+  it("calls the handler with every value sent, in order, while the run executes", async () => {
+    const handle = await tasks.trigger("streams-listener", {});
+    await sdkStreams.input<string>({ id: "msgs" }).send(handle.id, "sent before the handler");
+    await expect.poll(() => statusOf(handle.id), { timeout: 10_000, interval: 20 }).toBe("EXECUTING");
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === handle.id);
+    await sdkStreams.input<string>({ id: "msgs" }).send(handle.id, "sent while it listens");
+    expect((await finished).status).toBe("COMPLETED");
+    expect((await runs.retrieve(handle.id)).output).toEqual({ got: ["sent before the handler", "sent while it listens"] });
   });
 });
 

@@ -42,6 +42,8 @@ describe("realtime streams", () => {
     const rest = await client.fetchStream(id, "log", { lastEventId: "2", timeoutInSeconds: 1, onPart: (p) => parts.push({ id: p.id, chunk: p.chunk }) });
     expect(await collect(rest)).toEqual(["three"]);
     expect(parts).toEqual([{ id: "3", chunk: "three" }]);
+    // X-Trigger-Stream-Start: latest (from: "latest"): only chunks appended from now on (none: it ends idle).
+    expect(await collect(await client.fetchStream(id, "log", { from: "latest", timeoutInSeconds: 1 }))).toEqual([]);
     // The stream is listed on the run: realtime subscribers subscribe to it.
     const { rows } = await api.db.pool.query(`SELECT realtime_streams FROM runs WHERE id = $1`, [id]);
     expect(rows[0].realtime_streams).toEqual(["log"]);
