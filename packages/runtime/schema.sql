@@ -620,13 +620,15 @@ BEGIN
     IF (SELECT count(*) FROM run_streams WHERE run_id = p_run_id AND io = p_io) >= (p_context->>'maxStreams')::int THEN
       RETURN QUERY SELECT jsonb_build_object('error', 'too_many_streams'), NULL::runs[], NULL::json[]; RETURN;
     END IF;
-    INSERT INTO run_streams (environment_id, run_id, io, stream_key, created_at)
-    VALUES (p_environment_id, p_run_id, p_io, p_key, p_now) ON CONFLICT DO NOTHING;
-    SELECT * INTO st FROM run_streams WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key FOR UPDATE;
+    -- The run's row before the stream's (a new stream holds no lock yet), the order a run's own
+    -- wait on an input stream takes them in (its claim, then the stream): no deadlock between them.
     IF p_io = 'out' THEN
       UPDATE runs SET realtime_streams = array_append(coalesce(realtime_streams, '{}'), p_key)
        WHERE id = p_run_id AND NOT (coalesce(realtime_streams, '{}') @> ARRAY[p_key]);
     END IF;
+    INSERT INTO run_streams (environment_id, run_id, io, stream_key, created_at)
+    VALUES (p_environment_id, p_run_id, p_io, p_key, p_now) ON CONFLICT DO NOTHING;
+    SELECT * INTO st FROM run_streams WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key FOR UPDATE;
   END IF;
 
   WITH k AS MATERIALIZED (

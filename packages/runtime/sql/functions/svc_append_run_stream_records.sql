@@ -1,13 +1,13 @@
--- Appends chunks to one stream of a run, in one round trip (engine/streams/append-chunks.ts calls
--- it; the meaning of each step is documented there).
+-- Appends chunks to one stream of a run, in one round trip (engine/streams/chunks.ts,
+-- appendStreamChunks, calls it; the meaning of each step is documented there).
 --
 -- Under the stream row's lock (made on the first append; which orders appends: each chunk takes
 -- the next sequence number): chunks whose part id the stream already has are not stored again;
 -- the rest are stored and announced on p_context.recordChannel (the SSE record in the notice when
 -- it fits in a NOTIFY). A stream that would pass p_context.maxChunks refuses the whole append. The
 -- first chunk of an `out` stream adds its key to runs.realtime_streams (realtime subscribers
--- subscribe to it; at most p_context.maxStreams keys). An `in` chunk is refused once the run is
--- final, NOTIFYs p_context.inChannel (`<run>/<key> <seq>`, for `.once()`/`.on()`), and completes
+-- subscribe to it); a run has at most p_context.maxStreams streams of each kind. An `in` chunk is
+-- refused once the run is final, NOTIFYs p_context.inChannel (`<run>/<key> <seq>`, for `.once()`/`.on()`), and completes
 -- the run's input waits on the stream with the first new chunk (svc_complete_waitpoint).
 --
 -- p_records: [{ "data": JSON text, "partId": text }]
@@ -59,13 +59,15 @@ BEGIN
     IF (SELECT count(*) FROM run_streams WHERE run_id = p_run_id AND io = p_io) >= (p_context->>'maxStreams')::int THEN
       RETURN QUERY SELECT jsonb_build_object('error', 'too_many_streams'), NULL::runs[], NULL::json[]; RETURN;
     END IF;
-    INSERT INTO run_streams (environment_id, run_id, io, stream_key, created_at)
-    VALUES (p_environment_id, p_run_id, p_io, p_key, p_now) ON CONFLICT DO NOTHING;
-    SELECT * INTO st FROM run_streams WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key FOR UPDATE;
+    -- The run's row before the stream's (a new stream holds no lock yet), the order a run's own
+    -- wait on an input stream takes them in (its claim, then the stream): no deadlock between them.
     IF p_io = 'out' THEN
       UPDATE runs SET realtime_streams = array_append(coalesce(realtime_streams, '{}'), p_key)
        WHERE id = p_run_id AND NOT (coalesce(realtime_streams, '{}') @> ARRAY[p_key]);
     END IF;
+    INSERT INTO run_streams (environment_id, run_id, io, stream_key, created_at)
+    VALUES (p_environment_id, p_run_id, p_io, p_key, p_now) ON CONFLICT DO NOTHING;
+    SELECT * INTO st FROM run_streams WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key FOR UPDATE;
   END IF;
 
   WITH k AS MATERIALIZED (
