@@ -69,6 +69,19 @@ const onceTask = task({
   },
 });
 
+const twoPipes = task({
+  id: "streams-two-pipes",
+  run: async () => {
+    async function* count(prefix: string) {
+      for (let i = 0; i < 20; i++) yield `${prefix}${i}`;
+    }
+    const a = streams.pipe("a", count("a"));
+    const b = streams.pipe("b", count("b"), { target: "root" });
+    await Promise.all([a.waitUntilComplete(), b.waitUntilComplete()]);
+    return { ok: true };
+  },
+});
+
 const listener = task({
   id: "streams-listener",
   run: async () => {
@@ -88,7 +101,7 @@ beforeAll(async () => {
   configure({ baseURL: api.baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
   client = new ApiClient(api.baseURL, api.project.environments.dev.secretKey, undefined, { retry: { maxAttempts: 1 } });
   // One slot: a run waiting in input.wait() must give it back for another run to start.
-  tw = await startTestWorker(api, [piper, approver, quick, onceTask, listener], { concurrency: 1 });
+  tw = await startTestWorker(api, [piper, approver, quick, onceTask, listener, twoPipes], { concurrency: 1 });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -130,6 +143,16 @@ describe("task code writes realtime streams", () => {
     const rest = await client.fetchStream(handle.id, "tokens", { lastEventId: "3", onPart: (part) => resumed.push(part.id) });
     expect(await collect(rest)).toEqual([{ i: 3, text: "token 3" }, { i: 4, text: "token 4" }]);
     expect(resumed).toEqual(["4", "5"]);
+  });
+});
+
+describe("two streams piped at once", () => {
+  it("stores both, each in order (the run is its own root)", async () => {
+    const handle = await tasks.trigger("streams-two-pipes", {});
+    expect((await tw.worker.events.next("runFinished", (e) => e.runId === handle.id)).status).toBe("COMPLETED");
+    const expected = (p: string) => Array.from({ length: 20 }, (_, i) => `${p}${i}`);
+    expect(await collect(await sdkStreams.read(handle.id, "a"))).toEqual(expected("a"));
+    expect(await collect(await sdkStreams.read(handle.id, "b"))).toEqual(expected("b"));
   });
 });
 

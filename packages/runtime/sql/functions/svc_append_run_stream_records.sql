@@ -46,8 +46,10 @@ DECLARE
   all_ledgers json[] := '{}';
 BEGIN
   IF p_writer IS NOT NULL THEN
+    -- The lock the realtime_streams update below takes, taken now: two appends of one run (two
+    -- streams piped at once) never both hold a weaker one and wait to strengthen it.
     SELECT r.status INTO run_status FROM runs r
-      WHERE r.id = p_run_id AND r.environment_id = p_environment_id AND r.claim_token = p_writer->>'claimToken' AND r.status = 'EXECUTING' FOR SHARE;
+      WHERE r.id = p_run_id AND r.environment_id = p_environment_id AND r.claim_token = p_writer->>'claimToken' AND r.status = 'EXECUTING' FOR NO KEY UPDATE;
     IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'fenced'), NULL::runs[], NULL::json[]; RETURN; END IF;
   ELSE
     SELECT r.status INTO run_status FROM runs r WHERE r.id = p_run_id AND r.environment_id = p_environment_id;
