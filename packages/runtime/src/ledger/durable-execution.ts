@@ -186,6 +186,7 @@ export class DurableExecution implements RunExecution {
       register: (wait) => this.#waits.register(wait),
       recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
       replayedStep: (key, name) => this.#replayedStep(key, name),
+      report: (message, attributes) => this.#report(message, attributes),
     });
     this.#waits = new RunWaits({
       ...run,

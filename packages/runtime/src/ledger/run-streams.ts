@@ -34,6 +34,8 @@ export interface StreamsCore {
   register(wait: WaitRequest): Promise<unknown>;
   recordStep<T>(key: StepKey, name: string, make: (tx: Queryable) => Promise<T>): Promise<T>;
   replayedStep<T>(key: StepKey, name: string): { value: T } | null;
+  /** Writes an error line to the run's log. */
+  report(message: string, attributes: Record<string, unknown>): void;
 }
 
 /** The chunks the code writes to one stream in an execution: `next` numbers them in call order. */
@@ -75,8 +77,11 @@ export class RunStreams implements RunStreamAccess {
     await out.queue.push(records.map((data) => ({ data, index: out.next++ })));
   }
 
-  track(done: Promise<void>): void {
-    const settled = done.catch(() => {}).finally(() => this.#pipes.delete(settled));
+  track(key: string, done: Promise<void>): void {
+    // The code sees a failure through the piped stream and waitUntilComplete; the run's log says it too.
+    const settled = done
+      .catch((error: unknown) => this.core.report(`streams.pipe("${key}") failed`, error instanceof Error ? { name: error.name, message: error.message } : { error }))
+      .finally(() => this.#pipes.delete(settled));
     this.#pipes.add(settled);
   }
 

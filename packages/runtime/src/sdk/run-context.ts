@@ -98,8 +98,8 @@ export type RawInputResult = { ok: true; output: unknown } | { ok: false; error:
 export interface RunStreamAccess {
   /** Appends chunks (JSON values) to a realtime stream, each once however often the code is replayed; resolves once stored. */
   append(key: string, target: StreamTarget, values: unknown[]): Promise<void>;
-  /** A pipe under way: the run ends only after it has ended and its chunks are stored. */
-  track(done: Promise<void>): void;
+  /** A pipe to stream `key` under way: the run ends only after it has ended and its chunks are stored (a failure is logged). */
+  track(key: string, done: Promise<void>): void;
   /** Waits (checkpointed: the slot is freed) for the next chunk of input stream `key` the code has not received. */
   waitForInput(key: string, options?: InputWaitOptions): Promise<RawInputResult>;
   /** The same, keeping the slot, up to `timeoutMs` (recorded). */

@@ -62,7 +62,7 @@ function pipe<T>(keyOrSource: string | Source<T>, sourceOrOptions?: Source<T> | 
     }
     await Promise.all(writes);
   })();
-  streams.track(done);
+  streams.track(key, done);
   return { stream: toCode, waitUntilComplete: () => done };
 }
 
