@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, configure, runs, streams, tasks } from "@trigger.dev/sdk";
 import { ApiClient } from "@trigger.dev/core/v3";
-import { MAX_STREAM_CHUNK_BYTES } from "@svc/runtime/engine";
+import { MAX_STREAM_CHUNK_BYTES, MAX_STREAM_CHUNKS, MAX_STREAMS_PER_RUN } from "@svc/runtime/engine";
 import { startListeningApi, type ListeningApi } from "./client-server.ts";
 
 // The published SDK's realtime and input stream calls, unchanged, against svc on a real port:
@@ -123,6 +123,28 @@ describe("realtime streams", () => {
     await runs.cancel(other.id);
     await expectError(await fetch(url(`/realtime/v1/streams/${other.id}/input/answer`), json({ data: 1 })), 422, /finished/);
     await expectError(await fetch(url(`/api/v1/runs/${id}/input-streams/wait`), json({})), 400);
+  });
+});
+
+describe("the caps", () => {
+  it("refuses a chunk past a stream's cap and a stream past a run's, 413, storing nothing", async () => {
+    const { id } = await tasks.trigger("streams-task", {});
+    const append = (key: string) =>
+      fetch(`${api.baseURL}/realtime/v1/streams/${id}/self/${key}/append`, { method: "POST", headers: { ...secretAuth(), "content-type": "text/plain" }, body: "x" });
+    expect((await append("full")).status).toBe(200);
+    // As if the stream held its cap already (not 100,000 appends in a test).
+    await api.db.pool.query(`UPDATE run_streams SET last_seq = $2 WHERE run_id = $1 AND stream_key = 'full'`, [id, MAX_STREAM_CHUNKS]);
+    const full = await append("full");
+    expect(full.status).toBe(413);
+    expect(((await full.json()) as { error: string }).error).toMatch(/at most 100000 chunks/);
+    const { rows } = await api.db.pool.query(`SELECT count(*)::int AS n FROM run_stream_records WHERE run_id = $1 AND stream_key = 'full'`, [id]);
+    expect(rows[0].n).toBe(1);
+    for (let i = 1; i < MAX_STREAMS_PER_RUN; i++) expect((await append(`s${i}`)).status).toBe(200);
+    const tooMany = await append("one-more");
+    expect(tooMany.status).toBe(413);
+    expect(((await tooMany.json()) as { error: string }).error).toMatch(/at most 50 realtime streams/);
+    // An existing stream still takes chunks.
+    expect((await append("s1")).status).toBe(200);
   });
 });
 
