@@ -179,6 +179,7 @@ export class DurableExecution implements RunExecution {
     this.streams = new RunStreams({
       ...run,
       parentRunId: args.run.parent_run_id,
+      ended: this.ended,
       arrivals: args.inputArrivals ?? null,
       isFenced: () => this.#fenced,
       fence: () => this.fence(),

@@ -30,6 +30,8 @@ export interface StreamsCore {
   arrivals: ChannelArrivals | null;
   isFenced(): boolean;
   fence(): void;
+  /** Settles when the execution suspends or loses its claim (a waiting once()/on() stops then). */
+  ended: Promise<unknown>;
   passes(key: StepKey, entry: LedgerEntry): boolean | Promise<boolean>;
   register(wait: WaitRequest): Promise<unknown>;
   recordStep<T>(key: StepKey, name: string, make: (tx: Queryable) => Promise<T>): Promise<T>;
@@ -135,8 +137,11 @@ export class RunStreams implements RunStreamAccess {
         const value = await core.recordStep(stepKey, name, async () => (row ? { chunk: { seq: Number(row.seq), data: JSON.parse(row.data) as unknown } } : {}));
         return this.#onceResult(key, value);
       }
-      await watch.wait(remaining);
-      if (core.isFenced()) return never();
+      await Promise.race([watch.wait(remaining), core.ended]);
+      if (core.isFenced()) {
+        watch.cancel();
+        return never();
+      }
     }
   }
 
@@ -144,23 +149,30 @@ export class RunStreams implements RunStreamAccess {
     const { core } = this;
     const arrivals = this.#arrivals("on");
     let stopped = false;
+    let stop!: () => void;
+    const offCalled = new Promise<void>((resolve) => (stop = resolve));
     let afterSeq = 0;
     void (async () => {
       while (!stopped && !core.isFenced()) {
         const watch = await arrivals.watch(`${core.runId}/${key}`, afterSeq);
-        const rows = await retryWhileUnavailable(() => readStreamChunks(core.deps.db, core.runId, "in", key, afterSeq));
-        if (rows.length > 0) watch.cancel();
-        for (const row of rows) {
-          if (stopped || core.isFenced()) return;
-          afterSeq = Number(row.seq);
-          await handler(JSON.parse(row.data) as unknown);
+        try {
+          const rows = await retryWhileUnavailable(() => readStreamChunks(core.deps.db, core.runId, "in", key, afterSeq));
+          for (const row of rows) {
+            if (stopped || core.isFenced()) return;
+            afterSeq = Number(row.seq);
+            await handler(JSON.parse(row.data) as unknown);
+          }
+          // Woken by the next chunk, by off(), or by the execution's end (suspended, finished, fenced).
+          if (rows.length === 0) await Promise.race([watch.wait(ON_POLL_MS), core.ended, offCalled]);
+        } finally {
+          watch.cancel();
         }
-        if (rows.length === 0) await watch.wait(ON_POLL_MS);
       }
     })().catch(onError);
     return {
       off: () => {
         stopped = true;
+        stop();
       },
     };
   }
