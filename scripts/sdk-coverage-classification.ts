@@ -33,7 +33,6 @@ const CLICKHOUSE = "TRQL queries, dashboards and reports run on Trigger.dev's Cl
 const ENGINE_V1 = "the `engine/v1` task-runtime protocol: only task code running on Trigger.dev's runtime calls it; svc runs tasks written with @svc/runtime";
 const CHAT_SNAPSHOTS = "chat.agent snapshots live in Trigger.dev's object storage";
 const WEBHOOKS = "Trigger.dev's webhook endpoints (inbound deliveries, waiters, secrets) have no svc counterpart and no issue yet";
-const METADATA_AND_STREAMS = "issue 34 §2 (run metadata and streams)";
 const QUEUES = "issue 34 §4 (queues and concurrency limits)";
 
 export const SDK_COVERAGE: Record<string, Classification> = {
@@ -42,7 +41,7 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   addDashboardWidget: { calls: ["POST /api/v1/query/dashboards/{dashboardId}/widgets"], status: "out-of-scope", reason: CLICKHOUSE },
   addTags: { calls: ["POST /api/v1/runs/{runId}/tags"], status: "served", tests: ["packages/api/test/sdk-run-changes.test.ts"], note: "the SDK's `tags.add` calls it from inside a Trigger.dev task; from a backend, call the API client or svc's `runs.addTags`" },
   appendToSessionStream: { calls: ["POST /realtime/v1/sessions/{sessionIdOrExternalId}/{io}/append", "POST /realtime/v1/sessions/{sessionIdOrExternalId}/channels/{channel}/{io}/append"], status: "served", tests: ["packages/api/test/sdk-sessions.test.ts"], notServed: { "POST /realtime/v1/sessions/{sessionIdOrExternalId}/channels/{channel}/{io}/append": "named channels" } },
-  appendToStream: { calls: ["POST /realtime/v1/streams/{runId}/{target}/{streamId}/append"], status: "planned", plan: METADATA_AND_STREAMS },
+  appendToStream: { calls: ["POST /realtime/v1/streams/{runId}/{target}/{streamId}/append"], status: "served", tests: ["packages/api/test/sdk-streams.test.ts"] },
   batchTriggerV3: { calls: ["POST /api/v2/tasks/batch"], status: "served", tests: ["packages/api/test/batches.test.ts"], note: "the single-call batch of SDKs before 4.3.1" },
   cancelRun: { calls: ["POST /api/v2/runs/{runId}/cancel"], status: "served", tests: ["packages/api/test/sdk-runs.test.ts"] },
   cancelWebhookWaiter: { calls: ["POST /api/v1/webhooks/waiters/{waiterId}/cancel"], status: "not-served", reason: WEBHOOKS },
@@ -53,13 +52,23 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   createChatSnapshotUploadUrl: { calls: ["PUT /api/v1/sessions/{sessionId}/snapshot-url"], status: "out-of-scope", reason: CHAT_SNAPSHOTS },
   createDashboard: { calls: ["POST /api/v1/query/dashboards"], status: "out-of-scope", reason: CLICKHOUSE },
   createEnvVar: { calls: ["POST /api/v1/projects/{projectRef}/envvars/{slug}"], status: "served", tests: ["packages/api/test/sdk-credentials.test.ts"] },
-  createInputStreamWaitpoint: { calls: ["POST /api/v1/runs/{runFriendlyId}/input-streams/wait"], status: "planned", plan: METADATA_AND_STREAMS },
+  createInputStreamWaitpoint: {
+    calls: ["POST /api/v1/runs/{runFriendlyId}/input-streams/wait"],
+    status: "served",
+    tests: ["packages/api/test/sdk-streams.test.ts"],
+    note: "a token the run's next input chunk completes; svc task code waits with streams.input().wait(), which makes its own",
+  },
   createPromptOverride: { calls: ["POST /api/v1/prompts/{slug}/override"], status: "out-of-scope", reason: PROMPTS },
   createPublicToken: { calls: ["POST /api/v1/auth/public-tokens"], status: "served", tests: ["packages/api/test/sdk-credentials.test.ts"], note: "the SDK's `auth.createPublicToken` calls it only with a run token or an additional API key, which svc does not issue; with a secret key it signs locally (`generateJWTClaims`)" },
   createSchedule: { calls: ["POST /api/v1/schedules"], status: "served", tests: ["packages/api/test/sdk-schedules.test.ts"] },
   createSession: { calls: ["POST /api/v1/sessions"], status: "served", tests: ["packages/api/test/sdk-sessions.test.ts"] },
   createSessionStreamWaitpoint: { calls: ["POST /api/v1/runs/{runFriendlyId}/session-streams/wait"], status: "out-of-scope", reason: "called only by `session.in.wait()` inside a task on Trigger.dev's runtime (part of its task-runtime protocol); svc's own session waits are in sessions.md" },
-  createStream: { calls: ["PUT /realtime/v1/streams/{runId}/{target}/{streamId}"], status: "planned", plan: METADATA_AND_STREAMS },
+  createStream: {
+    calls: ["PUT /realtime/v1/streams/{runId}/{target}/{streamId}"],
+    status: "served",
+    tests: ["packages/api/test/sdk-streams.test.ts"],
+    note: "answers version v1 without S2 credentials; chunks are added with appendToStream (svc task code writes through its worker, not the NDJSON ingest of Trigger.dev's task runtime)",
+  },
   createUploadPayloadUrl: { calls: ["PUT /api/v2/packets/{filename}"], status: "served", tests: ["packages/api/test/sdk-runs.test.ts"] },
   createWaitpointToken: { calls: ["POST /api/v1/waitpoints/tokens"], status: "served", tests: ["packages/api/test/sdk-waitpoints.test.ts"] },
   createWebhookWaiter: { calls: ["POST /api/v1/webhooks/endpoints/{endpointId}/waiters"], status: "not-served", reason: WEBHOOKS },
@@ -71,7 +80,11 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   endAndContinueSession: { calls: ["POST /api/v1/sessions/{sessionIdOrExternalId}/end-and-continue"], status: "served", tests: ["packages/api/test/sessions.test.ts"] },
   executeQuery: { calls: ["POST /api/v1/query"], status: "out-of-scope", reason: CLICKHOUSE },
   fetchClient: { calls: [], status: "no-request", reason: "a fetch that adds the client's headers" },
-  fetchStream: { calls: ["GET /realtime/v1/streams/{runId}/{streamKey}"], status: "planned", plan: METADATA_AND_STREAMS },
+  fetchStream: {
+    calls: ["GET /realtime/v1/streams/{runId}/{streamKey}"],
+    status: "served",
+    tests: ["packages/api/test/sdk-streams.test.ts", "test/scenario-run-streams.test.ts", "test/streams-browser.test.ts"],
+  },
   generateJWTClaims: { calls: ["POST /api/v1/auth/jwt/claims"], status: "served", tests: ["packages/api/test/sdk-credentials.test.ts"] },
   generateWebhookEndpointSecret: { calls: ["POST /api/v1/webhooks/endpoints/{endpointId}/rotate-secret"], status: "not-served", reason: WEBHOOKS },
   getAccessToken: { calls: [], status: "no-request", reason: "the configured credential" },
@@ -139,7 +152,7 @@ export const SDK_COVERAGE: Record<string, Classification> = {
   retrieveWaitpointToken: { calls: ["GET /api/v1/waitpoints/tokens/{friendlyId}"], status: "served", tests: ["packages/api/test/sdk-waitpoints.test.ts"] },
   retrieveWebhookDelivery: { calls: ["GET /api/v1/webhooks/deliveries/{deliveryId}"], status: "not-served", reason: WEBHOOKS },
   retrieveWebhookEndpoint: { calls: ["GET /api/v1/webhooks/endpoints/{endpointId}"], status: "not-served", reason: WEBHOOKS },
-  sendInputStream: { calls: ["POST /realtime/v1/streams/{runId}/input/{streamId}"], status: "planned", plan: METADATA_AND_STREAMS },
+  sendInputStream: { calls: ["POST /realtime/v1/streams/{runId}/input/{streamId}"], status: "served", tests: ["packages/api/test/sdk-streams.test.ts", "test/scenario-run-streams.test.ts"] },
   setWebhookEndpointSecret: { calls: ["PUT /api/v1/webhooks/endpoints/{endpointId}/secret"], status: "not-served", reason: WEBHOOKS },
   streamBatchItems: { calls: ["POST /api/v3/batches/{batchId}/items"], status: "served", tests: ["packages/api/test/sdk-runs.test.ts", "packages/api/test/sdk-debounce.test.ts"] },
   subscribeToBatch: { calls: ["GET /realtime/v1/batches/{batchId}"], status: "served", tests: ["packages/api/test/sdk-realtime.test.ts", "packages/api/test/realtime-runs.test.ts", "test/realtime-browser.test.ts"] },

@@ -230,6 +230,18 @@ CREATE TABLE run_attempts (
     CONSTRAINT run_attempts_status_check CHECK ((status = ANY (ARRAY['EXECUTING'::text, 'COMPLETED'::text, 'FAILED'::text, 'CRASHED'::text, 'CANCELED'::text, 'TIMED_OUT'::text])))
 );
 
+CREATE TABLE run_input_waits (
+    waitpoint_id text NOT NULL,
+    environment_id text NOT NULL,
+    run_id text NOT NULL,
+    stream_key text NOT NULL,
+    after_seq bigint NOT NULL,
+    CONSTRAINT run_input_waits_pkey PRIMARY KEY (waitpoint_id),
+    CONSTRAINT run_input_waits_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE,
+    CONSTRAINT run_input_waits_waitpoint_id_fkey FOREIGN KEY (waitpoint_id) REFERENCES waitpoints(id) ON DELETE CASCADE
+);
+CREATE INDEX run_input_waits_stream ON public.run_input_waits USING btree (run_id, stream_key, after_seq);
+
 CREATE TABLE run_ledger (
     run_id text NOT NULL,
     epoch integer NOT NULL,
@@ -274,6 +286,32 @@ CREATE TABLE run_logs (
     CONSTRAINT run_logs_level_check CHECK ((level = ANY (ARRAY['debug'::text, 'log'::text, 'info'::text, 'warn'::text, 'error'::text]))),
     CONSTRAINT run_logs_pkey PRIMARY KEY (run_id, seq),
     CONSTRAINT run_logs_source_check CHECK ((source = ANY (ARRAY['logger'::text, 'console'::text, 'svc'::text])))
+);
+
+CREATE TABLE run_stream_records (
+    environment_id text NOT NULL,
+    run_id text NOT NULL,
+    io text NOT NULL,
+    stream_key text NOT NULL,
+    seq bigint NOT NULL,
+    part_id text NOT NULL,
+    data text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT run_stream_records_pkey PRIMARY KEY (run_id, io, stream_key, seq),
+    CONSTRAINT run_stream_records_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
+);
+CREATE UNIQUE INDEX run_stream_records_part ON public.run_stream_records USING btree (run_id, io, stream_key, part_id);
+
+CREATE TABLE run_streams (
+    environment_id text NOT NULL,
+    run_id text NOT NULL,
+    io text NOT NULL,
+    stream_key text NOT NULL,
+    last_seq bigint DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT run_streams_io_check CHECK ((io = ANY (ARRAY['out'::text, 'in'::text]))),
+    CONSTRAINT run_streams_pkey PRIMARY KEY (run_id, io, stream_key),
+    CONSTRAINT run_streams_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
 );
 
 CREATE TABLE run_tags (
@@ -347,6 +385,7 @@ END) STORED NOT NULL,
     metadata_ops_epoch integer,
     metadata_ops integer,
     debounce_key text,
+    realtime_streams text[],
     rate_limit_key text,
     rate_delayed_at timestamp with time zone,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
@@ -374,7 +413,7 @@ CREATE INDEX runs_stored_payload ON public.runs USING btree (environment_id, md5
 CREATE INDEX runs_tags ON public.runs USING gin (tags) WHERE (tags <> '{}'::text[]);
 CREATE INDEX runs_task_list ON public.runs USING btree (environment_id, task_identifier, created_at DESC, id DESC);
 CREATE INDEX runs_test_list ON public.runs USING btree (environment_id, created_at DESC, id DESC) WHERE is_test;
-CREATE TRIGGER runs_changed BEFORE UPDATE OF status, metadata, tags, error, started_at, finished_at, delay_until, expired_at, ttl, idempotency_key, idempotency_key_user, is_test, output, output_type ON public.runs FOR EACH ROW WHEN (((((((((((((((old.status IS DISTINCT FROM new.status) OR (old.metadata IS DISTINCT FROM new.metadata)) OR (old.tags IS DISTINCT FROM new.tags)) OR (old.error IS DISTINCT FROM new.error)) OR (old.started_at IS DISTINCT FROM new.started_at)) OR (old.finished_at IS DISTINCT FROM new.finished_at)) OR (old.delay_until IS DISTINCT FROM new.delay_until)) OR (old.expired_at IS DISTINCT FROM new.expired_at)) OR (old.ttl IS DISTINCT FROM new.ttl)) OR (old.idempotency_key IS DISTINCT FROM new.idempotency_key)) OR (old.idempotency_key_user IS DISTINCT FROM new.idempotency_key_user)) OR (old.is_test IS DISTINCT FROM new.is_test)) OR (old.output_type IS DISTINCT FROM new.output_type)) OR (old.output IS DISTINCT FROM new.output))) EXECUTE FUNCTION svc_run_changed();
+CREATE TRIGGER runs_changed BEFORE UPDATE OF status, metadata, tags, error, started_at, finished_at, delay_until, expired_at, ttl, idempotency_key, idempotency_key_user, is_test, output, output_type, realtime_streams ON public.runs FOR EACH ROW WHEN ((((((((((((((((old.status IS DISTINCT FROM new.status) OR (old.metadata IS DISTINCT FROM new.metadata)) OR (old.tags IS DISTINCT FROM new.tags)) OR (old.error IS DISTINCT FROM new.error)) OR (old.started_at IS DISTINCT FROM new.started_at)) OR (old.finished_at IS DISTINCT FROM new.finished_at)) OR (old.delay_until IS DISTINCT FROM new.delay_until)) OR (old.expired_at IS DISTINCT FROM new.expired_at)) OR (old.ttl IS DISTINCT FROM new.ttl)) OR (old.idempotency_key IS DISTINCT FROM new.idempotency_key)) OR (old.idempotency_key_user IS DISTINCT FROM new.idempotency_key_user)) OR (old.is_test IS DISTINCT FROM new.is_test)) OR (old.output_type IS DISTINCT FROM new.output_type)) OR (old.output IS DISTINCT FROM new.output)) OR (old.realtime_streams IS DISTINCT FROM new.realtime_streams))) EXECUTE FUNCTION svc_run_changed();
 CREATE TRIGGER runs_inserted AFTER INSERT ON public.runs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION svc_runs_inserted();
 
 CREATE TABLE schedule_ticks (
@@ -602,6 +641,133 @@ CREATE INDEX workers_environment ON public.workers USING btree (environment_id);
 CREATE SEQUENCE personal_access_tokens_id_seq AS bigint START 1 INCREMENT 1 OWNED BY personal_access_tokens.id;
 
 CREATE SEQUENCE secret_keys_id_seq AS bigint START 1 INCREMENT 1 OWNED BY secret_keys.id;
+
+CREATE OR REPLACE FUNCTION public.svc_append_run_stream_records(p_environment_id text, p_run_id text, p_io text, p_key text, p_now timestamp with time zone, p_records jsonb, p_writer jsonb, p_context jsonb)
+ RETURNS TABLE(result jsonb, offered_runs runs[], offered_ledgers json[])
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  run_status text;
+  st run_streams;
+  stored jsonb;
+  fresh_count int;
+  first_seq bigint;
+  first_data text;
+  record_output text;
+  waiting record;
+  stream_id text := p_run_id || '/' || p_key;
+  sent int;
+  was_changed boolean;
+  run_offers runs[];
+  ledger_offers json[];
+  all_runs runs[] := '{}';
+  all_ledgers json[] := '{}';
+BEGIN
+  IF p_writer IS NOT NULL THEN
+    -- The lock the realtime_streams update below takes, taken now: two appends of one run (two
+    -- streams piped at once) never both hold a weaker one and wait to strengthen it.
+    SELECT r.status INTO run_status FROM runs r
+      WHERE r.id = p_run_id AND r.environment_id = p_environment_id AND r.claim_token = p_writer->>'claimToken' AND r.status = 'EXECUTING' FOR NO KEY UPDATE;
+    IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'fenced'), NULL::runs[], NULL::json[]; RETURN; END IF;
+  ELSE
+    SELECT r.status INTO run_status FROM runs r WHERE r.id = p_run_id AND r.environment_id = p_environment_id;
+    IF NOT FOUND THEN RETURN QUERY SELECT jsonb_build_object('error', 'not_found'), NULL::runs[], NULL::json[]; RETURN; END IF;
+  END IF;
+
+  SELECT * INTO st FROM run_streams WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key FOR UPDATE;
+  IF NOT FOUND THEN
+    IF (SELECT count(*) FROM run_streams WHERE run_id = p_run_id AND io = p_io) >= (p_context->>'maxStreams')::int THEN
+      RETURN QUERY SELECT jsonb_build_object('error', 'too_many_streams'), NULL::runs[], NULL::json[]; RETURN;
+    END IF;
+    -- The run's row before the stream's (a new stream holds no lock yet), the order a run's own
+    -- wait on an input stream takes them in (its claim, then the stream): no deadlock between them.
+    IF p_io = 'out' THEN
+      UPDATE runs SET realtime_streams = array_append(coalesce(realtime_streams, '{}'), p_key)
+       WHERE id = p_run_id AND NOT (coalesce(realtime_streams, '{}') @> ARRAY[p_key]);
+    END IF;
+    INSERT INTO run_streams (environment_id, run_id, io, stream_key, created_at)
+    VALUES (p_environment_id, p_run_id, p_io, p_key, p_now) ON CONFLICT DO NOTHING;
+    SELECT * INTO st FROM run_streams WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key FOR UPDATE;
+  END IF;
+
+  WITH k AS MATERIALIZED (
+    SELECT x->>'partId' AS part_id,
+           (SELECT r.seq FROM run_stream_records r WHERE r.run_id = p_run_id AND r.io = p_io AND r.stream_key = p_key AND r.part_id = x->>'partId') AS seq
+    FROM jsonb_array_elements(p_records) x)
+  SELECT coalesce(jsonb_object_agg(k.part_id, k.seq) FILTER (WHERE k.seq IS NOT NULL), '{}') INTO stored FROM k;
+
+  SELECT count(*) INTO fresh_count FROM jsonb_array_elements(p_records) x WHERE NOT stored ? (x->>'partId');
+  first_seq := st.last_seq + 1;
+  IF fresh_count > 0 THEN
+    IF p_io = 'in' AND run_status = ANY (ARRAY(SELECT jsonb_array_elements_text(p_context->'finalStatuses'))) THEN
+      RETURN QUERY SELECT jsonb_build_object('error', 'finished'), NULL::runs[], NULL::json[]; RETURN;
+    END IF;
+    IF st.last_seq + fresh_count > (p_context->>'maxChunks')::bigint THEN
+      RETURN QUERY SELECT jsonb_build_object('error', 'full'), NULL::runs[], NULL::json[]; RETURN;
+    END IF;
+
+    WITH fresh AS (
+      SELECT x, first_seq + row_number() OVER (ORDER BY ord) - 1 AS seq
+      FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
+      WHERE NOT stored ? (x->>'partId')),
+    inserted AS (
+      INSERT INTO run_stream_records (environment_id, run_id, io, stream_key, seq, part_id, data, created_at)
+      SELECT p_environment_id, p_run_id, p_io, p_key, fresh.seq, fresh.x->>'partId', fresh.x->>'data', p_now
+      FROM fresh
+      RETURNING seq, part_id, data),
+    announced AS (
+      -- The SSE record (see streamRecordJson), inside the notice when the notice stays under 8000 bytes.
+      SELECT i.seq, json_build_object(
+          'seq_num', i.seq,
+          'timestamp', floor(extract(epoch FROM p_now) * 1000)::bigint,
+          'headers', '[]'::json,
+          'body', '{"data":' || i.data || ',"id":' || to_json(i.part_id)::text || '}')::text AS record
+      FROM inserted i),
+    notices AS (
+      SELECT pg_notify(p_context->>'recordChannel',
+        CASE WHEN octet_length(n.head || ',"r":' || n.record || '}') <= 7900 THEN n.head || ',"r":' || n.record || '}' ELSE n.head || '}' END)
+      FROM (
+        SELECT a.record, '{"e":' || to_json(p_environment_id)::text || ',"k":' || to_json(stream_id)::text || ',"s":' || to_json(stream_id)::text
+                 || ',"io":"' || p_io || '","seq":' || a.seq AS head
+        FROM announced a ORDER BY a.seq) n)
+    SELECT count(*) INTO sent FROM notices;
+
+    UPDATE run_streams SET last_seq = last_seq + fresh_count WHERE run_id = p_run_id AND io = p_io AND stream_key = p_key;
+
+    IF p_io = 'in' THEN
+      PERFORM pg_notify(p_context->>'inChannel', stream_id || ' ' || (first_seq + fresh_count - 1));
+      SELECT t.x->>'data' INTO first_data
+        FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)
+        WHERE NOT stored ? (t.x->>'partId') ORDER BY t.ord LIMIT 1;
+      record_output := '{"seq":' || first_seq || ',"data":' || first_data || '}';
+      -- The waits this chunk ends leave run_input_waits; one that already timed out is just
+      -- removed (svc_complete_waitpoint changes nothing).
+      FOR waiting IN
+        DELETE FROM run_input_waits w WHERE w.run_id = p_run_id AND w.stream_key = p_key AND w.after_seq < first_seq
+        RETURNING w.waitpoint_id
+      LOOP
+        SELECT c.changed, c.offered_runs, c.offered_ledgers INTO was_changed, run_offers, ledger_offers FROM svc_complete_waitpoint(
+          waiting.waitpoint_id, 'COMPLETED', p_now, record_output,
+          'application/json', false, p_environment_id, 'MANUAL',
+          jsonb_build_object('ok', true, 'outputType', 'application/json', 'output', record_output),
+          p_context->>'resumeChannel', p_context->>'readyChannel', p_context->'offers') c;
+        IF run_offers IS NOT NULL THEN
+          all_runs := all_runs || run_offers;
+          all_ledgers := all_ledgers || ledger_offers;
+        END IF;
+      END LOOP;
+    END IF;
+  END IF;
+
+  RETURN QUERY SELECT jsonb_build_object(
+    'seqs', (SELECT jsonb_agg(CASE WHEN n.duplicate THEN (stored->>n.part_id)::bigint ELSE first_seq + n.fresh_before END ORDER BY n.ord) FROM (
+               SELECT t.ord, t.x->>'partId' AS part_id, stored ? (t.x->>'partId') AS duplicate,
+                      coalesce(count(*) FILTER (WHERE NOT stored ? (t.x->>'partId')) OVER (ORDER BY t.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS fresh_before
+               FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord)) n),
+    'duplicates', (SELECT jsonb_agg(stored ? (t.x->>'partId') ORDER BY t.ord) FROM jsonb_array_elements(p_records) WITH ORDINALITY AS t(x, ord))),
+    all_runs, all_ledgers;
+END;
+$function$;
 
 CREATE OR REPLACE FUNCTION public.svc_append_session_records(p_environment_id text, p_ref text, p_io text, p_now timestamp with time zone, p_records jsonb, p_writer jsonb, p_context jsonb)
  RETURNS TABLE(result jsonb, offered_runs runs[], offered_ledgers json[])

@@ -31,6 +31,7 @@ import { registerQueueRoutes } from "./routes/queues.ts";
 import { registerSessionRoutes } from "./routes/sessions.ts";
 import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
 import { registerRealtimeRunRoutes } from "./routes/realtime-runs.ts";
+import { registerRunStreamRoutes } from "./routes/run-streams.ts";
 import { registerMetricsRoute } from "./routes/metrics.ts";
 import { registerRequestTiming } from "./metrics/request-timing.ts";
 import { registerDashboard } from "./dashboard/register.ts";
@@ -104,6 +105,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerSessionRoutes(app, deps);
   registerSessionChannelRoutes(app, deps);
   registerRealtimeRunRoutes(app, deps);
+  registerRunStreamRoutes(app, deps);
   registerOpenApiRoute(app, deps);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   await registerDashboard(app, deps);

@@ -15,6 +15,8 @@ export interface AppDeps {
   secretKeys?: SecretKeyCache;
   /** Live delivery of session channel records to this process's SSE subscribers (one LISTEN connection). */
   sessionStreams?: SessionStreamHub;
+  /** Live delivery of runs' realtime stream chunks to this process's SSE subscribers (the same hub, over run_stream_records). */
+  runStreams?: SessionStreamHub;
   /**
    * Wakes live realtime run requests when their runs change (one LISTEN connection). Without it
    * a live request answers when its long poll ends, and the next one reads what changed.

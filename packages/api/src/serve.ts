@@ -5,7 +5,7 @@ import { createApp } from "./app.ts";
 import { limitsFromConfig, parseApiConfig, publicUrlOf } from "./config.ts";
 import { credentialVerifiers } from "./auth/verifiers.ts";
 import { SecretKeyCache } from "./auth/secret-key-cache.ts";
-import { SessionStreamHub } from "./realtime/session-stream-hub.ts";
+import { RUN_STREAM_RECORDS, SessionStreamHub } from "./realtime/session-stream-hub.ts";
 import { createRunChangeHub } from "./realtime/create-run-change-hub.ts";
 import { createApiMetrics } from "./metrics/api-metrics.ts";
 
@@ -35,12 +35,13 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
   const notices = new SharedListener({ url: config.DATABASE_URL, onError: (error) => report(error, "notices") });
   const secretKeys = new SecretKeyCache({ notices });
   const sessionStreams = new SessionStreamHub({ db, notices, onError: (error, context) => report(error, context) });
+  const runStreams = new SessionStreamHub({ db, notices, onError: (error, context) => report(error, context), source: RUN_STREAM_RECORDS });
   const runChanges = createRunChangeHub({ db, clock: systemClock, notices, onError: (error, context) => report(error, context) });
   await untilReachable(() => notices.start());
   const tracing = await startTracing(env, "svc-api");
   // Metrics are on unless a caller turns them off (the benchmark that measures what they cost).
   const metrics = options.metrics === false ? undefined : createApiMetrics({ pool: db, clock: systemClock, ...(config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : {}) });
-  const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, runChanges, ...(metrics ? { metrics } : {}) };
+  const deps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, runStreams, runChanges, ...(metrics ? { metrics } : {}) };
   const app = await createApp(deps, { logger, limits: limitsFromConfig(config), trustProxy: config.TRUST_PROXY, printUnhandledErrors: config.SVC_DEBUG_ERRORS, tracer: tracing?.tracer ?? null });
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
@@ -50,6 +51,7 @@ export async function serveApi(env: NodeJS.ProcessEnv, options: { metrics?: bool
   const close = async () => {
     // Open streams end first (their clients reconnect elsewhere with Last-Event-ID): close waits for them.
     sessionStreams.stop();
+    runStreams.stop();
     runChanges.stop();
     await app.close();
     await runChanges.watches.stop();

@@ -407,6 +407,35 @@ export const MATRIX: Record<string, MatrixEntry> = {
     },
   },
 
+  // A run's realtime and input streams (a finished run's stream ends at once).
+  "GET /realtime/v1/streams/:runId/:streamKey": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run();
+      await fx.cancel(id);
+      return { url: `/realtime/v1/streams/${id}/tokens`, scope: `read:runs:${id}`, wrongScope: "read:runs:run_someone_else" };
+    },
+  },
+  "PUT /realtime/v1/streams/:runId/:target/:streamKey": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/realtime/v1/streams/${await fx.run(true)}/self/tokens` }),
+  },
+  "POST /realtime/v1/streams/:runId/:target/:streamKey/append": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/realtime/v1/streams/${await fx.run(true)}/self/tokens/append`, payload: "hello", contentType: "text/plain" }),
+  },
+  "POST /realtime/v1/streams/:runId/input/:streamKey": {
+    kinds: SK_JWT, target: "resource", success: 200,
+    build: async (fx) => {
+      const id = await fx.run(true);
+      return { url: `/realtime/v1/streams/${id}/input/answer`, payload: { data: { ok: true } }, scope: `write:inputStreams:${id}`, wrongScope: `read:runs:${id}` };
+    },
+  },
+  "POST /api/v1/runs/:runId/input-streams/wait": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/runs/${await fx.run(true)}/input-streams/wait`, payload: { streamId: "answer", timeout: "1h" } }),
+  },
+
   // Realtime run subscriptions (ElectricSQL shape protocol): the first request of a subscription.
   "GET /realtime/v1/runs/:runId": {
     kinds: SK_JWT, target: "resource", success: 200,

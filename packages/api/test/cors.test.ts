@@ -34,6 +34,8 @@ describe("CORS", () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers["access-control-allow-origin"]).toBe("*");
     expect(String(res.headers["access-control-expose-headers"])).toContain("x-trigger-jwt");
+    // Stream subscriptions in a browser tell the event format by it (test/streams-browser.test.ts).
+    expect(String(res.headers["access-control-expose-headers"])).toContain("x-stream-version");
     expect(res.headers["x-trigger-jwt"]).toBeTypeOf("string");
   });
 

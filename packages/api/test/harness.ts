@@ -9,7 +9,7 @@ import { credentialVerifiers } from "../src/auth/verifiers.ts";
 import { SecretKeyCache } from "../src/auth/secret-key-cache.ts";
 import type { AppDeps } from "../src/deps.ts";
 import type { ApiMetrics } from "../src/metrics/api-metrics.ts";
-import { SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
+import { RUN_STREAM_RECORDS, SessionStreamHub } from "../src/realtime/session-stream-hub.ts";
 import { createRunChangeHub } from "../src/realtime/create-run-change-hub.ts";
 
 export { FakeClock, TEST_ENCRYPTION_KEY };
@@ -32,9 +32,10 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
   const notices = new SharedListener({ url: te.db.url, onError: (error) => console.error(error) });
   const secretKeys = new SecretKeyCache({ notices });
   const sessionStreams = new SessionStreamHub({ db: te.db.pool, notices, onError: (error) => console.error(error) });
+  const runStreams = new SessionStreamHub({ db: te.db.pool, notices, onError: (error) => console.error(error), source: RUN_STREAM_RECORDS });
   const runChanges = createRunChangeHub({ db: te.db.pool, clock: engine.clock, notices, onError: (error) => console.error(error) });
   await notices.start();
-  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, runChanges, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
+  const deps: AppDeps = { engine, ...credentialVerifiers(engine, secretKeys), secretKeys, sessionStreams, runStreams, runChanges, ...(options.metrics ? { metrics: options.metrics(te) } : {}) };
   const app = await createApp(deps, { logger: false, printUnhandledErrors: Boolean(process.env.SVC_DEBUG_ERRORS), ...(options.limits ? { limits: options.limits } : {}) });
   await app.ready();
   return {
@@ -44,6 +45,7 @@ export async function startTestApi(options: { clock?: Clock; limits?: Partial<Ap
     devAuth: { authorization: `Bearer ${te.project.environments.dev.secretKey}` },
     async close() {
       sessionStreams.stop();
+      runStreams.stop();
       runChanges.stop();
       await app.close();
       await runChanges.watches.stop();
@@ -76,14 +78,16 @@ export async function startTestApiOn(api: TestApi): Promise<{ app: FastifyInstan
   const engine = { ...api.engine, db: pool };
   const notices = new SharedListener({ url: api.db.url, onError: (error) => console.error(error) });
   const sessionStreams = new SessionStreamHub({ db: pool, notices, onError: (error) => console.error(error) });
+  const runStreams = new SessionStreamHub({ db: pool, notices, onError: (error) => console.error(error), source: RUN_STREAM_RECORDS });
   const runChanges = createRunChangeHub({ db: pool, clock: engine.clock, notices, onError: (error) => console.error(error) });
   await notices.start();
-  const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams, runChanges }, { logger: false });
+  const app = await createApp({ engine, ...credentialVerifiers(engine), sessionStreams, runStreams, runChanges }, { logger: false });
   await app.ready();
   return {
     app,
     async close() {
       sessionStreams.stop();
+      runStreams.stop();
       runChanges.stop();
       await app.close();
       await runChanges.watches.stop();

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "@svc/runtime/db";
 import {
-  appendRunLogs, DEFAULT_RUN_LOG_LIMITS,
+  appendRunLogs, appendStreamChunks, DEFAULT_RUN_LOG_LIMITS,
   appendRecord, closeSession, completeToken, createBranch, createToken, FakeClock, fireAllDue, getEnvironment, NotFoundError, presignPacketUpload,
   replayRun, retrieveRun, setRunRetention, startSession, storePacketUpload, triggerBatch, triggerRun, type Environment,
 } from "@svc/runtime/engine";
@@ -82,6 +82,8 @@ describe("the retention sweep", () => {
     await bulk("bulk_old", "COMPLETED", 0);
     await bulk("bulk_pending", "PENDING", 0);
     await bulk("bulk_recent", "ABORTED", 29);
+    // What both streamed (realtime stream chunks).
+    for (const id of [stored.id, recent]) await appendStreamChunks(te.engine, env.id, id, "out", "tokens", [{ data: '"a"' }, { data: '"b"' }]);
 
     clock.set(t(31));
     const counts = await sweep();
@@ -102,6 +104,9 @@ describe("the retention sweep", () => {
     expect(await exists(db, "run_logs", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_log_totals", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_logs", "run_id", recent)).toBe(true);
+    expect(await exists(db, "run_stream_records", "run_id", stored.id)).toBe(false);
+    expect(await exists(db, "run_streams", "run_id", stored.id)).toBe(false);
+    expect(await exists(db, "run_stream_records", "run_id", recent)).toBe(true);
     expect(await exists(db, "packets", "path", "trigger/orphan/payload.json")).toBe(false);
     // The replay still names the old run's packet.
     expect(await exists(db, "packets", "path", "trigger/old/payload.json")).toBe(true);

@@ -89,6 +89,7 @@ export function createWorker(options: WorkerOptions): Worker {
     await Promise.all([timers.stop(), retention?.stop()]);
     await channels.stop();
     await resources.hooks.arrivals.stop();
+    await resources.hooks.inputArrivals.stop();
     releaseConsole?.();
     releaseConsole = null;
     await runLogs?.flush();

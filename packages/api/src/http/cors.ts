@@ -4,11 +4,14 @@ import { sendError } from "./errors.ts";
 
 /**
  * Response headers a browser's script may read: the SDK reads the public token minted for a
- * trigger, and a realtime subscription (`@electric-sql/client`) its offsets and handles.
+ * trigger, a realtime subscription (`@electric-sql/client`) its offsets and handles, and a stream
+ * subscription (runs' streams, session channels) which format the events have (without
+ * X-Stream-Version it parses each event's data as one chunk).
  */
 const EXPOSED_HEADERS = [
   "x-trigger-jwt", "x-trigger-jwt-claims", "x-should-retry", "retry-after",
   "electric-offset", "electric-handle", "electric-schema", "electric-cursor", "electric-up-to-date", "electric-chunk-last-offset", "electric-shape-id",
+  "x-stream-version", "x-session-settled",
 ];
 
 /** A token's callback URL is for servers calling back, not for pages: no CORS there, as in Trigger.dev. */

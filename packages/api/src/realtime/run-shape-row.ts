@@ -24,7 +24,7 @@ const TASK_RUN_STATUS: Record<RunStatus, string> = {
 };
 
 /**
- * The run as a shape row. svc has no run number, cost or realtime streams yet: 0 and empty, as
+ * The run as a shape row. svc has no run number or cost: 0, as
  * the SDK expects. `legacyStatuses` (a client that sent no x-trigger-api-version) shows DEQUEUED
  * as EXECUTING, which SDKs before DEQUEUED existed know.
  */
@@ -61,6 +61,6 @@ export function runShapeRow(run: RealtimeRunRow, options: { legacyStatuses: bool
     runTags: run.tags.length > 0 ? wireTextArray([...run.tags].sort()) : null,
     // Trigger.dev's TaskRunError: a built-in error is the shape every svc error fits.
     error: error ? JSON.stringify({ type: "BUILT_IN_ERROR", name: error.name ?? "Error", message: error.message, stackTrace: error.stackTrace ?? "" }) : null,
-    realtimeStreams: "{}",
+    realtimeStreams: run.realtime_streams && run.realtime_streams.length > 0 ? wireTextArray(run.realtime_streams) : "{}",
   };
 }

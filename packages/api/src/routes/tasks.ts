@@ -40,7 +40,8 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
       // Traces on: the run's attempts are children of this request's span.
       const result = await triggers.trigger(env, params.taskId, body.payload, options, { ...oneTimeUseOf(principal), ...traceOf(request) });
       if (!result.isCached) deps.metrics?.runsTriggered.inc();
-      await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`]);
+      // As Trigger.dev's: the run's reader may also send to its input streams (streams.input().send).
+      await attachPublicToken(deps, reply, env, [`read:runs:${result.id}`, `write:inputStreams:${result.id}`]);
       return { id: result.id, isCached: result.isCached };
     },
   });

@@ -10,6 +10,7 @@ import { RunsResource } from "./runs.ts";
 import { SchedulesResource } from "./schedules.ts";
 import { QueuesResource } from "./queues.ts";
 import { SessionsResource } from "./sessions.ts";
+import { StreamsResource } from "./streams.ts";
 import { TasksResource } from "./tasks.ts";
 import { WaitpointsResource } from "./waitpoints.ts";
 
@@ -55,6 +56,7 @@ export class ApiClient {
   readonly queues: QueuesResource;
   readonly waitpoints: WaitpointsResource;
   readonly sessions: SessionsResource;
+  readonly streams: StreamsResource;
   readonly #resolve: () => ResolvedConfig;
 
   constructor(config: ClientConfig | FixedConfig = {}) {
@@ -74,6 +76,7 @@ export class ApiClient {
     this.queues = new QueuesResource(connect);
     this.waitpoints = new WaitpointsResource(connect);
     this.sessions = new SessionsResource(connect);
+    this.streams = new StreamsResource(connect);
   }
 
   /** The configuration this client's next call is sent with (credential, base URL, branch). */

@@ -11,6 +11,7 @@ import type { RunsResource } from "./runs.ts";
 import type { SchedulesResource } from "./schedules.ts";
 import type { QueuesResource } from "./queues.ts";
 import type { SessionsResource } from "./sessions.ts";
+import type { StreamsResource } from "./streams.ts";
 import type { TasksResource } from "./tasks.ts";
 import type { WaitpointsResource } from "./waitpoints.ts";
 
@@ -237,4 +238,14 @@ export const sessionsClient: Pick<
   append: (ref, io, value, options) => currentApiClient().sessions.append(ref, io, value, options),
   records: (ref, io, options) => currentApiClient().sessions.records(ref, io, options),
   subscribe: (ref, io, options) => currentApiClient().sessions.subscribe(ref, io, options),
+};
+
+/**
+ * A run's realtime and input streams over HTTP, with the ambient configuration (`streams.read`,
+ * `streams.input().send` use it).
+ */
+export const streamsClient: Pick<StreamsResource, "read" | "append" | "sendInput"> = {
+  read: (runId, key, options) => currentApiClient().streams.read(runId, key, options),
+  append: (runId, key, value, options) => currentApiClient().streams.append(runId, key, value, options),
+  sendInput: (runId, key, data) => currentApiClient().streams.sendInput(runId, key, data),
 };

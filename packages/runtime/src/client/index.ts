@@ -1,5 +1,5 @@
 // The management client: what backends (and task code) use to call svc's HTTP API.
-export { configure, withAuth, auth, runs, batches, idempotencyKeys, envvars, queues, tasksClient, waitClient, schedulesClient, sessionsClient, currentApiClient } from "./global.ts";
+export { configure, withAuth, auth, runs, batches, idempotencyKeys, envvars, queues, tasksClient, waitClient, schedulesClient, sessionsClient, streamsClient, currentApiClient } from "./global.ts";
 export { ApiClient, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
 export type { ClientConfig, RequestOptions, RetryOptions, ResolvedConfig } from "./config.ts";
 export {
@@ -55,3 +55,4 @@ export {
   type ReadRecordsOptions,
   type SubscribeOptions as SessionSubscribeOptions,
 } from "./session-channels.ts";
+export { StreamsResource, type ReadStreamOptions } from "./streams.ts";

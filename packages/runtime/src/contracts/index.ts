@@ -14,3 +14,4 @@ export * from "./sessions.ts";
 export * from "./time.ts";
 export * from "./metadata.ts";
 export * from "./bulk-actions.ts";
+export * from "./streams.ts";

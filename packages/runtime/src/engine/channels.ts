@@ -31,4 +31,8 @@ export const CHANNELS = {
   queuesChanged: "svc_queues_changed",
   /** An `.in` record was appended: `<sessionId> <seq>` (what runs in session.in.once listen for). */
   sessionIn: "svc_session_in",
+  /** A chunk was appended to a run's stream: JSON `{ e, k: "<run>/<key>", s, io, seq, r? }` (engine/streams/chunks.ts). */
+  runStreamRecords: "svc_run_stream_records",
+  /** A chunk was sent to a run's input stream: `<run>/<key> <seq>` (what runs in `.once()`/`.on()` listen for). */
+  runStreamIn: "svc_run_stream_in",
 } as const;

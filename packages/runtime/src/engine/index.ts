@@ -191,6 +191,13 @@ export {
 export { SessionInArrivals, type ArrivalWatch, type ChannelArrivals } from "./sessions/in-arrivals.ts";
 export { CHANNEL_WAIT_OUTPUT_TYPE, SESSION_CLOSED_ERROR, makeChannelWaitpoint, peekChannelRecord, type ChannelWaitInput } from "./sessions/channel-waits.ts";
 
+// Run streams: realtime streams (`streams.pipe/append`) and input streams (`streams.input`) of a run
+export {
+  MAX_CHUNKS_PER_READ, MAX_STREAM_CHUNK_BYTES, MAX_STREAM_CHUNKS, MAX_STREAMS_PER_RUN, appendStreamChunks, lastStreamSeq, readStreamChunks, streamRecordJson,
+  type ChunkInput, type StreamChunkRow, type StreamIo,
+} from "./streams/chunks.ts";
+export { attachInputWait, createInputStreamWaitpoint, makeInputWaitpoint, type InputChunk } from "./streams/input-waits.ts";
+
 // OpenTelemetry traces (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set)
 export { contextOf, spanContextOf, startTracing, traceparentOf, type Tracing } from "../tracing/index.ts";
 export { bearerMatches } from "./tenancy/bearer-matches.ts";

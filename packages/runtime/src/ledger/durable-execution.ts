@@ -17,6 +17,7 @@ import { ReplayNotices } from "../sdk/replay-notices.ts";
 import { consoleTaskLogs, type TaskLogSink } from "../sdk/task-logs.ts";
 import { WaitHooks } from "./wait-hooks.ts";
 import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
+import { RunStreams } from "./run-streams.ts";
 import { RunChannelOutput } from "./channel-output.ts";
 import { RunSessionChannels } from "./run-session-channels.ts";
 import { batchResults, childResult, waitResult } from "./wait-results.ts";
@@ -92,6 +93,8 @@ export class DurableExecution implements RunExecution {
   readonly #waitHooks: WaitHooks;
   /** The run's metadata as the code reads and changes it (`metadata.*`). */
   readonly metadata: RunMetadataBuffer;
+  /** The run's realtime and input streams (`streams.*`). */
+  readonly streams: RunStreams;
 
   constructor(args: {
     deps: EngineDeps;
@@ -106,6 +109,8 @@ export class DurableExecution implements RunExecution {
     offerStands?: (() => Promise<boolean>) | null;
     /** What wakes session.in.once; without it, once() throws. */
     arrivals?: ChannelArrivals;
+    /** What wakes streams.input().once/on; without it, they throw. */
+    inputArrivals?: ChannelArrivals;
     /** Traces on: spans of steps and waits under the attempt's span. */
     tracing?: ExecutionTracing | null;
     /** Told of the runs the code created here (the worker's svc_runs_triggered_total); default: nobody. */
@@ -169,6 +174,19 @@ export class DurableExecution implements RunExecution {
       isFenced: () => this.#fenced,
       mayWrite: () => this.#mayWrite(),
       fence: () => this.fence(),
+      report: (message, attributes) => this.#report(message, attributes),
+    });
+    this.streams = new RunStreams({
+      ...run,
+      parentRunId: args.run.parent_run_id,
+      ended: this.ended,
+      arrivals: args.inputArrivals ?? null,
+      isFenced: () => this.#fenced,
+      fence: () => this.fence(),
+      passes: (key, entry) => this.#passes(key, entry),
+      register: (wait) => this.#waits.register(wait),
+      recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
+      replayedStep: (key, name) => this.#replayedStep(key, name),
       report: (message, attributes) => this.#report(message, attributes),
     });
     this.#waits = new RunWaits({
@@ -422,9 +440,15 @@ export class DurableExecution implements RunExecution {
     return this.#fenced ? never() : this.#sessions.continueSession(sessionRef, reason);
   }
 
-  /** Resolves once every `.out` record appended so far, and every metadata change, is stored (before a wait, and before the run ends). */
+  /** Resolves once every `.out` record and stream chunk written so far, and every metadata change, is stored (before a wait). */
   async flushChannels(): Promise<void> {
-    await Promise.all([this.#output.flush(), this.metadata.flush()]);
+    await Promise.all([this.#output.flush(), this.streams.flush(), this.metadata.flush()]);
+  }
+
+  /** Before the run ends: every pipe has ended, and everything is stored (flushChannels). */
+  async settle(): Promise<void> {
+    await this.streams.settle();
+    await this.flushChannels();
   }
 
   /** A resolved step's recorded value, when the ledger has one at `key` (a replay). */

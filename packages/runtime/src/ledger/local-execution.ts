@@ -5,6 +5,7 @@ import { never } from "../sdk/never.ts";
 import { ReplayNotices } from "../sdk/replay-notices.ts";
 import type {
   RunMetadataAccess,
+  RunStreamAccess,
   ChannelRecord, ChildRunResult, CreatedToken, CreateTokenOptions, RawChannelResult, RawWaitResult, RunExecution, WaitListener, WaitOptions,
 } from "../sdk/run-context.ts";
 import type { TaskContext } from "../sdk/task-context.ts";
@@ -193,6 +194,15 @@ export class LocalExecution implements RunExecution {
   async appendToChannel(sessionRef: string, records: { data: string | null }[]): Promise<void> {
     this.#onEvent({ type: "not-written", what: `${records.length} record(s) to ${sessionRef}.out` });
   }
+  /** Streams in a local replay: chunks are not written, input streams are not read (their waits stop the replay). */
+  readonly streams: RunStreamAccess = {
+    append: async (key, _target, values) => this.#onEvent({ type: "not-written", what: `${values.length} chunk(s) to stream ${key}` }),
+    track: () => {},
+    waitForInput: (key) => this.#halt(null, `input stream ${key}: input streams are not replayed locally`),
+    onceInput: (key) => this.#halt(null, `input stream ${key}: input streams are not replayed locally`),
+    onInput: () => ({ off: () => {} }),
+  };
+
   async trimChannel(sessionRef: string): Promise<void> {
     this.#onEvent({ type: "not-written", what: `a trim of ${sessionRef}.out` });
   }

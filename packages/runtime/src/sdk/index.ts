@@ -18,6 +18,7 @@ export * from "./locals.ts";
 export * from "./logger.ts";
 export * from "./tags.ts";
 export * from "./metadata.ts";
+export * from "./streams.ts";
 export * from "./retry.ts";
 export * from "./schema.ts";
 export * from "./hooks/hook-types.ts";

@@ -1,5 +1,6 @@
 import type { MetadataOperation } from "../engine/metadata/operations.ts";
 import { currentExecution } from "./run-context.ts";
+import { metadataStream } from "./streams.ts";
 
 /** A JSON value as metadata stores it (a Date becomes its ISO string, `undefined` inside objects is dropped). */
 function jsonValue(value: unknown): unknown {
@@ -117,6 +118,8 @@ export const metadata = {
   async refresh(): Promise<void> {
     await currentExecution()?.metadata.refresh();
   },
+  /** Trigger.dev's older name of `streams.pipe(key, source)`: resolves to the source's values, for the run's own use. */
+  stream: metadataStream,
   /** The parent run's metadata (this run's own when it has no parent). */
   parent: updater("parent"),
   /** The root run's metadata (this run's own when it has no parent). */

@@ -83,6 +83,31 @@ export interface RunMetadataAccess {
   refresh(): Promise<void>;
 }
 
+/** Which run a stream write goes to: the run, its parent, or the root of its tree (the run itself when it has none). */
+export type StreamTarget = "self" | "parent" | "root";
+
+export interface InputWaitOptions extends WaitOptions {
+  /** When the wait gives up (ok: false): a duration ("1h"), a date; default: never. */
+  timeout?: string | Date;
+}
+
+/** An input stream read: the value sent, or why there is none (timed out). */
+export type RawInputResult = { ok: true; output: unknown } | { ok: false; error: { name?: string; message: string; code?: string } };
+
+/** A run's realtime and input streams as an execution holds them (`streams.*`, see ledger/run-streams.ts). */
+export interface RunStreamAccess {
+  /** Appends chunks (JSON values) to a realtime stream, each once however often the code is replayed; resolves once stored. */
+  append(key: string, target: StreamTarget, values: unknown[]): Promise<void>;
+  /** A pipe to stream `key` under way: the run ends only after it has ended and its chunks are stored (a failure is logged). */
+  track(key: string, done: Promise<void>): void;
+  /** Waits (checkpointed: the slot is freed) for the next chunk of input stream `key` the code has not received. */
+  waitForInput(key: string, options?: InputWaitOptions): Promise<RawInputResult>;
+  /** The same, keeping the slot, up to `timeoutMs` (recorded). */
+  onceInput(key: string, timeoutMs: number): Promise<RawInputResult>;
+  /** Calls `handler` with each chunk of input stream `key`, from the first, while the execution runs (not recorded). */
+  onInput(key: string, handler: (data: unknown) => void | Promise<void>, onError: (error: unknown) => void): { off(): void };
+}
+
 /**
  * The durable operations of one execution of a run. The worker implements it (against Postgres);
  * the SDK functions task code calls (`wait.*`, `step.run`, `tasks.triggerAndWait`) delegate here.
@@ -138,6 +163,8 @@ export interface RunExecution {
   listenToWaits(listener: WaitListener | null): void;
   /** The run's metadata (`metadata.*`). */
   readonly metadata: RunMetadataAccess;
+  /** The run's realtime and input streams (`streams.*`). */
+  readonly streams: RunStreamAccess;
 }
 
 /**

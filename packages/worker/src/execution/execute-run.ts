@@ -115,6 +115,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     createToken: deps.hooks.createToken,
     offerStands: via === "offer" ? () => retryWrite(() => offerStands(engine.db, run.id, claimToken)) : null,
     arrivals: deps.hooks.arrivals,
+    inputArrivals: deps.hooks.inputArrivals,
     tracing: span && deps.tracer ? tracingOf(deps.tracer, span) : null,
     tally: deps.tally,
     ledgerVersion: claim.ledgerVersion,
@@ -160,7 +161,7 @@ async function runTask(deps: ExecutorDeps, { run, task, claim, claimToken, abort
     signal: abort.signal,
     resumed,
     decide,
-    afterRun: () => execution.flushChannels(),
+    afterRun: () => execution.settle(),
     isInternal: (error) => error instanceof NondeterminismError,
   });
   const runCode = () => lifecycle.run();

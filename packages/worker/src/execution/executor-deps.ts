@@ -25,6 +25,8 @@ export interface TaskHooks {
   createToken: CreateToken;
   /** What wakes runs waiting in session.in.once (one LISTEN connection per worker, opened on first use). */
   arrivals: ChannelArrivals;
+  /** What wakes runs in streams.input().once/on (one LISTEN connection per worker, opened on first use). */
+  inputArrivals: ChannelArrivals;
   /** Called before each execution: the environment's variables for process.env. */
   prepareEnvironment?: () => Promise<void>;
   /** Where task code's `logger.*` and `console.*` lines go (the worker's log, and runLogs). */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Tracer } from "@opentelemetry/api";
 import { createPool, type Pool } from "@svc/runtime/db";
-import { SessionInArrivals, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
+import { CHANNELS, SessionInArrivals, type DueWork, type EngineDeps, type RunTally } from "@svc/runtime/engine";
 import type { Task } from "@svc/runtime/sdk";
 import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
@@ -43,6 +43,7 @@ export interface WorkerResources {
   config: WorkerConfig;
   hooks: TaskHooks & {
     arrivals: SessionInArrivals;
+    inputArrivals: SessionInArrivals;
     /** Runs once after tasks are registered (e.g. declarative schedules). */
     onRegistered?: (tasks: Task[]) => Promise<void>;
   };
@@ -80,6 +81,7 @@ export function createResources(options: WorkerOptions): WorkerResources {
     hooks: {
       createToken: options.createToken,
       arrivals: new SessionInArrivals({ databaseUrl: options.databaseUrl, onError: (error) => report(error, "session arrivals") }),
+      inputArrivals: new SessionInArrivals({ databaseUrl: options.databaseUrl, channel: CHANNELS.runStreamIn, onError: (error) => report(error, "input stream arrivals") }),
       prepareEnvironment: options.prepareEnvironment,
       onRegistered: options.onRegistered,
       ...taskSide(options),

@@ -37,6 +37,8 @@ export interface RealtimeRunRow {
   tags: string[];
   error: unknown;
   batch_id: string | null;
+  /** The run's realtime (`out`) stream keys, in the order they were first written; null: none. */
+  realtime_streams: string[] | null;
 }
 
 export interface ShapeRead {
@@ -55,7 +57,7 @@ export interface ShapeRead {
  */
 const COLUMNS = `r.id, r.task_identifier, ${presentedStatusSql("r")} AS status, r.created_at, r.updated_at, r.started_at, r.delay_until, r.expired_at, r.finished_at,
   r.idempotency_key, r.idempotency_key_user, r.is_test, r.ttl, r.payload, r.payload_type, r.metadata, r.output, r.output_type,
-  r.tags, r.error, r.batch_id`;
+  r.tags, r.error, r.batch_id, r.realtime_streams`;
 
 /**
  * A row changed since snapshot $since when the snapshot did not see the transaction that last

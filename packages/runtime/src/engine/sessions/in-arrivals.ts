@@ -30,12 +30,15 @@ interface Waiter {
 export class SessionInArrivals implements ChannelArrivals {
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #url: string;
+  readonly #channel: string;
   readonly #onError: (error: unknown) => void;
   #listener: NotificationListener | null = null;
   #started: Promise<void> | null = null;
 
-  constructor(options: { databaseUrl: string; onError: (error: unknown) => void }) {
+  /** `channel`: CHANNELS.sessionIn (the default), or CHANNELS.runStreamIn for runs' input streams (`<run>/<key> <seq>`). */
+  constructor(options: { databaseUrl: string; onError: (error: unknown) => void; channel?: string }) {
     this.#url = options.databaseUrl;
+    this.#channel = options.channel ?? CHANNELS.sessionIn;
     this.#onError = options.onError;
   }
 
@@ -87,7 +90,7 @@ export class SessionInArrivals implements ChannelArrivals {
     if (!this.#started) {
       this.#listener = new NotificationListener({
         url: this.#url,
-        channels: [CHANNELS.sessionIn],
+        channels: [this.#channel],
         onNotification: (_channel, payload) => this.#onNotice(payload),
         onReconnect: () => this.#wakeAll(),
         onError: this.#onError,
