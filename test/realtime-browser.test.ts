@@ -1,7 +1,3 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { task } from "../packages/runtime/src/sdk/index.ts";
@@ -9,14 +5,14 @@ import { mintPublicToken } from "../packages/api/src/auth/public-tokens.ts";
 import { startTestWorker, type TestWorker } from "../packages/worker/test/harness.ts";
 import { startListeningApi, type ListeningApi } from "../packages/api/test/client-server.ts";
 import { launchChromium } from "./browser/chromium.ts";
+import { servePage, type ServedPage } from "./browser/serve-page.ts";
 
 // @trigger.dev/react-hooks in a real browser: a React page (test/browser/realtime-page.tsx, bundled
 // here with esbuild) served from its own origin, subscribed to svc's API on another (CORS and the
 // electric-* headers exposed to scripts), while a real worker runs the run it shows.
 let api: ListeningApi;
 let tw: TestWorker;
-let pageServer: Server;
-let pageUrl: string;
+let served: ServedPage;
 let browser: Browser;
 let release!: () => void;
 const finish = new Promise<void>((resolve) => (release = resolve));
@@ -41,26 +37,7 @@ async function trigger(payload: unknown, tags: string[]): Promise<{ id: string; 
 
 beforeAll(async () => {
   api = await startListeningApi();
-  const bundle = await build({
-    entryPoints: [fileURLToPath(new URL("./browser/realtime-page.tsx", import.meta.url))],
-    bundle: true,
-    write: false,
-    // As an application's bundler does: the SDK's Node-only transports (S2 over HTTP/2) stay
-    // unresolved imports that the browser never reaches.
-    format: "esm",
-    platform: "browser",
-    external: ["node:*"],
-    jsx: "automatic",
-    define: { "process.env.NODE_ENV": '"production"' },
-    logLevel: "silent",
-  });
-  const script = bundle.outputFiles[0]!.text;
-  pageServer = createServer((req, res) => {
-    if (req.url === "/app.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-    else res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><div id="root"></div><script type="module" src="/app.js"></script>`);
-  });
-  await new Promise<void>((resolve) => pageServer.listen(0, "127.0.0.1", resolve));
-  pageUrl = `http://localhost:${(pageServer.address() as AddressInfo).port}/`;
+  served = await servePage(new URL("./browser/realtime-page.tsx", import.meta.url));
   tw = await startTestWorker(api, [browserTask]);
   browser = await launchChromium();
 }, 120_000);
@@ -70,7 +47,7 @@ afterAll(async () => {
   await browser?.close();
   await tw?.stop();
   await api?.close();
-  await new Promise((resolve) => pageServer?.close(resolve));
+  await served?.close();
 });
 
 describe("useRealtimeRun and useRealtimeRunsWithTag in a browser", () => {
@@ -85,7 +62,7 @@ describe("useRealtimeRun and useRealtimeRunsWithTag in a browser", () => {
       if (message.type() === "error") problems.push(message.text());
     });
     const hash = new URLSearchParams({ api: api.baseURL, run: first.id, runToken: first.token, tag, tagToken });
-    await page.goto(`${pageUrl}#${hash}`);
+    await page.goto(`${served.url}#${hash}`);
 
     await page.locator('#run[data-status="EXECUTING"]').waitFor({ state: "attached", timeout: 15_000 });
     await page.locator(`#tagged li[data-id="${first.id}"]`).waitFor({ state: "attached" });

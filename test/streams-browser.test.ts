@@ -1,13 +1,10 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { streams, task } from "../packages/runtime/src/sdk/index.ts";
 import { startTestWorker, type TestWorker } from "../packages/worker/test/harness.ts";
 import { startListeningApi, type ListeningApi } from "../packages/api/test/client-server.ts";
 import { launchChromium } from "./browser/chromium.ts";
+import { servePage, type ServedPage } from "./browser/serve-page.ts";
 
 // @trigger.dev/react-hooks' useRealtimeRunWithStreams in a real browser: a React page
 // (test/browser/streams-page.tsx) on its own origin sends to the run's input stream with the
@@ -15,8 +12,7 @@ import { launchChromium } from "./browser/chromium.ts";
 // while a real worker runs the run.
 let api: ListeningApi;
 let tw: TestWorker;
-let pageServer: Server;
-let pageUrl: string;
+let served: ServedPage;
 let browser: Browser;
 /** The test lets each chunk through once the page showed the one before. */
 const gates: (() => void)[] = [];
@@ -40,24 +36,7 @@ const browserTask = task({
 
 beforeAll(async () => {
   api = await startListeningApi();
-  const bundle = await build({
-    entryPoints: [fileURLToPath(new URL("./browser/streams-page.tsx", import.meta.url))],
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    external: ["node:*"],
-    jsx: "automatic",
-    define: { "process.env.NODE_ENV": '"production"' },
-    logLevel: "silent",
-  });
-  const script = bundle.outputFiles[0]!.text;
-  pageServer = createServer((req, res) => {
-    if (req.url === "/app.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-    else res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><div id="root"></div><script type="module" src="/app.js"></script>`);
-  });
-  await new Promise<void>((resolve) => pageServer.listen(0, "127.0.0.1", resolve));
-  pageUrl = `http://localhost:${(pageServer.address() as AddressInfo).port}/`;
+  served = await servePage(new URL("./browser/streams-page.tsx", import.meta.url));
   tw = await startTestWorker(api, [browserTask]);
   browser = await launchChromium();
 }, 120_000);
@@ -67,7 +46,7 @@ afterAll(async () => {
   await browser?.close();
   await tw?.stop();
   await api?.close();
-  await new Promise((resolve) => pageServer?.close(resolve));
+  await served?.close();
 });
 
 describe("useRealtimeRunWithStreams in a browser", () => {
@@ -88,7 +67,7 @@ describe("useRealtimeRunWithStreams in a browser", () => {
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(message.text());
     });
-    await page.goto(`${pageUrl}#${new URLSearchParams({ api: api.baseURL, run: runId, runToken: token })}`);
+    await page.goto(`${served.url}#${new URLSearchParams({ api: api.baseURL, run: runId, runToken: token })}`);
     await page.locator('#run[data-status="WAITING"]').waitFor({ state: "attached", timeout: 15_000 });
     await page.click("#go");
     await page.locator('body[data-sent="200"]').waitFor({ state: "attached", timeout: 15_000 });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import {
   appendStreamChunks,
@@ -26,19 +26,17 @@ import {
   unstorableReason,
   type StreamTarget,
 } from "@svc/runtime/contracts";
-import { bearerToken, type Principal } from "../auth/principal.ts";
+import type { Principal } from "../auth/principal.ts";
 import { requireRunRead } from "../auth/run-access.ts";
 import { requireScope } from "../auth/scopes.ts";
 import type { AppDeps } from "../deps.ts";
-import { sendError } from "../http/errors.ts";
 import { limitsOf } from "../http/limits.ts";
 import { environmentOf } from "../http/principal-guards.ts";
 import { defineRoute } from "../http/route.ts";
 import { HEARTBEAT_FRAME } from "../realtime/sse.ts";
+import { holdStreamSubscription, openEventStream, parseHeader, requestHeader, TimeoutSeconds } from "../realtime/event-stream.ts";
 
 const SeqNumber = z.string().regex(/^[0-9]{1,15}$/, "must be a chunk sequence number (digits)");
-/** 1 to 600, as session subscriptions. */
-const TimeoutSeconds = z.string().regex(/^([1-9]|[1-9][0-9]|[1-5][0-9][0-9]|600)$/, "must be a whole number of seconds from 1 to 600").transform(Number);
 const StreamStart = z.enum(["latest", "beginning"]);
 /** How long a stream stays open without a new chunk unless Timeout-Seconds says otherwise (Trigger.dev's streams.read default). */
 export const DEFAULT_STREAM_IDLE_SECONDS = 60;
@@ -47,19 +45,6 @@ const HEARTBEAT_MS = 15_000;
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** How often an open stream looks whether its run finished, when this process has no run-change hub. */
 const RUN_END_POLL_MS = 2_000;
-const SUBSCRIPTION_RETRY_AFTER_SECONDS = 5;
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, name: string): z.infer<T> | undefined {
-  if (value === undefined || value === "") return undefined;
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ValidationError(`${name}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-  return parsed.data;
-}
 
 /** The run a write's target names: the run itself, its parent or its root (the run itself when it has none). */
 async function targetRun(db: Queryable, environmentId: string, runId: string, target: StreamTarget): Promise<string> {
@@ -118,23 +103,15 @@ export function registerRunStreamRoutes(app: FastifyInstance, deps: AppDeps) {
       await requireRunRead(db, principal, env.id, params.runId);
       const status = await runStatus(db, env.id, params.runId);
       if (status === null) throw new NotFoundError("Run not found");
-      const idleSeconds = parseHeader(TimeoutSeconds, header(request, "timeout-seconds"), "Timeout-Seconds") ?? DEFAULT_STREAM_IDLE_SECONDS;
-      const lastEventId = parseHeader(SeqNumber, header(request, "last-event-id"), "Last-Event-ID");
-      const start = parseHeader(StreamStart, header(request, "x-trigger-stream-start"), "X-Trigger-Stream-Start");
+      const idleSeconds = parseHeader(TimeoutSeconds, requestHeader(request, "timeout-seconds"), "Timeout-Seconds") ?? DEFAULT_STREAM_IDLE_SECONDS;
+      const lastEventId = parseHeader(SeqNumber, requestHeader(request, "last-event-id"), "Last-Event-ID");
+      const start = parseHeader(StreamStart, requestHeader(request, "x-trigger-stream-start"), "X-Trigger-Stream-Start");
       const afterSeq = lastEventId !== undefined ? Number(lastEventId) : start === "latest" ? await lastStreamSeq(db, params.runId, "out", params.streamKey) : 0;
       const hub = deps.runStreams;
       if (!hub) throw new Error("run streams are not running in this process");
-      const held = principal.kind === "publicJwt" ? subscriptions.acquire(bearerToken(header(request, "authorization")) ?? "", request.ip) : null;
-      if (held && !held.ok) {
-        reply.header("retry-after", String(SUBSCRIPTION_RETRY_AFTER_SECONDS));
-        const who = held.by === "token" ? "this token" : `public tokens from ${request.ip}`;
-        return sendError(reply, 429, `Too many open subscriptions: ${who} may hold at most ${held.max} at once; close one or retry in ${SUBSCRIPTION_RETRY_AFTER_SECONDS} s`);
-      }
+      const refused = holdStreamSubscription(subscriptions, principal, request, reply);
+      if (refused) return refused;
       const raw = reply.raw;
-      if (held) {
-        if (raw.destroyed || raw.closed) held.release();
-        else raw.once("close", () => held.release());
-      }
       openEventStream(reply);
       let idle: NodeJS.Timeout | null = null;
       const armIdle = () => {
@@ -303,16 +280,3 @@ async function untilRunFinished(deps: AppDeps, environmentId: string, runId: str
   }
 }
 
-function openEventStream(reply: FastifyReply): void {
-  const headers: Record<string, string | number | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
-  reply.hijack();
-  reply.raw.writeHead(200, {
-    ...headers,
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    "x-accel-buffering": "no",
-    "x-stream-version": "v2",
-  });
-  reply.raw.flushHeaders();
-}

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import {
   appendRecord,
@@ -21,11 +21,10 @@ import { SessionNames } from "../auth/session-names.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { AppDeps } from "../deps.ts";
 import { environmentOf } from "../http/principal-guards.ts";
-import { bearerToken } from "../auth/principal.ts";
-import { sendError } from "../http/errors.ts";
 import { limitsOf } from "../http/limits.ts";
 import { defineRoute } from "../http/route.ts";
 import { batchFrame, HEARTBEAT_FRAME } from "../realtime/sse.ts";
+import { holdStreamSubscription, openEventStream, parseHeader, requestHeader, TimeoutSeconds } from "../realtime/event-stream.ts";
 
 const ChannelParams = z.object({ session: SessionRef, io: SessionChannel });
 /** A part id: what the SDK sends (a 21-character nanoid), or any printable ASCII up to 128 characters. */
@@ -39,11 +38,6 @@ const MAX_STREAM_TIMEOUT_SECONDS = 600;
 const HEARTBEAT_MS = 15_000;
 /** A subscriber that lets this much pile up unread is cut off (it reconnects with Last-Event-ID). */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** The session a channel path names, after the credential was checked against both its names. */
 async function channelSession(deps: AppDeps, principal: Principal, ref: string, action: "read" | "write"): Promise<SessionRow | null> {
@@ -68,20 +62,8 @@ async function authorizeWrite(deps: AppDeps, names: SessionNames, principal: Pri
   if (session) names.remember(env.id, session);
 }
 
-function parseHeader<T extends z.ZodType>(schema: T, value: string | undefined, name: string): z.infer<T> | undefined {
-  if (value === undefined || value === "") return undefined;
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ValidationError(`${name}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-  return parsed.data;
-}
-
 /** Any value; `1` or `true` peeks. */
 const PeekSettled = z.string();
-/** 1 to 600, exactly as the pattern the document shows says (no leading zero, no 0). */
-const TimeoutSeconds = z.string().regex(/^([1-9]|[1-9][0-9]|[1-5][0-9][0-9]|600)$/, "must be a whole number of seconds from 1 to 600").transform(Number);
-
-/** Seconds a client refused for too many open subscriptions is asked to wait (one may end by then). */
-const SUBSCRIPTION_RETRY_AFTER_SECONDS = 5;
 
 export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps) {
   const names = new SessionNames();
@@ -112,27 +94,18 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
       const env = environmentOf(principal);
       const session = await channelSession(deps, principal, params.session, "read");
       if (!session && params.session.startsWith(SESSION_ID_PREFIX)) throw new NotFoundError("Session not found");
-      const timeoutSeconds = parseHeader(TimeoutSeconds, header(request, "timeout-seconds"), "Timeout-Seconds") ?? DEFAULT_STREAM_TIMEOUT_SECONDS;
-      const afterSeq = Number(parseHeader(SeqNumber, header(request, "last-event-id"), "Last-Event-ID") ?? "0");
-      const peekSettled = ["1", "true"].includes(header(request, "x-peek-settled") ?? "");
+      const timeoutSeconds = parseHeader(TimeoutSeconds, requestHeader(request, "timeout-seconds"), "Timeout-Seconds") ?? DEFAULT_STREAM_TIMEOUT_SECONDS;
+      const afterSeq = Number(parseHeader(SeqNumber, requestHeader(request, "last-event-id"), "Last-Event-ID") ?? "0");
+      const peekSettled = ["1", "true"].includes(requestHeader(request, "x-peek-settled") ?? "");
       const hub = deps.sessionStreams;
       if (!hub) throw new Error("session streams are not running in this process");
       const last = peekSettled && session ? await lastRecord(deps.engine.db, session.id, "out") : null;
       const settled = last !== null && isControl(last, "turn-complete");
       // Public tokens hold a bounded number of open streams (a settled peek ends at once: not counted).
-      const held = principal.kind === "publicJwt" && !settled ? subscriptions.acquire(bearerToken(header(request, "authorization")) ?? "", request.ip) : null;
-      if (held && !held.ok) {
-        reply.header("retry-after", String(SUBSCRIPTION_RETRY_AFTER_SECONDS));
-        const who = held.by === "token" ? "this token" : `public tokens from ${request.ip}`;
-        return sendError(reply, 429, `Too many open subscriptions: ${who} may hold at most ${held.max} at once; close one or retry in ${SUBSCRIPTION_RETRY_AFTER_SECONDS} s`);
-      }
+      const refused = settled ? null : holdStreamSubscription(subscriptions, principal, request, reply);
+      if (refused) return refused;
       const raw = reply.raw;
-      if (held) {
-        // Released when the response closes; a client that hung up during the awaits above has closed it already.
-        if (raw.destroyed || raw.closed) held.release();
-        else raw.once("close", () => held.release());
-      }
-      openEventStream(reply, settled);
+      openEventStream(reply, settled ? { "x-session-settled": "true" } : {});
       if (settled) {
         // Nothing more is coming this turn: what is there after the cursor, then the end.
         const rows = await readRecords(deps.engine.db, session!.id, params.io, afterSeq);
@@ -209,7 +182,7 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
         const env = environmentOf(principal);
         await authorizeWrite(deps, names, principal, params.session);
         if (params.io === "out") requireSecretKeyForOut(principal);
-        const partId = parseHeader(PartId, header(request, "x-part-id"), "X-Part-Id");
+        const partId = parseHeader(PartId, requestHeader(request, "x-part-id"), "X-Part-Id");
         const text = typeof request.body === "string" ? request.body : "";
         if (text.length === 0) throw new ValidationError("Request body is empty: the body is the record");
         const unstorable = unstorableReason(text);
@@ -223,18 +196,3 @@ export function registerSessionChannelRoutes(app: FastifyInstance, deps: AppDeps
   });
 }
 
-/** Starts the SSE response: the reply's own headers (CORS) and the stream's, then ours to write. */
-function openEventStream(reply: FastifyReply, settled: boolean): void {
-  const headers: Record<string, string | number | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value as string | number | string[];
-  reply.hijack();
-  reply.raw.writeHead(200, {
-    ...headers,
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    "x-accel-buffering": "no",
-    "x-stream-version": "v2",
-    ...(settled ? { "x-session-settled": "true" } : {}),
-  });
-  reply.raw.flushHeaders();
-}
