@@ -54,6 +54,39 @@ CREATE TABLE bulk_actions (
 CREATE INDEX bulk_actions_list ON public.bulk_actions USING btree (environment_id, created_at DESC, id DESC);
 CREATE INDEX bulk_actions_pending ON public.bulk_actions USING btree (updated_at) WHERE (status = 'PENDING'::text);
 
+CREATE TABLE concurrency_limit_keys (
+    environment_id text NOT NULL,
+    name text NOT NULL,
+    concurrency_key text NOT NULL,
+    per_key integer NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT concurrency_limit_keys_environment_id_name_fkey FOREIGN KEY (environment_id, name) REFERENCES concurrency_limits(environment_id, name) ON DELETE CASCADE,
+    CONSTRAINT concurrency_limit_keys_per_key_check CHECK ((per_key >= 0)),
+    CONSTRAINT concurrency_limit_keys_pkey PRIMARY KEY (environment_id, name, concurrency_key)
+);
+
+CREATE TABLE concurrency_limits (
+    environment_id text NOT NULL,
+    name text NOT NULL,
+    id text DEFAULT ('climit_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    per_key integer,
+    total integer,
+    per_key_override integer,
+    total_override integer,
+    overridden_at timestamp with time zone,
+    paused boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT concurrency_limits_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT concurrency_limits_environment_id_id_key UNIQUE (environment_id, id),
+    CONSTRAINT concurrency_limits_per_key_check CHECK ((per_key >= 1)),
+    CONSTRAINT concurrency_limits_per_key_override_check CHECK ((per_key_override >= 0)),
+    CONSTRAINT concurrency_limits_pkey PRIMARY KEY (environment_id, name),
+    CONSTRAINT concurrency_limits_total_check CHECK ((total >= 1)),
+    CONSTRAINT concurrency_limits_total_override_check CHECK ((total_override >= 0))
+);
+
 CREATE TABLE dashboard_sessions (
     token_hash text NOT NULL,
     user_id text NOT NULL,
@@ -349,6 +382,7 @@ END) STORED NOT NULL,
     debounce_key text,
     rate_limit_key text,
     rate_delayed_at timestamp with time zone,
+    concurrency_limits text[],
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -361,6 +395,8 @@ CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lea
 CREATE INDEX runs_limited_executing ON public.runs USING btree (environment_id, queue_name, concurrency_key) WHERE ((status = 'EXECUTING'::text) AND (NOT claim_from_runs));
 CREATE INDEX runs_limited_ready ON public.runs USING btree (environment_id, queue_name, created_at, id) WHERE ((NOT claim_from_runs) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
+CREATE INDEX runs_named_executing ON public.runs USING btree (environment_id) WHERE ((status = 'EXECUTING'::text) AND (concurrency_limits IS NOT NULL));
+CREATE INDEX runs_named_live ON public.runs USING btree (environment_id, queue_name) WHERE ((concurrency_limits IS NOT NULL) AND (list_status = 'LIVE'::text));
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE UNIQUE INDEX runs_pending_debounce_key ON public.runs USING btree (environment_id, task_identifier, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'DELAYED'::text));

@@ -39,6 +39,8 @@ export interface RunPlan {
   concurrencyKey: string | null;
   /** The run's rate key (options.rateLimit.key): its copy of its queue's rateLimit. */
   rateLimitKey: string | null;
+  /** The named concurrency limits the run holds (options.concurrency), distinct; null: none. */
+  concurrencyLimits: string[] | null;
   packet: Packet;
   idempotencyKey: string | null;
   idempotencyKeyUser: string | null;
@@ -68,17 +70,14 @@ export function normalizeTags(tags: string | string[] | undefined): string[] {
 }
 
 /**
- * Named concurrency limits (`options.concurrency`, Trigger.dev's `concurrencyLimit()` names) and
- * gates (`options.gates`) are not enforced by svc yet (issue 34 §4): a trigger that asks for them
- * is refused (422) rather than run without the limit it counts on. An empty list asks for none.
+ * Gates (`options.gates`) are not enforced by svc yet: a trigger that asks for them is refused
+ * (422) rather than run without the limit it counts on. An empty list asks for none. Named
+ * concurrency limits (`options.concurrency`) are: RunPlan.concurrencyLimits.
  */
 function refuseUnenforcedLimits(options: TriggerOptions): void {
-  const { concurrency, gates } = options as { concurrency?: unknown; gates?: unknown };
-  if (Array.isArray(concurrency) ? concurrency.length > 0 : concurrency !== undefined) {
-    throw new UnprocessableError("options.concurrency: named concurrency limits are not supported by svc yet; limit a queue instead (queue.concurrencyLimit, or the queues API's override: docs/queues-and-concurrency.md)");
-  }
+  const { gates } = options as { gates?: unknown };
   if (Array.isArray(gates) ? gates.length > 0 : gates !== undefined) {
-    throw new UnprocessableError("options.gates: concurrency gates are not supported by svc yet; limit a queue instead (docs/queues-and-concurrency.md)");
+    throw new UnprocessableError("options.gates: concurrency gates are not supported by svc yet; use a named concurrency limit (options.concurrency) or limit a queue instead (docs/queues-and-concurrency.md)");
   }
 }
 
@@ -123,6 +122,7 @@ export function planRun(
     queueName: options.queue?.name ?? null,
     concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
     rateLimitKey: rateLimitKeyOf(options.rateLimit),
+    concurrencyLimits: options.concurrency && options.concurrency.length > 0 ? [...new Set(options.concurrency)] : null,
     packet,
     idempotencyKey,
     idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,
