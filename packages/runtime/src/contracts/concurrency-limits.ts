@@ -19,7 +19,7 @@ export const KEY_OVERRIDE_TTL_MAX_S = 30 * 86_400;
 
 const LimitName = z.string().regex(CONCURRENCY_LIMIT_NAME, "must be 1-122 letters, digits, `_` or `-`");
 /** A concurrencyKey as callers write it: numbers are kept as their text. */
-const ConcurrencyKey = z.union([z.string(), z.number()]).transform((v) => String(v)).pipe(z.string().min(1, "must not be empty").max(128));
+const ConcurrencyKey = z.union([z.string().min(1, "must not be empty").max(128), z.number()]).transform((v) => String(v));
 const Bound = z.number().int().min(0).max(MAX_CONCURRENCY_BOUND);
 
 export const ConcurrencyLimitParams = z.object({ name: LimitName });
@@ -43,9 +43,12 @@ export const OverrideConcurrencyLimitBody = z
     perKey: Bound.optional(),
     total: Bound.optional(),
     concurrencyKey: ConcurrencyKey.optional(),
-    ttl: z.union([z.string().min(1).max(32), z.number().int().positive()]).optional(),
+    ttl: z.union([z.string().min(1).max(32), z.number().int().positive().max(KEY_OVERRIDE_TTL_MAX_S)]).optional(),
   })
   .strict()
+  .describe(
+    "Either the limit's own bounds (`perKey` and/or `total`, at least one; no `ttl`) or, with `concurrencyKey`, that key's `perKey` (required; no `total`) and an optional `ttl` (a duration such as \"7d\", or seconds; at most 30 days)",
+  )
   .superRefine((body, ctx) => {
     if (body.concurrencyKey !== undefined) {
       if (body.perKey === undefined) ctx.addIssue({ code: "custom", path: ["perKey"], message: "a per-key override needs `perKey`" });
