@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { concurrencyLimits, configure, tasks } from "@trigger.dev/sdk";
+import { concurrencyLimits, configure, runs, tasks } from "@trigger.dev/sdk";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 // The concurrency-limits API with the published SDK, unchanged, against svc on a real port: list,
@@ -85,6 +85,14 @@ describe("concurrency limits with @trigger.dev/sdk 4.8.3", () => {
     expect(rows[0]).toEqual({ concurrency_limits: ["openai", "zeta"], claim_from_runs: false });
     expect((await concurrencyLimits.retrieve("openai")).queued).toBe(1);
     expect((await concurrencyLimits.retrieve("zeta")).queued).toBe(1);
+    // A batch item and a replay hold them too.
+    const batch = await tasks.batchTrigger("cl-task", [{ payload: {}, options: { concurrency: ["anthropic"] } }, { payload: {} }]);
+    const replayed = await runs.replay(run.id);
+    const held = await api.db.pool.query<{ id: string; concurrency_limits: string[] | null }>(
+      `SELECT id, concurrency_limits FROM runs WHERE batch_id = $1 OR id = $2 ORDER BY batch_index NULLS LAST`,
+      [batch.batchId, replayed.id],
+    );
+    expect(held.rows.map((r) => r.concurrency_limits)).toEqual([["anthropic"], null, ["openai", "zeta"]]);
     // An empty list holds none: a plain run.
     const plain = await tasks.trigger("cl-task", {}, { concurrency: [] });
     const { rows: plainRows } = await api.db.pool.query(`SELECT concurrency_limits, claim_from_runs FROM runs WHERE id = $1`, [plain.id]);
