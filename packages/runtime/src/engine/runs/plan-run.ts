@@ -1,6 +1,7 @@
 import { LATEST_DATE_MS, parseTtl, resolveTime, storableDate, withinMaxDuration } from "../../durations.ts";
 import { UnprocessableError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { CONCURRENCY_LIMIT_NAME } from "../../contracts/concurrency-limits.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import { debounceWindow } from "./debounce.ts";
@@ -39,7 +40,7 @@ export interface RunPlan {
   concurrencyKey: string | null;
   /** The run's rate key (options.rateLimit.key): its copy of its queue's rateLimit. */
   rateLimitKey: string | null;
-  /** The named concurrency limits the run holds (options.concurrency), distinct; null: none. */
+  /** The named concurrency limits the run holds (options.concurrency), distinct and sorted (as svc_trigger_run stores them); null: none. */
   concurrencyLimits: string[] | null;
   packet: Packet;
   idempotencyKey: string | null;
@@ -122,7 +123,7 @@ export function planRun(
     queueName: options.queue?.name ?? null,
     concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
     rateLimitKey: rateLimitKeyOf(options.rateLimit),
-    concurrencyLimits: options.concurrency && options.concurrency.length > 0 ? [...new Set(options.concurrency)] : null,
+    concurrencyLimits: concurrencyLimitsOf(options.concurrency),
     packet,
     idempotencyKey,
     idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,
@@ -140,6 +141,18 @@ export function planRun(
     isTest: options.test ?? false,
     createdAt: now,
   };
+}
+
+/**
+ * The named concurrency limits a trigger's `concurrency` option names, distinct and sorted (null:
+ * none). Checked here as well as by the route's schema, with svc_trigger_run's message.
+ */
+function concurrencyLimitsOf(option: unknown): string[] | null {
+  if (option === undefined || option === null) return null;
+  if (!Array.isArray(option) || option.length > 2 || !option.every((n) => typeof n === "string" && CONCURRENCY_LIMIT_NAME.test(n))) {
+    throw new ValidationError("options.concurrency: must be a list of at most 2 names of 1-122 letters, digits, `_` or `-`");
+  }
+  return option.length === 0 ? null : [...new Set(option as string[])].sort();
 }
 
 /**
