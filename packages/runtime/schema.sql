@@ -54,6 +54,39 @@ CREATE TABLE bulk_actions (
 CREATE INDEX bulk_actions_list ON public.bulk_actions USING btree (environment_id, created_at DESC, id DESC);
 CREATE INDEX bulk_actions_pending ON public.bulk_actions USING btree (updated_at) WHERE (status = 'PENDING'::text);
 
+CREATE TABLE concurrency_limit_keys (
+    environment_id text NOT NULL,
+    name text NOT NULL,
+    concurrency_key text NOT NULL,
+    per_key integer NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT concurrency_limit_keys_environment_id_name_fkey FOREIGN KEY (environment_id, name) REFERENCES concurrency_limits(environment_id, name) ON DELETE CASCADE,
+    CONSTRAINT concurrency_limit_keys_per_key_check CHECK ((per_key >= 0)),
+    CONSTRAINT concurrency_limit_keys_pkey PRIMARY KEY (environment_id, name, concurrency_key)
+);
+
+CREATE TABLE concurrency_limits (
+    environment_id text NOT NULL,
+    name text NOT NULL,
+    id text DEFAULT ('climit_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    per_key integer,
+    total integer,
+    per_key_override integer,
+    total_override integer,
+    overridden_at timestamp with time zone,
+    paused boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT concurrency_limits_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT concurrency_limits_environment_id_id_key UNIQUE (environment_id, id),
+    CONSTRAINT concurrency_limits_per_key_check CHECK ((per_key >= 1)),
+    CONSTRAINT concurrency_limits_per_key_override_check CHECK ((per_key_override >= 0)),
+    CONSTRAINT concurrency_limits_pkey PRIMARY KEY (environment_id, name),
+    CONSTRAINT concurrency_limits_total_check CHECK ((total >= 1)),
+    CONSTRAINT concurrency_limits_total_override_check CHECK ((total_override >= 0))
+);
+
 CREATE TABLE dashboard_sessions (
     token_hash text NOT NULL,
     user_id text NOT NULL,
@@ -388,6 +421,7 @@ END) STORED NOT NULL,
     realtime_streams text[],
     rate_limit_key text,
     rate_delayed_at timestamp with time zone,
+    concurrency_limits text[],
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -400,6 +434,8 @@ CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lea
 CREATE INDEX runs_limited_executing ON public.runs USING btree (environment_id, queue_name, concurrency_key) WHERE ((status = 'EXECUTING'::text) AND (NOT claim_from_runs));
 CREATE INDEX runs_limited_ready ON public.runs USING btree (environment_id, queue_name, created_at, id) WHERE ((NOT claim_from_runs) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
+CREATE INDEX runs_named_executing ON public.runs USING btree (environment_id) WHERE ((status = 'EXECUTING'::text) AND (concurrency_limits IS NOT NULL));
+CREATE INDEX runs_named_live ON public.runs USING btree (environment_id, queue_name) WHERE ((concurrency_limits IS NOT NULL) AND (list_status = 'LIVE'::text));
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE UNIQUE INDEX runs_pending_debounce_key ON public.runs USING btree (environment_id, task_identifier, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'DELAYED'::text));
@@ -1369,7 +1405,7 @@ AS $function$
 DECLARE
   c_max_duration_ms constant numeric := 1000::numeric * 365 * 86400000;
   c_known constant text[] := ARRAY['idempotencyKey', 'idempotencyKeyTTL', 'delay', 'ttl', 'tags', 'metadata', 'maxAttempts',
-    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'test'];
+    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'concurrency', 'test'];
   o jsonb;
   v_unknown text;
   v_tags_json jsonb;
@@ -1386,6 +1422,7 @@ DECLARE
   v_queue text;
   v_concurrency_key text;
   v_rate_key text;
+  v_limits text[];
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -1532,6 +1569,16 @@ BEGIN
       v_rate_key := o -> 'rateLimit' ->> 'key';
     END IF;
   END IF;
+  -- Named concurrency limits (migration 0048): at most two names; a run holding one is always the
+  -- limited claim's, and the environment's workers are told (they claim its queue that way).
+  IF o ? 'concurrency' THEN
+    IF jsonb_typeof(o -> 'concurrency') <> 'array' OR jsonb_array_length(o -> 'concurrency') > 2
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(o -> 'concurrency') e
+                  WHERE jsonb_typeof(e) <> 'string' OR NOT (e #>> '{}') ~ '^[a-zA-Z0-9_-]{1,122}$') THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.concurrency: must be a list of at most 2 names of 1-122 letters, digits, `_` or `-`';
+    END IF;
+    SELECT array_agg(DISTINCT e ORDER BY e) INTO v_limits FROM jsonb_array_elements_text(o -> 'concurrency') e;
+  END IF;
   IF o ? 'maxAttempts' THEN
     IF jsonb_typeof(o -> 'maxAttempts') <> 'number' OR (o ->> 'maxAttempts')::numeric NOT BETWEEN 1 AND 100
        OR (o ->> 'maxAttempts')::numeric <> trunc((o ->> 'maxAttempts')::numeric) THEN
@@ -1581,13 +1628,17 @@ BEGIN
       'task/' || p_task);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
-      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key)
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
-      p_batch_id, p_batch_index, v_test, p_now, p_now, NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key)
+      p_batch_id, p_batch_index, v_test, p_now, p_now,
+      v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key, v_limits)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
+      IF v_limits IS NOT NULL THEN
+        PERFORM pg_notify('svc_queues_changed', p_environment_id);
+      END IF;
       IF cardinality(v_tags) > 0 THEN
         INSERT INTO run_tags (environment_id, tag, created_at, run_id) SELECT p_environment_id, t, p_now, v_id FROM unnest(v_tags) t;
       END IF;

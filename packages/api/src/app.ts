@@ -28,6 +28,7 @@ import { registerProjectRunRoutes } from "./routes/project-runs.ts";
 import { registerWaitpointRoutes } from "./routes/waitpoints.ts";
 import { registerScheduleRoutes } from "./routes/schedules.ts";
 import { registerQueueRoutes } from "./routes/queues.ts";
+import { registerConcurrencyLimitRoutes } from "./routes/concurrency-limits.ts";
 import { registerSessionRoutes } from "./routes/sessions.ts";
 import { registerSessionChannelRoutes } from "./routes/session-channels.ts";
 import { registerRealtimeRunRoutes } from "./routes/realtime-runs.ts";
@@ -102,6 +103,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   registerWaitpointRoutes(app, deps);
   registerScheduleRoutes(app, deps);
   registerQueueRoutes(app, deps);
+  registerConcurrencyLimitRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerSessionChannelRoutes(app, deps);
   registerRealtimeRunRoutes(app, deps);

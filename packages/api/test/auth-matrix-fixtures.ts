@@ -69,6 +69,14 @@ export function makeMatrixFixtures(api: TestApi, owner: ProjectCredentials, opti
         const { rows } = await api.db.pool.query<{ id: string }>(`SELECT id FROM queues WHERE environment_id = $1 AND name = $2`, [env, name]);
         return rows[0]!.id;
       }, reuse),
+    concurrencyLimit: (reuse) =>
+      once("concurrencyLimit", async () => {
+        // The shared one (the list's) is named after the marker; a fresh one is not, since the
+        // routes that name a limit answer with its name, whoever asks.
+        const name = reuse ? unique(`${marker}-climit`) : unique("climit");
+        await post(`/api/v1/concurrency-limits/${name}/override`, { total: 2 });
+        return name;
+      }, reuse),
     session: (reuse) =>
       once("session", async () => {
         const body = { type: "chat.agent", externalId: unique("chat"), taskIdentifier: task, triggerConfig: { basePayload: { secret: marker } }, tags: [marker], metadata: { secret: marker } };

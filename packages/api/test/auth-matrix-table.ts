@@ -43,6 +43,8 @@ export interface MatrixFixtures {
   /** The `queue_…` id of a queue of A/dev named after the marker, as a worker registers one; fresh unless `shared`. */
   queue(shared?: boolean): Promise<string>;
   packet(): Promise<string>;
+  /** The name of a named concurrency limit of A/dev, set through the API; fresh unless `shared` (the shared one is named after the marker). */
+  concurrencyLimit(shared?: boolean): Promise<string>;
   /** A session of A/dev with an externalId (its tags and metadata carry the marker); fresh unless `shared`. */
   session(shared?: boolean): Promise<{ id: string; externalId: string; runId: string }>;
   /** Cancels a run of A/dev (with A's secret key). */
@@ -319,6 +321,30 @@ export const MATRIX: Record<string, MatrixEntry> = {
   "POST /api/v1/queues/:value/concurrency/reset": {
     kinds: SK, target: "resource", success: 200,
     build: async (fx) => ({ url: `/api/v1/queues/${await fx.queue()}/concurrency/reset`, payload: { type: "id" } }),
+  },
+  "GET /api/v1/concurrency-limits": {
+    kinds: SK, target: "collection", success: 200, listShowsMarker: true,
+    build: async (fx) => {
+      await fx.concurrencyLimit(true);
+      return { url: "/api/v1/concurrency-limits?perPage=100" };
+    },
+  },
+  "GET /api/v1/concurrency-limits/:name": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/concurrency-limits/${await fx.concurrencyLimit()}` }),
+  },
+  // Override and pause set a limit of the caller's own environment, creating it when it has none.
+  "POST /api/v1/concurrency-limits/:name/override": {
+    kinds: SK, target: "collection", success: 200,
+    build: async (fx) => ({ url: `/api/v1/concurrency-limits/${await fx.concurrencyLimit()}/override`, payload: { perKey: 1 } }),
+  },
+  "POST /api/v1/concurrency-limits/:name/pause": {
+    kinds: SK, target: "collection", success: 200,
+    build: async (fx) => ({ url: `/api/v1/concurrency-limits/${await fx.concurrencyLimit()}/pause`, payload: { action: "pause" } }),
+  },
+  "POST /api/v1/concurrency-limits/:name/reset": {
+    kinds: SK, target: "resource", success: 200,
+    build: async (fx) => ({ url: `/api/v1/concurrency-limits/${await fx.concurrencyLimit()}/reset`, payload: {} }),
   },
 
   // Auth.

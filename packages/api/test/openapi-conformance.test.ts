@@ -118,7 +118,9 @@ async function casesFor(route: RouteDefinition<any, any, any>): Promise<Case[]> 
   if (route.params) {
     // Replace the last path parameter by a well-formed id that names nothing.
     const last = [...route.url.matchAll(/:(\w+)/g)].at(-1)?.[1];
-    if (last && MISSING[last] && !route.url.includes("/envvars/") && !route.url.includes("/tasks/:taskId")) {
+    // Setting a named concurrency limit (override, pause) creates it: no name is unknown to them.
+    const creates = /\/concurrency-limits\/:name\/(override|pause)$/.test(route.url);
+    if (last && MISSING[last] && !creates && !route.url.includes("/envvars/") && !route.url.includes("/tasks/:taskId")) {
       const segments = route.url.split("/");
       const index = segments.indexOf(`:${last}`);
       const url = request.url.split("?")[0]!.split("/");

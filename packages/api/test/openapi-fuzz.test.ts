@@ -185,6 +185,9 @@ const STATE_REFUSALS = [
   // it); a debounce delay is at least one second (Trigger.dev's minimum).
   /^payload cannot be changed when replaying from the failure: /,
   /^debounce\.delay: .* is shorter than the minimum of 1s$/,
+  // A concurrency limit's override: its bounds or one key's (the body's description), and a ttl's duration grammar.
+  /^Invalid request body: (perKey: a per-key override needs `perKey`|total: `total` is not per key|ttl: `ttl` only applies to a per-key override|provide at least one of `perKey` or `total`)/,
+  /^ttl: (".*" is not a duration|must be more than 0 and at most 30 days)/,
 ];
 
 it("keeps to the document's patterns: no \\d, \\w or \\s, which tools read as Unicode classes", () => {

@@ -101,8 +101,8 @@ describe("queues with @trigger.dev/sdk 4.8.3", () => {
     }
     const badType = await fetch(`${baseURL}${emails}?type=other`, { headers: { authorization: `Bearer ${secretKey}` } });
     expect(badType.status).toBe(400);
-    // Named concurrency limits and gates are refused, not run without them; an empty list asks for none.
-    await expect(tasks.trigger("q-solo", {}, { concurrency: ["openai"] })).rejects.toMatchObject({ status: 422, message: expect.stringContaining("named concurrency limits are not supported") });
+    // Gates are refused, not run without them; an empty list asks for none. (Named concurrency
+    // limits are served: sdk-concurrency-limits.test.ts.)
     expect((await post("/api/v1/tasks/q-solo/trigger", { payload: {}, options: { gates: [{ queue: "emails" }] } })).status).toBe(422);
     expect((await tasks.trigger("q-solo", {}, { concurrency: [] })).id).toMatch(/^run_/);
     // Nothing changed.

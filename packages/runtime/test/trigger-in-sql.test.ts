@@ -59,6 +59,8 @@ const CASES: [string, unknown, Record<string, unknown>][] = [
   ["numeric concurrency key", null, { concurrencyKey: 7 }],
   ["rate key", { n: 1 }, { rateLimit: { key: "customer-9" } }],
   ["numeric rate key", { n: 1 }, { rateLimit: { key: 9 } }],
+  ["named concurrency limits", { n: 1 }, { concurrency: ["zeta", "openai"], concurrencyKey: "u" }],
+  ["no named concurrency limit", { n: 1 }, { concurrency: [] }],
   ["limits", [1, 2], { maxAttempts: 3, maxDuration: 60, test: true }],
   ["metadata", { n: 1 }, { metadata: { source: "db", nested: { a: [1, null] } } }],
   ["idempotency key with TTL", { n: 1 }, { idempotencyKey: "k", idempotencyKeyTTL: "1h" }],
@@ -95,7 +97,7 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
       parentBatch: "child runs",
       debounce: "needs the key's lock and a window decision (debounce.ts)",
     };
-    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "rateLimit", "test"];
+    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "rateLimit", "concurrency", "test"];
     expect(Object.keys(TriggerOptions.shape).sort()).toEqual([...taken, ...Object.keys(httpOnly)].sort());
     const compared = new Set(CASES.flatMap(([, , options]) => Object.keys(options)));
     expect(taken.filter((option) => !compared.has(option))).toEqual([]);
@@ -148,6 +150,8 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
     ["a TTL too long", { ttl: "1001000d" }, /too long/],
     ["metadata not an object", { metadata: [1] }, /metadata: must be a JSON object/],
     ["a bad idempotencyKeyTTL", { idempotencyKey: "k", idempotencyKeyTTL: "forever" }, /idempotencyKeyTTL/],
+    ["three named concurrency limits", { concurrency: ["a", "b", "c"] }, /options\.concurrency: must be a list of at most 2 names/],
+    ["a named concurrency limit with a space", { concurrency: ["open ai"] }, /options\.concurrency: must be a list of at most 2 names/],
     ["a rate limit's limit per trigger", { rateLimit: { key: "a", limit: 5, period: "1s" } }, /only `key` can be set when triggering \(got `limit`, `period`\)/],
   ];
   for (const [name, options, message] of REFUSED) {

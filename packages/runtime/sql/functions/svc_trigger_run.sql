@@ -11,7 +11,7 @@
 -- nothing is sent.
 --
 -- Options (camelCase, as the HTTP trigger's): idempotencyKey, idempotencyKeyTTL, delay, ttl, tags,
--- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), test. A JSON null counts as absent; any
+-- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), concurrency (named limits), test. A JSON null counts as absent; any
 -- other key is refused (debounce, parentRunId and uploaded payloads need the HTTP API). Bad input
 -- raises invalid_parameter_value (22023) with the message the HTTP API would answer.
 CREATE OR REPLACE FUNCTION svc_trigger_run(p_environment_id text, p_project_id text, p_task text, p_payload jsonb, p_options jsonb,
@@ -21,7 +21,7 @@ LANGUAGE plpgsql VOLATILE SET TimeZone = 'UTC' AS $$
 DECLARE
   c_max_duration_ms constant numeric := 1000::numeric * 365 * 86400000;
   c_known constant text[] := ARRAY['idempotencyKey', 'idempotencyKeyTTL', 'delay', 'ttl', 'tags', 'metadata', 'maxAttempts',
-    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'test'];
+    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'concurrency', 'test'];
   o jsonb;
   v_unknown text;
   v_tags_json jsonb;
@@ -38,6 +38,7 @@ DECLARE
   v_queue text;
   v_concurrency_key text;
   v_rate_key text;
+  v_limits text[];
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -184,6 +185,16 @@ BEGIN
       v_rate_key := o -> 'rateLimit' ->> 'key';
     END IF;
   END IF;
+  -- Named concurrency limits (migration 0048): at most two names; a run holding one is always the
+  -- limited claim's, and the environment's workers are told (they claim its queue that way).
+  IF o ? 'concurrency' THEN
+    IF jsonb_typeof(o -> 'concurrency') <> 'array' OR jsonb_array_length(o -> 'concurrency') > 2
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(o -> 'concurrency') e
+                  WHERE jsonb_typeof(e) <> 'string' OR NOT (e #>> '{}') ~ '^[a-zA-Z0-9_-]{1,122}$') THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.concurrency: must be a list of at most 2 names of 1-122 letters, digits, `_` or `-`';
+    END IF;
+    SELECT array_agg(DISTINCT e ORDER BY e) INTO v_limits FROM jsonb_array_elements_text(o -> 'concurrency') e;
+  END IF;
   IF o ? 'maxAttempts' THEN
     IF jsonb_typeof(o -> 'maxAttempts') <> 'number' OR (o ->> 'maxAttempts')::numeric NOT BETWEEN 1 AND 100
        OR (o ->> 'maxAttempts')::numeric <> trunc((o ->> 'maxAttempts')::numeric) THEN
@@ -233,13 +244,17 @@ BEGIN
       'task/' || p_task);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
-      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key)
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
-      p_batch_id, p_batch_index, v_test, p_now, p_now, NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key)
+      p_batch_id, p_batch_index, v_test, p_now, p_now,
+      v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key, v_limits)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
+      IF v_limits IS NOT NULL THEN
+        PERFORM pg_notify('svc_queues_changed', p_environment_id);
+      END IF;
       IF cardinality(v_tags) > 0 THEN
         INSERT INTO run_tags (environment_id, tag, created_at, run_id) SELECT p_environment_id, t, p_now, v_id FROM unnest(v_tags) t;
       END IF;

@@ -3,6 +3,7 @@ export * from "./waitpoints.ts";
 export * from "./envvars.ts";
 export * from "./schedules.ts";
 export * from "./queues.ts";
+export * from "./concurrency-limits.ts";
 export * from "./runs.ts";
 export * from "./run-object.ts";
 export * from "./run-results.ts";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CONCURRENCY_LIMIT_NAME } from "./concurrency-limits.ts";
 import { IdempotencyKey, storedText } from "./text.ts";
 import { DurationOrDateText, DurationText, EPOCH_MS_SCHEMA, MAX_DURATION_WHOLE_SECONDS } from "./time.ts";
 
@@ -57,6 +58,15 @@ export const TriggerOptions = z
     payloadSize: z.number().int().nonnegative().optional(),
     queue: z.object({ name: storedText(z.string().min(1).max(128)) }).passthrough().optional(),
     concurrencyKey: z.union([storedText(z.string().max(512)), z.number()]).optional(),
+    /**
+     * Named concurrency limits the run holds while it executes, besides its queue's (at most two;
+     * docs/queues-and-concurrency.md). Each caps the executing runs holding it across tasks and
+     * queues, per concurrencyKey (`perKey`) and in all (`total`), as the concurrency-limits API sets them.
+     */
+    concurrency: z
+      .array(z.string().regex(CONCURRENCY_LIMIT_NAME, "each name is 1-122 letters, digits, `_` or `-`"))
+      .max(2, "a run holds at most 2 named concurrency limits")
+      .optional(),
     /**
      * svc's extension: the run's rate key (docs/rate-limits.md). Each key of a rate-limited queue
      * has its own copy of the task's or queue's `rateLimit`; runs without one share one. Only `key`

@@ -51,7 +51,7 @@ export { FINAL_STATUSES, LEGACY_RUN_STATUSES, RUN_STATUSES, canTransition, isFin
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_READY_SQL } from "./runs/transitions/claim-ready.ts";
-export { CLAIM_LIMITED_SQL, LIMITED_QUEUE_LOCK_SQL } from "./runs/transitions/claim-ready.ts";
+export { CLAIM_LIMITED_SQL, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL } from "./runs/transitions/claim-ready.ts";
 export { RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL } from "./runs/rate-limit-sql.ts";
 export { moveRunsOfChangedQueues } from "./runs/changed-queue-runs.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
@@ -206,3 +206,11 @@ export { bearerMatches } from "./tenancy/bearer-matches.ts";
 export { MAX_METADATA_BYTES, applyMetadataOperations, collapseMetadataOperations, metadataKeyProblem, type MetadataOperation, type RunMetadata } from "./metadata/operations.ts";
 export { METADATA_UPDATABLE_AFTER_FINISH_MS, getRunMetadata, updateRunMetadata, type MetadataChange } from "./metadata/run-metadata-store.ts";
 
+// Named concurrency limits: list, retrieve, override (per key too), pause, reset (issue 34 §4)
+export {
+  listConcurrencyLimits, queuesWithNamedLimitRuns, retrieveConcurrencyLimit, retrieveConcurrencyLimitKey,
+  type ConcurrencyLimitKeyState, type ConcurrencyLimitState,
+} from "./concurrency-limits/concurrency-limits.ts";
+export {
+  keyOverrideExpiresAt, overrideConcurrencyLimit, overrideConcurrencyLimitKey, resetConcurrencyLimit, resetConcurrencyLimitKey, setConcurrencyLimitPaused,
+} from "./concurrency-limits/concurrency-limit-controls.ts";

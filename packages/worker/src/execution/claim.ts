@@ -1,5 +1,5 @@
 import {
-  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL, RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
   SELECT_CLAIMED_WITH_LEDGER, prepared, ledgerEntryFromRow, withTransaction, type ClaimedRun, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
 } from "@svc/runtime/engine";
 
@@ -119,10 +119,12 @@ export async function claimReady(db: Queryable, worker: Claimer, limit: number, 
 /**
  * Claims up to `limit` ready runs of the limited queue `queue` (CLAIM_LIMITED_SQL), as many as its
  * concurrencyLimit leaves free, under the queue's lock (LIMITED_QUEUE_LOCK_SQL): claims of one
- * queue by any number of workers take turns, each counting the ones before it.
+ * queue by any number of workers take turns, each counting the ones before it. With `named` (the
+ * queue has runs that hold named concurrency limits) the claim also takes NAMED_LIMITS_LOCK_SQL,
+ * after the queue's, and takes those runs too, within their limits.
  */
-export async function claimLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number): Promise<Claim[]> {
-  return (await claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, false)).claims;
+export async function claimLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, options: { named?: boolean } = {}): Promise<Claim[]> {
+  return (await claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, false, options.named ?? false)).claims;
 }
 
 /**
@@ -140,17 +142,18 @@ export interface RateWait {
  * reads, in the same transaction (RATE_NEXT_DUE_SQL), whether runs are left waiting for their
  * rate and when the first one's slot is due; `rate` is null when the claim filled `limit`.
  */
-export async function claimRateLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number): Promise<{ claims: Claim[]; rate: RateWait | null }> {
-  return claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, true);
+export async function claimRateLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, options: { named?: boolean } = {}): Promise<{ claims: Claim[]; rate: RateWait | null }> {
+  return claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, true, options.named ?? false);
 }
 
-async function claimLimitedQueue(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, rated: boolean): Promise<{ claims: Claim[]; rate: RateWait | null }> {
+async function claimLimitedQueue(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, rated: boolean, named: boolean): Promise<{ claims: Claim[]; rate: RateWait | null }> {
   return withTransaction(pool, async (tx) => {
     await tx.query(prepared("svc_limited_queue_lock", LIMITED_QUEUE_LOCK_SQL, [worker.environmentId, queue]));
+    if (named) await tx.query(prepared("svc_named_limits_lock", NAMED_LIMITS_LOCK_SQL, [worker.environmentId]));
     const { rows } = await tx.query<ReadyClaimRow>(prepared(
       "svc_claim_limited",
       CLAIM_LIMITED_SQL,
-      [worker.environmentId, queue, worker.tasks, limit, worker.id, worker.version, now, leaseMs],
+      [worker.environmentId, queue, worker.tasks, limit, worker.id, worker.version, now, leaseMs, named],
     ));
     const claims = rows.map(readyClaimOf);
     if (!rated || claims.length >= limit) return { claims, rate: null };

@@ -1,4 +1,4 @@
-import { controlledQueues } from "@svc/runtime/engine";
+import { controlledQueues, queuesWithNamedLimitRuns } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
 import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
@@ -15,7 +15,9 @@ const CLAIM_BATCH = 100;
  * when a slot frees up while runs were left behind, and every `pollIntervalMs` (what takes runs
  * whose woken worker was full, died or missed the NOTIFY). Each claim runs as a leased execution.
  * The queues it claims with a limit are those its tasks declare a concurrencyLimit or a rateLimit on, and those of
- * its queues an operator paused or overrode (read at start, and again when told: queuesChanged).
+ * its queues an operator paused or overrode (read at start, and again when told: queuesChanged),
+ * and those that have had runs holding a named concurrency limit (a trigger of one tells:
+ * queuesChanged), whose claims also take the named limits' lock.
  */
 export class ReadyRuns {
   readonly #resources: WorkerResources;
@@ -27,6 +29,11 @@ export class ReadyRuns {
   readonly #queues: string[];
   #limited: string[];
   #limitedSet: Set<string>;
+  /**
+   * Its queues that have had runs holding a named concurrency limit. Kept once seen (a run may
+   * leave the claim's sight, delayed for a retry, and come back without anyone saying so).
+   */
+  readonly #named = new Set<string>();
   /** Bumped by each read of the controlled queues: only the latest one's answer is kept. */
   #controlsRead = 0;
   /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
@@ -61,9 +68,13 @@ export class ReadyRuns {
   async readControls(): Promise<void> {
     const read = ++this.#controlsRead;
     const { engine, worker } = this.#resources;
-    const controlled = await controlledQueues(engine.db, worker.environment.id, this.#queues);
+    const [controlled, named] = await Promise.all([
+      controlledQueues(engine.db, worker.environment.id, this.#queues),
+      queuesWithNamedLimitRuns(engine.db, worker.environment.id, this.#queues),
+    ]);
     if (read !== this.#controlsRead) return;
-    this.#limited = [...new Set([...this.#declared, ...controlled])];
+    for (const queue of named) this.#named.add(queue);
+    this.#limited = [...new Set([...this.#declared, ...controlled, ...this.#named])];
     this.#limitedSet = new Set(this.#limited);
     this.notify();
   }
@@ -113,7 +124,7 @@ export class ReadyRuns {
       ...this.#limited.map((queue) =>
         this.#rated.has(queue)
           ? (limit: number) => this.#claimRated(queue, limit)
-          : (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs),
+          : (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs, { named: this.#named.has(queue) }),
       ),
     ];
     let full = false;
@@ -135,7 +146,7 @@ export class ReadyRuns {
   async #claimRated(queue: string, limit: number): Promise<Claim[]> {
     const { claimPool, engine, config, events, hooks } = this.#resources;
     const now = engine.clock.now();
-    const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs);
+    const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs, { named: this.#named.has(queue) });
     if (rate !== null) {
       events.emit("rateLimited", { queue, waiting: rate.waiting, dueAt: rate.dueAt, newlyDelayed: rate.newlyDelayed });
       this.#rateTimers.get(queue)?.();

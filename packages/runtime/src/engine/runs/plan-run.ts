@@ -1,6 +1,7 @@
 import { LATEST_DATE_MS, parseTtl, resolveTime, storableDate, withinMaxDuration } from "../../durations.ts";
 import { UnprocessableError, ValidationError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { CONCURRENCY_LIMIT_NAME } from "../../contracts/concurrency-limits.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import { debounceWindow } from "./debounce.ts";
@@ -39,6 +40,8 @@ export interface RunPlan {
   concurrencyKey: string | null;
   /** The run's rate key (options.rateLimit.key): its copy of its queue's rateLimit. */
   rateLimitKey: string | null;
+  /** The named concurrency limits the run holds (options.concurrency), distinct and sorted (as svc_trigger_run stores them); null: none. */
+  concurrencyLimits: string[] | null;
   packet: Packet;
   idempotencyKey: string | null;
   idempotencyKeyUser: string | null;
@@ -68,17 +71,14 @@ export function normalizeTags(tags: string | string[] | undefined): string[] {
 }
 
 /**
- * Named concurrency limits (`options.concurrency`, Trigger.dev's `concurrencyLimit()` names) and
- * gates (`options.gates`) are not enforced by svc yet (issue 34 §4): a trigger that asks for them
- * is refused (422) rather than run without the limit it counts on. An empty list asks for none.
+ * Gates (`options.gates`) are not enforced by svc yet: a trigger that asks for them is refused
+ * (422) rather than run without the limit it counts on. An empty list asks for none. Named
+ * concurrency limits (`options.concurrency`) are: RunPlan.concurrencyLimits.
  */
 function refuseUnenforcedLimits(options: TriggerOptions): void {
-  const { concurrency, gates } = options as { concurrency?: unknown; gates?: unknown };
-  if (Array.isArray(concurrency) ? concurrency.length > 0 : concurrency !== undefined) {
-    throw new UnprocessableError("options.concurrency: named concurrency limits are not supported by svc yet; limit a queue instead (queue.concurrencyLimit, or the queues API's override: docs/queues-and-concurrency.md)");
-  }
+  const { gates } = options as { gates?: unknown };
   if (Array.isArray(gates) ? gates.length > 0 : gates !== undefined) {
-    throw new UnprocessableError("options.gates: concurrency gates are not supported by svc yet; limit a queue instead (docs/queues-and-concurrency.md)");
+    throw new UnprocessableError("options.gates: concurrency gates are not supported by svc yet; use a named concurrency limit (options.concurrency) or limit a queue instead (docs/queues-and-concurrency.md)");
   }
 }
 
@@ -123,6 +123,7 @@ export function planRun(
     queueName: options.queue?.name ?? null,
     concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
     rateLimitKey: rateLimitKeyOf(options.rateLimit),
+    concurrencyLimits: concurrencyLimitsOf(options.concurrency),
     packet,
     idempotencyKey,
     idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,
@@ -140,6 +141,18 @@ export function planRun(
     isTest: options.test ?? false,
     createdAt: now,
   };
+}
+
+/**
+ * The named concurrency limits a trigger's `concurrency` option names, distinct and sorted (null:
+ * none). Checked here as well as by the route's schema, with svc_trigger_run's message.
+ */
+function concurrencyLimitsOf(option: unknown): string[] | null {
+  if (option === undefined || option === null) return null;
+  if (!Array.isArray(option) || option.length > 2 || !option.every((n) => typeof n === "string" && CONCURRENCY_LIMIT_NAME.test(n))) {
+    throw new ValidationError("options.concurrency: must be a list of at most 2 names of 1-122 letters, digits, `_` or `-`");
+  }
+  return option.length === 0 ? null : [...new Set(option as string[])].sort();
 }
 
 /**

@@ -13,6 +13,8 @@ export interface RunRow {
   concurrency_key: string | null;
   /** Its trigger's rateLimit.key (migration 0047). */
   rate_limit_key?: string | null;
+  /** The named concurrency limits the run holds (migration 0048); null: none. */
+  concurrency_limits?: string[] | null;
   payload: string | null;
   payload_type: string;
   output: string | null;

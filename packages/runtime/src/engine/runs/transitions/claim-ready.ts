@@ -78,6 +78,14 @@ export const LIMITED_CLAIM_WINDOW = 1000;
 export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))`;
 
 /**
+ * The lock a limited claim that takes runs holding named concurrency limits holds until it commits,
+ * after its queue's (`$1` the environment): such claims of the whole environment take turns, so
+ * that each counts the executions of every limit the ones before it committed. Claims of runs
+ * without a named limit never take it.
+ */
+export const NAMED_LIMITS_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('concurrency-limits' || E'\\u0001' || $1, 0))`;
+
+/**
  * The prepared statement svc_claim_limited, run after LIMITED_QUEUE_LOCK_SQL in the same
  * transaction (its snapshot, taken after the lock, sees every claim of the queue before it): up to
  * `$4` runs of queue `$2` of environment `$1` (a queue with a concurrencyLimit: NOT
@@ -90,6 +98,17 @@ export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexte
  * starts at most what its rate leaves, per rate key, and records the starts it makes (rate_room,
  * RATE_ALLOWS, rate_taken: engine/runs/rate-limit-sql.ts). $5 worker id, $6 worker version, $7 now,
  * $8 the lease in ms. Constant text.
+ *
+ * $9: whether the claim holds NAMED_LIMITS_LOCK_SQL too (taken after the queue's lock, always in
+ * that order, so two claims never wait on each other crosswise). Only then does it take runs that
+ * hold named concurrency limits (runs.concurrency_limits, migration 0048): each such run starts
+ * only when, for every limit it holds, the environment's EXECUTING runs holding that limit (of any
+ * queue: every claim that takes such runs holds the same lock, so each counts the ones before it)
+ * plus the runs this claim ranks before it stay within the limit's `total`, and those of its
+ * concurrency key within its `perKey` (a key's live override, else the limit's override, else
+ * none). A run whose limit is paused is not started (it stays QUEUED); its resumes go on. A run
+ * ranked out by one bound still counts in the others' ranks: the claim may start fewer than a
+ * limit allows in one pass, never more.
  */
 export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT l.n, l.paused FROM svc_queue_limit($1, $2) l),
@@ -98,18 +117,37 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND r.status = 'EXECUTING' AND NOT r.claim_from_runs
        GROUP BY 1),
      ready AS (
-       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start FROM runs r
+       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl FROM runs r
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
          AND ((r.status = 'QUEUED' AND r.available_at IS NULL AND NOT (SELECT paused FROM lim)) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
          AND r.task_identifier = ANY ($3::text[])
+         AND (r.concurrency_limits IS NULL OR ($9::boolean AND NOT (r.status = 'QUEUED' AND EXISTS (
+           SELECT 1 FROM concurrency_limits c WHERE c.environment_id = $1 AND c.name = ANY (r.concurrency_limits) AND c.paused))))
        ORDER BY r.created_at, r.id
        LIMIT ${LIMITED_CLAIM_WINDOW})${rateRoomCtes("$1", "$2", "$7")},
+     named AS (
+       SELECT ready.id, ready.k, l.name,
+         coalesce(ko.per_key, c.per_key_override, c.per_key) AS per_key, coalesce(c.total_override, c.total) AS total,
+         row_number() OVER (PARTITION BY l.name, ready.k ORDER BY ready.created_at, ready.id) AS key_rank,
+         row_number() OVER (PARTITION BY l.name ORDER BY ready.created_at, ready.id) AS total_rank
+       FROM ready CROSS JOIN LATERAL unnest(ready.cl) AS l(name)
+       LEFT JOIN concurrency_limits c ON c.environment_id = $1 AND c.name = l.name
+       LEFT JOIN concurrency_limit_keys ko ON ko.environment_id = $1 AND ko.name = l.name AND ko.concurrency_key = ready.k AND ko.expires_at > $7),
+     named_running AS (
+       SELECT l.name, coalesce(r.concurrency_key, '') AS k, count(*) AS n FROM runs r CROSS JOIN LATERAL unnest(r.concurrency_limits) AS l(name)
+       WHERE r.environment_id = $1 AND r.status = 'EXECUTING' AND r.concurrency_limits IS NOT NULL AND $9::boolean
+       GROUP BY 1, 2),
+     named_blocked AS (
+       SELECT DISTINCT n.id FROM named n
+       WHERE n.key_rank + coalesce((SELECT x.n FROM named_running x WHERE x.name = n.name AND x.k = n.k), 0) > coalesce(n.per_key, 2147483647)
+          OR n.total_rank + coalesce((SELECT sum(x.n) FROM named_running x WHERE x.name = n.name), 0) > coalesce(n.total, 2147483647)),
      ranked AS (
        SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
          row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
        SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${RATE_ROOM_JOIN}
        WHERE x.rank + coalesce(running.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
+         AND NOT EXISTS (SELECT 1 FROM named_blocked b WHERE b.id = x.id)
          AND ((${startDue("$7")}) OR (${resumeDue}))
        ORDER BY x.created_at, x.id
        LIMIT $4 FOR UPDATE OF r SKIP LOCKED),
