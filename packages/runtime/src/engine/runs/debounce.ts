@@ -1,7 +1,6 @@
 import type { Queryable } from "../../db/queryable.ts";
-import { parseTtl } from "../../durations.ts";
-import { ValidationError } from "../../errors.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
+import { debounceWindow, type Debounce } from "./debounce-window.ts";
 import type { RunPlan } from "./plan-run.ts";
 import type { RunRow } from "./store.ts";
 
@@ -18,20 +17,6 @@ import type { RunRow } from "./store.ts";
 // triggers of one key, and the partial unique index of migration 0042 (one DELAYED run per key)
 // backs it. The firing of a delayed run locks its row, as the push here does (reschedule.ts says
 // what that relies on), so a push and a firing never interleave.
-
-export type Debounce = NonNullable<TriggerOptions["debounce"]>;
-
-/** The shortest debounce delay (Trigger.dev's minimum). */
-export const MIN_DEBOUNCE_DELAY_MS = 1000;
-
-/** `debounce.delay` and `maxDelay` in milliseconds; a ValidationError for bad values. */
-export function debounceWindow(debounce: Debounce): { delayMs: number; maxDelayMs: number | null } {
-  if (typeof debounce.key !== "string" || debounce.key.length === 0) throw new ValidationError("debounce.key: must be a non-empty string");
-  const delayMs = parseTtl(debounce.delay, "debounce.delay");
-  if (delayMs < MIN_DEBOUNCE_DELAY_MS) throw new ValidationError(`debounce.delay: "${debounce.delay}" is shorter than the minimum of 1s`);
-  const maxDelayMs = debounce.maxDelay === undefined ? null : parseTtl(debounce.maxDelay, "debounce.maxDelay");
-  return { delayMs, maxDelayMs };
-}
 
 /**
  * Locks the debounce key of `plan` for the rest of the transaction and returns the pending run

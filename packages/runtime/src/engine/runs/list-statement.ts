@@ -1,8 +1,37 @@
 import { ValidationError } from "../../errors.ts";
 import { VERSION_CLOCK_MARGIN } from "../workers/worker-versions.ts";
-import type { RunListFilters, RunListPage } from "./list.ts";
 import { presentedStatusCondition, presentedStatusSql } from "./pending-version.ts";
-import { isFinal, isRunStatus } from "./statuses.ts";
+import { isFinal, isRunStatus, type RunStatus } from "./statuses.ts";
+
+/** Filters the run list query applies; every field is optional and they combine with AND. */
+export interface RunListFilters {
+  statuses?: RunStatus[];
+  taskIdentifiers?: string[];
+  versions?: string[];
+  /** Any-match: a run with at least one of these tags. */
+  tags?: string[];
+  batchIds?: string[];
+  scheduleIds?: string[];
+  queues?: string[];
+  isTest?: boolean;
+  /** Runs a session started (session ids). */
+  sessionIds?: string[];
+  createdFrom?: Date;
+  createdTo?: Date;
+  /**
+   * Runs whose id starts with this (the dashboard's search): lowercase `run_` and base-36 only
+   * (RUN_ID_PREFIX), which list-statement.ts relies on for its range condition.
+   */
+  idPrefix?: string;
+}
+
+/** One page request in (created_at DESC, id DESC) order, as the API's keyset paginator asks for it. */
+export interface RunListPage {
+  /** An extra condition on `created_at`/`id` with its own `$1`, `$2` … placeholders, or null. */
+  keyset: { sql: string; values: unknown[] } | null;
+  direction: "desc" | "asc";
+  limit: number;
+}
 
 /**
  * Most lanes one statement reads (environments × status lanes × task or queue values). Past it,

@@ -1,5 +1,5 @@
 import { isPool, withTransaction, type Queryable } from "../../db/queryable.ts";
-import { runListStatement } from "./list-statement.ts";
+import { runListStatement, type RunListFilters, type RunListPage } from "./list-statement.ts";
 import type { RunStatus } from "./statuses.ts";
 import type { RunRow } from "./store.ts";
 
@@ -9,35 +9,7 @@ import type { RunRow } from "./store.ts";
  */
 export type RunListRow = RunRow & { environment_slug: string };
 
-/** Filters the run list query applies; every field is optional and they combine with AND. */
-export interface RunListFilters {
-  statuses?: RunStatus[];
-  taskIdentifiers?: string[];
-  versions?: string[];
-  /** Any-match: a run with at least one of these tags. */
-  tags?: string[];
-  batchIds?: string[];
-  scheduleIds?: string[];
-  queues?: string[];
-  isTest?: boolean;
-  /** Runs a session started (session ids). */
-  sessionIds?: string[];
-  createdFrom?: Date;
-  createdTo?: Date;
-  /**
-   * Runs whose id starts with this (the dashboard's search): lowercase `run_` and base-36 only
-   * (RUN_ID_PREFIX), which list-statement.ts relies on for its range condition.
-   */
-  idPrefix?: string;
-}
-
-/** One page request in (created_at DESC, id DESC) order, as the API's keyset paginator asks for it. */
-export interface RunListPage {
-  /** An extra condition on `created_at`/`id` with its own `$1`, `$2` … placeholders, or null. */
-  keyset: { sql: string; values: unknown[] } | null;
-  direction: "desc" | "asc";
-  limit: number;
-}
+export type { RunListFilters, RunListPage } from "./list-statement.ts";
 
 /**
  * Lists runs of the given environments matching `filters`, one keyset page at a time. Used by

@@ -4,7 +4,7 @@ import { newId } from "../../ids.ts";
 import { CONCURRENCY_LIMIT_NAME } from "../../contracts/concurrency-limits.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { Environment } from "../tenancy/environments.ts";
-import { debounceWindow } from "./debounce.ts";
+import { debounceWindow } from "./debounce-window.ts";
 import { encodePayload, type Packet } from "./payloads.ts";
 import type { RunRow } from "./store.ts";
 
