@@ -2,6 +2,7 @@
 // withAuth() and every other instance. The global functions use one built from the ambient config.
 import { applyLayer, configFromEnvironment, processEnvironment, type ClientConfig, type ResolvedConfig } from "./config.ts";
 import { BatchesResource } from "./batches.ts";
+import { ConcurrencyLimitsResource } from "./concurrency-limits.ts";
 import { EnvVarsResource } from "./envvars.ts";
 import { HttpTransport } from "./http.ts";
 import { IdempotencyKeysResource } from "./idempotency-keys.ts";
@@ -54,6 +55,7 @@ export class ApiClient {
   readonly envvars: EnvVarsResource;
   readonly schedules: SchedulesResource;
   readonly queues: QueuesResource;
+  readonly concurrencyLimits: ConcurrencyLimitsResource;
   readonly waitpoints: WaitpointsResource;
   readonly sessions: SessionsResource;
   readonly streams: StreamsResource;
@@ -74,6 +76,7 @@ export class ApiClient {
     this.envvars = new EnvVarsResource(connect);
     this.schedules = new SchedulesResource(connect);
     this.queues = new QueuesResource(connect);
+    this.concurrencyLimits = new ConcurrencyLimitsResource(connect);
     this.waitpoints = new WaitpointsResource(connect);
     this.sessions = new SessionsResource(connect);
     this.streams = new StreamsResource(connect);

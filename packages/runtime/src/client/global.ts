@@ -5,6 +5,7 @@ import { ApiClient, FixedConfig, type CreatePublicTokenOptions, type CreateTrigg
 import { ambientConfig } from "./auth-scope.ts";
 import type { ClientConfig } from "./config.ts";
 import type { BatchesResource } from "./batches.ts";
+import type { ConcurrencyLimitsResource } from "./concurrency-limits.ts";
 import type { EnvVarsResource } from "./envvars.ts";
 import type { IdempotencyKeysResource } from "./idempotency-keys.ts";
 import type { RunsResource } from "./runs.ts";
@@ -167,6 +168,26 @@ export const queues: Pick<QueuesResource, "list" | "retrieve" | "pause" | "resum
   resume: (queue) => currentApiClient().queues.resume(queue),
   overrideConcurrencyLimit: (queue, limit) => currentApiClient().queues.overrideConcurrencyLimit(queue, limit),
   resetConcurrencyLimit: (queue) => currentApiClient().queues.resetConcurrencyLimit(queue),
+};
+
+/**
+ * Named concurrency limits (a trigger's `concurrency` option): list and retrieve them (or one
+ * concurrencyKey's pool), override their bounds or one key's, pause and resume, reset (secret key).
+ *
+ * @example
+ * await concurrencyLimits.override("openai", { total: 20 });
+ * await concurrencyLimits.pause("openai");
+ */
+export const concurrencyLimits: Pick<ConcurrencyLimitsResource, "list" | "retrieve" | "override" | "reset" | "pause" | "resume"> = {
+  list: (options) => currentApiClient().concurrencyLimits.list(options),
+  retrieve: ((name: string, options?: { concurrencyKey: string }) =>
+    options ? currentApiClient().concurrencyLimits.retrieve(name, options) : currentApiClient().concurrencyLimits.retrieve(name)) as ConcurrencyLimitsResource["retrieve"],
+  override: ((name: string, override: Parameters<ConcurrencyLimitsResource["override"]>[1]) =>
+    currentApiClient().concurrencyLimits.override(name, override)) as ConcurrencyLimitsResource["override"],
+  reset: ((name: string, options?: { concurrencyKey: string }) =>
+    options ? currentApiClient().concurrencyLimits.reset(name, options) : currentApiClient().concurrencyLimits.reset(name)) as ConcurrencyLimitsResource["reset"],
+  pause: (name) => currentApiClient().concurrencyLimits.pause(name),
+  resume: (name) => currentApiClient().concurrencyLimits.resume(name),
 };
 
 /**

@@ -1,5 +1,5 @@
 // The management client: what backends (and task code) use to call svc's HTTP API.
-export { configure, withAuth, auth, runs, batches, idempotencyKeys, envvars, queues, tasksClient, waitClient, schedulesClient, sessionsClient, streamsClient, currentApiClient } from "./global.ts";
+export { configure, withAuth, auth, runs, batches, idempotencyKeys, envvars, queues, concurrencyLimits, tasksClient, waitClient, schedulesClient, sessionsClient, streamsClient, currentApiClient } from "./global.ts";
 export { ApiClient, type CreatePublicTokenOptions, type CreateTriggerTokenOptions } from "./api-client.ts";
 export type { ClientConfig, RequestOptions, RetryOptions, ResolvedConfig } from "./config.ts";
 export {
@@ -25,6 +25,7 @@ export type { BatchObject, BatchResults } from "./batches.ts";
 export type { EnvironmentSlug, EnvironmentVariable, UploadEnvironmentVariables, CreateEnvironmentVariable } from "./envvars.ts";
 export type { ScheduleObject, CreateScheduleOptions, UpdateScheduleOptions, ListSchedulesOptions } from "./schedules.ts";
 export type { QueueObject, QueueReference, ListQueuesOptions } from "./queues.ts";
+export type { ConcurrencyLimitObject, ConcurrencyLimitKeyObject, ConcurrencyLimitBound, OverrideBounds, OverrideKey } from "./concurrency-limits.ts";
 export type {
   CreateTokenOptions as CreateWaitpointTokenOptions,
   CreatedToken as CreatedWaitpointToken,
