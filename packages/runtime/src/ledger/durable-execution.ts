@@ -1,11 +1,11 @@
 import { retryWrite } from "../db/retry-write.ts";
 import { storedRunMetadata } from "../engine/metadata/run-metadata-store.ts";
-import { withTransaction, type Queryable } from "../db/queryable.ts";
+import type { Queryable } from "../db/queryable.ts";
 import { newId } from "../ids.ts";
 import { CHANNELS } from "../engine/channels.ts";
 import type { EngineDeps } from "../engine/deps.ts";
 import type { ClaimedRun } from "../engine/runs/claimed-columns.ts";
-import { parseSuperjson, stringifySuperjson } from "../engine/runs/superjson-text.ts";
+import { parseSuperjson } from "../engine/runs/superjson-text.ts";
 import type { Environment } from "../engine/tenancy/environments.ts";
 import { insertWaitpoint } from "../engine/waitpoints/store.ts";
 import { never } from "../sdk/never.ts";
@@ -16,14 +16,11 @@ import { addTagsFromRun } from "../engine/runs/add-tags-from-run.ts";
 import { ReplayNotices } from "../sdk/replay-notices.ts";
 import { consoleTaskLogs, type TaskLogSink } from "../sdk/task-logs.ts";
 import { WaitHooks } from "./wait-hooks.ts";
-import type { ChannelArrivals } from "../engine/sessions/in-arrivals.ts";
 import { RunStreams } from "./run-streams.ts";
 import { RunChannelOutput } from "./channel-output.ts";
 import { RunSessionChannels } from "./run-session-channels.ts";
 import { batchResults, childResult, waitResult } from "./wait-results.ts";
 import type { TaskContext } from "../sdk/task-context.ts";
-import { KEYED_EPOCH, type LedgerEntry } from "./entries.ts";
-import { holdClaim, markKeyedEntryUsed, recordStep } from "./ledger-store.ts";
 import { parseStored, StepOutcomeSchema } from "./outcomes.ts";
 import { LedgerSession } from "./replay.ts";
 import { inSpan, type ExecutionTracing } from "./execution-tracing.ts";
@@ -32,14 +29,12 @@ import { NO_RUN_TALLY, type RunTally } from "../engine/runs/run-tally.ts";
 import { LedgerCopyTracker, type SuspendedLedger } from "./suspended-ledger.ts";
 import { RunWaits } from "./run-waits.ts";
 import { RunMetadataBuffer } from "./run-metadata.ts";
+import { metadataOpsOf, StepRecords } from "./step-records.ts";
+import type { CreateToken, DurableExecutionArgs } from "./durable-execution-args.ts";
 
 export type { SuspendedLedger };
+export type { CreateToken, DurableExecutionArgs };
 
-/**
- * Prepares a waitpoint token for task code (bound to the token service by the worker: tokenCreator):
- * resolves to the function that creates it inside a transaction.
- */
-export type CreateToken = (env: Environment, options: CreateTokenOptions) => Promise<(tx: Queryable) => Promise<CreatedToken>>;
 
 export type ExecutionEnd = { kind: "suspended" } | { kind: "fenced" };
 
@@ -76,6 +71,7 @@ export class DurableExecution implements RunExecution {
   #endListeners: ((end: ExecutionEnd) => void)[] = [];
   /** Whether #ledger is still the stored ledger when the run suspends (suspendedLedger). */
   readonly #ledgerCopy: LedgerCopyTracker;
+  readonly #steps: StepRecords;
   /** The `.out` records the code appends, per session. */
   readonly #output: RunChannelOutput;
   /** What the code does with sessions' `.in`, and hand-overs. */
@@ -96,35 +92,7 @@ export class DurableExecution implements RunExecution {
   /** The run's realtime and input streams (`streams.*`). */
   readonly streams: RunStreams;
 
-  constructor(args: {
-    deps: EngineDeps;
-    run: ClaimedRun;
-    env: Environment;
-    claimToken: string;
-    ledger: LedgerSession;
-    ctx: TaskContext;
-    signal: AbortSignal;
-    createToken: CreateToken;
-    /** An offered run: whether its offer still stands (not canceled or taken over since). */
-    offerStands?: (() => Promise<boolean>) | null;
-    /** What wakes session.in.once; without it, once() throws. */
-    arrivals?: ChannelArrivals;
-    /** What wakes streams.input().once/on; without it, they throw. */
-    inputArrivals?: ChannelArrivals;
-    /** Traces on: spans of steps and waits under the attempt's span. */
-    tracing?: ExecutionTracing | null;
-    /** Told of the runs the code created here (the worker's svc_runs_triggered_total); default: nobody. */
-    tally?: RunTally;
-    /**
-     * The run's ledger_version that `ledger` is the ledger at (the claim's, or the offer's): with
-     * it, a suspension tells whether the ledger is still this execution's copy (suspendedLedger).
-     */
-    ledgerVersion?: number | null;
-    /** Where `logger.*` writes (the worker's log); default: the console. */
-    logs?: TaskLogSink;
-    /** The worker's (said once per worker); default: this execution's own. */
-    notices?: ReplayNotices;
-  }) {
+  constructor(args: DurableExecutionArgs) {
     this.#deps = args.deps;
     this.#run = args.run;
     this.#env = args.env;
@@ -137,6 +105,7 @@ export class DurableExecution implements RunExecution {
     this.#parent = { env: args.env, runId: args.run.id, trace: this.#tracing?.traceparent ? { traceparent: this.#tracing.traceparent } : {} };
     this.traceparent = this.#tracing?.traceparent ?? undefined;
     const run = { deps: args.deps, env: args.env, runId: args.run.id, claimToken: args.claimToken, ledger: args.ledger };
+    this.#steps = new StepRecords({ ...run, ledgerCopy: this.#ledgerCopy, mayWrite: () => this.#mayWrite(), fence: () => this.fence() });
     this.#output = new RunChannelOutput({ ...run, isFenced: () => this.#fenced, fence: () => this.fence() });
     this.#sessions = new RunSessionChannels({
       ...run,
@@ -145,10 +114,10 @@ export class DurableExecution implements RunExecution {
       isFenced: () => this.#fenced,
       mayWrite: () => this.#mayWrite(),
       fence: () => this.fence(),
-      passes: (key, entry) => this.#passes(key, entry),
+      passes: (key, entry) => this.#steps.passes(key, entry),
       register: (wait) => this.#waits.register(wait),
-      recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
-      replayedStep: (key, name) => this.#replayedStep(key, name),
+      recordStep: (key, name, make) => this.#steps.makeAndRecord(key, name, make),
+      replayedStep: (key, name) => this.#steps.replayed(key, name),
       tally: this.#tally,
     });
     this.#offerStands = args.offerStands ?? null;
@@ -183,10 +152,10 @@ export class DurableExecution implements RunExecution {
       arrivals: args.inputArrivals ?? null,
       isFenced: () => this.#fenced,
       fence: () => this.fence(),
-      passes: (key, entry) => this.#passes(key, entry),
+      passes: (key, entry) => this.#steps.passes(key, entry),
       register: (wait) => this.#waits.register(wait),
-      recordStep: (key, name, make) => this.#makeAndRecordStep(key, name, make),
-      replayedStep: (key, name) => this.#replayedStep(key, name),
+      recordStep: (key, name, make) => this.#steps.makeAndRecord(key, name, make),
+      replayedStep: (key, name) => this.#steps.replayed(key, name),
       report: (message, attributes) => this.#report(message, attributes),
     });
     this.#waits = new RunWaits({
@@ -291,7 +260,7 @@ export class DurableExecution implements RunExecution {
     const metadataOps = this.metadata.issued - before;
     // Stored before the record: once it exists, a replay skips the hook and never makes them again.
     if (metadataOps > 0) await this.metadata.flush();
-    await this.#recordStep(key, target, metadataOps > 0 ? { metadataOps } : null);
+    await this.#steps.record(key, target, metadataOps > 0 ? { metadataOps } : null);
     return true;
   }
 
@@ -312,7 +281,7 @@ export class DurableExecution implements RunExecution {
     const key = this.#ledger.nextKey(options?.idempotencyKey);
     const entry = this.#ledger.lookup(key, "token", tokenId, this.#deps.clock.now());
     if (entry?.resolved) {
-      const passes = this.#passes(key, entry);
+      const passes = this.#steps.passes(key, entry);
       return passes === true || (await passes) ? this.#waitHooks.passed(key, waitResult(entry.outcome)) : never();
     }
     this.#waitHooks.reached(key, entry === null);
@@ -329,7 +298,7 @@ export class DurableExecution implements RunExecution {
     // it stands for is still the one recorded, not a change of the code.
     const entry = this.#ledger.lookup(key, "datetime", null, now);
     if (entry?.resolved) {
-      const passes = this.#passes(key, entry);
+      const passes = this.#steps.passes(key, entry);
       return passes === true || (await passes) ? this.#waitHooks.passed(key, { ok: true, output: undefined }) : never();
     }
     // The wake-up time is recorded once (in the waitpoint), never recomputed from the duration.
@@ -352,9 +321,9 @@ export class DurableExecution implements RunExecution {
     // A step's side effects are as much a write as its record: not under a withdrawn offer.
     if (!(await this.#mayWrite())) return never();
     // Traces on: a step that runs (not a replayed one) is a span, its function and its record.
-    if (this.#tracing) return inSpan(this.#tracing, `step ${name}`, { "svc.run.id": this.#run.id, "svc.step.name": name, "svc.step.key": key.stepKey }, async () => this.#recordStep(key, name, await fn()));
+    if (this.#tracing) return inSpan(this.#tracing, `step ${name}`, { "svc.run.id": this.#run.id, "svc.step.name": name, "svc.step.key": key.stepKey }, async () => this.#steps.record(key, name, await fn()));
     const value = await fn();
-    return this.#recordStep(key, name, value);
+    return this.#steps.record(key, name, value);
   }
 
   async createToken(options: CreateTokenOptions): Promise<CreatedToken> {
@@ -365,7 +334,7 @@ export class DurableExecution implements RunExecution {
     // Created and recorded in one transaction, once the claim is known to be ours: a crash before
     // the commit leaves no token behind (the replay creates it then), and an execution that lost
     // its run creates none.
-    return this.#makeAndRecordStep(key, "wait.createToken", await this.#createToken(this.#env, options));
+    return this.#steps.makeAndRecord(key, "wait.createToken", await this.#createToken(this.#env, options));
   }
 
   async triggerAndWait(taskId: string, payload: unknown, options: Record<string, unknown> = {}): Promise<ChildRunResult> {
@@ -387,33 +356,6 @@ export class DurableExecution implements RunExecution {
     this.#waitHooks.reached(key, entry === null);
     const raw = await this.#waits.register({ key, kind: "batch", target: taskId, existingWaitpointId: entry?.waitpointId ?? null, makeWaitpoint: (tx) => makeChildBatchWaitpoint(this.#deps, tx, this.#parent, taskId, items) });
     return this.#waitHooks.passed(key, batchResults(raw));
-  }
-
-  /**
-   * Passes a resolved entry. A keyed entry that an earlier attempt recorded is first marked as
-   * passed by this attempt, so that replays of this attempt pass it too once its key's TTL ran out
-   * (see LedgerSession.lookup). False when the execution lost its claim (it is then fenced).
-   */
-  #passes(key: { stepKey: string; epoch: number }, entry: LedgerEntry): boolean | Promise<boolean> {
-    // Not a promise in the common case: replaying resolved entries costs no extra await each.
-    if (key.epoch !== KEYED_EPOCH || entry.usedEpoch === this.#ledger.epoch) return true;
-    return this.#markPassed(key, entry);
-  }
-
-  async #markPassed(key: { stepKey: string; epoch: number }, entry: LedgerEntry): Promise<boolean> {
-    if (!(await this.#mayWrite())) return false;
-    const attemptEpoch = this.#ledger.epoch;
-    return this.#ledgerCopy.writing(async () => {
-      const marked = await retryWrite(() =>
-        markKeyedEntryUsed(this.#deps.db, { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, attemptEpoch }),
-      );
-      if (!marked) {
-        this.fence();
-        return false;
-      }
-      this.#ledger.remember({ ...entry, usedEpoch: attemptEpoch });
-      return true;
-    });
   }
 
   waitForChannel(sessionRef: string, options?: ChannelWaitOptions): Promise<RawChannelResult> {
@@ -451,53 +393,4 @@ export class DurableExecution implements RunExecution {
     await this.flushChannels();
   }
 
-  /** A resolved step's recorded value, when the ledger has one at `key` (a replay). */
-  #replayedStep<T>(key: { stepKey: string; epoch: number }, name: string): { value: T } | null {
-    const entry = this.#ledger.lookup(key, "step", name, this.#deps.clock.now());
-    return entry?.resolved ? { value: parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, `the ledger outcome of step ${key.stepKey} (${name})`).value) as T } : null;
-  }
-
-  /** Records a step's value in the ledger, fenced by the claim. */
-  async #recordStep<T>(key: { stepKey: string; epoch: number }, name: string, value: T): Promise<T> {
-    return this.#record(key, name, (record) => record(this.#deps.db, value));
-  }
-
-  /**
-   * Makes a step's value inside the transaction that records it, only while the claim is ours:
-   * what `make` writes commits with the record or not at all.
-   */
-  async #makeAndRecordStep<T>(key: { stepKey: string; epoch: number }, name: string, make: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.#record(key, name, (record) =>
-      withTransaction(this.#deps.db, async (tx) => ((await holdClaim(tx, this.#run.id, this.#claimToken)) ? record(tx, await make(tx)) : null)),
-    );
-  }
-
-  async #record<T>(
-    key: { stepKey: string; epoch: number },
-    name: string,
-    write: (record: (db: Queryable, value: T) => Promise<{ value: T; outcome: unknown } | null>) => Promise<{ value: T; outcome: unknown } | null>,
-  ): Promise<T> {
-    if (!(await this.#mayWrite())) return never();
-    const record = async (db: Queryable, value: T) => {
-      const outcome = { ok: true, value: stringifySuperjson(value) };
-      const input = { runId: this.#run.id, claimToken: this.#claimToken, epoch: key.epoch, stepKey: key.stepKey, kind: "step" as const, target: name, outcome, now: this.#deps.clock.now() };
-      return (await recordStep(db, input)) ? { value, outcome } : null;
-    };
-    const recorded = await this.#ledgerCopy.writing(async () => {
-      const written = await retryWrite(() => write(record));
-      if (written) this.#ledger.remember({ stepKey: key.stepKey, epoch: key.epoch, kind: "step", target: name, waitpointId: null, resolved: true, outcome: written.outcome, expiresAt: null });
-      return written;
-    });
-    if (!recorded) {
-      this.fence();
-      return never();
-    }
-    return recorded.value;
-  }
-}
-
-/** How many metadata operations a recorded hook made (its record's value; older records have none). */
-function metadataOpsOf(entry: LedgerEntry): number {
-  const value = parseSuperjson(parseStored(StepOutcomeSchema, entry.outcome, "a hook's ledger record").value) as { metadataOps?: unknown } | null;
-  return typeof value?.metadataOps === "number" ? value.metadataOps : 0;
 }
