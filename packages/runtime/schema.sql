@@ -422,6 +422,7 @@ END) STORED NOT NULL,
     rate_limit_key text,
     rate_delayed_at timestamp with time zone,
     concurrency_limits text[],
+    offer_at_commit boolean DEFAULT false NOT NULL,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
@@ -451,6 +452,7 @@ CREATE INDEX runs_task_list ON public.runs USING btree (environment_id, task_ide
 CREATE INDEX runs_test_list ON public.runs USING btree (environment_id, created_at DESC, id DESC) WHERE is_test;
 CREATE TRIGGER runs_changed BEFORE UPDATE OF status, metadata, tags, error, started_at, finished_at, delay_until, expired_at, ttl, idempotency_key, idempotency_key_user, is_test, output, output_type, realtime_streams ON public.runs FOR EACH ROW WHEN ((((((((((((((((old.status IS DISTINCT FROM new.status) OR (old.metadata IS DISTINCT FROM new.metadata)) OR (old.tags IS DISTINCT FROM new.tags)) OR (old.error IS DISTINCT FROM new.error)) OR (old.started_at IS DISTINCT FROM new.started_at)) OR (old.finished_at IS DISTINCT FROM new.finished_at)) OR (old.delay_until IS DISTINCT FROM new.delay_until)) OR (old.expired_at IS DISTINCT FROM new.expired_at)) OR (old.ttl IS DISTINCT FROM new.ttl)) OR (old.idempotency_key IS DISTINCT FROM new.idempotency_key)) OR (old.idempotency_key_user IS DISTINCT FROM new.idempotency_key_user)) OR (old.is_test IS DISTINCT FROM new.is_test)) OR (old.output_type IS DISTINCT FROM new.output_type)) OR (old.output IS DISTINCT FROM new.output)) OR (old.realtime_streams IS DISTINCT FROM new.realtime_streams))) EXECUTE FUNCTION svc_run_changed();
 CREATE TRIGGER runs_inserted AFTER INSERT ON public.runs REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION svc_runs_inserted();
+CREATE CONSTRAINT TRIGGER runs_offer_at_commit AFTER INSERT ON public.runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.offer_at_commit) EXECUTE FUNCTION svc_offer_at_commit();
 
 CREATE TABLE schedule_ticks (
     schedule_id text NOT NULL,
@@ -1205,6 +1207,48 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.svc_offer_at_commit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := clock_timestamp();
+  v_offer record;
+BEGIN
+  IF current_setting('transaction_isolation') = 'read committed' THEN
+    UPDATE runs r SET status = 'EXECUTING', attempt_number = r.attempt_number + 1, claim_token = gen_random_uuid()::text,
+        worker_id = w.id, worker_version = w.version, lease_expires_at = v_now + make_interval(secs => w.lease_ms / 1000.0),
+        offered_at = v_now, offered_start = true, started_at = v_now, updated_at = v_now, offer_at_commit = false
+      FROM svc_offer_worker(NEW.environment_id, NEW.task_identifier, v_now, NULL, true) w
+      WHERE r.id = NEW.id AND r.environment_id = NEW.environment_id AND r.status = 'QUEUED' AND r.claim_from_runs
+        AND r.available_at IS NULL AND r.expire_at IS NULL AND r.ledger_epoch = 0 AND r.worker_id IS NULL
+      RETURNING r.worker_id, r.worker_version, r.claim_token, r.id, r.payload,
+        json_build_object('run', json_build_object(
+          'id', r.id, 'environment_id', r.environment_id, 'task_identifier', r.task_identifier, 'queue_name', r.queue_name,
+          'payload', r.payload, 'payload_type', r.payload_type, 'attempt_number', r.attempt_number, 'ledger_epoch', r.ledger_epoch,
+          'max_attempts', r.max_attempts, 'max_duration_s', r.max_duration_s, 'tags', r.tags, 'is_test', r.is_test,
+          'idempotency_key_user', r.idempotency_key_user, 'idempotency_key_scope', r.idempotency_key_scope, 'batch_id', r.batch_id,
+          'trigger_function', r.trigger_function, 'created_at', r.created_at, 'updated_at', r.updated_at, 'claim_token', r.claim_token,
+          'traceparent', r.traceparent, 'wait_traceparent', r.wait_traceparent, 'metadata', r.metadata,
+          'metadata_ops_epoch', r.metadata_ops_epoch, 'metadata_ops', r.metadata_ops, 'parent_run_id', r.parent_run_id),
+          'ledger', NULL, 'start', true)::text AS claim
+      INTO v_offer;
+    IF FOUND THEN
+      -- As offer-start.ts's SEND_START_OFFER: an offer too large for a NOTIFY carries its claim token.
+      PERFORM pg_notify('svc_offers_' || v_offer.worker_id,
+        CASE WHEN octet_length(v_offer.claim) <= 7900 THEN v_offer.claim
+             ELSE json_build_object('claimToken', v_offer.claim_token, 'runId', v_offer.id)::text END);
+      -- As a worker's own claim does (engine/workers/worker-versions.ts).
+      UPDATE worker_versions v SET seen_until = v_now + interval '1 minute'
+        WHERE v.environment_id = NEW.environment_id AND v.version = v_offer.worker_version AND v.seen_until < v_now + interval '30 seconds';
+      RETURN NULL;
+    END IF;
+  END IF;
+  PERFORM pg_notify('svc_runs_ready', NEW.environment_id);
+  RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.svc_offer_worker(p_environment_id text, p_task text, p_now timestamp with time zone, p_prefer text, p_free_only boolean)
  RETURNS TABLE(id text, version text, lease_ms integer)
  LANGUAGE sql
@@ -1369,8 +1413,9 @@ BEGIN
   SELECT * INTO v_env FROM svc_trigger_environment(p_environment);
   SELECT * INTO v_run FROM svc_trigger_run(v_env.environment_id, v_env.project_id, p_task, p_payload, p_options, NULL, NULL, clock_timestamp());
   IF NOT v_run.is_cached THEN
-    IF v_run.run_status = 'QUEUED' THEN PERFORM pg_notify('svc_runs_ready', v_env.environment_id);
-    ELSE PERFORM pg_notify('svc_timers', '');
+    IF v_run.run_status <> 'QUEUED' THEN PERFORM pg_notify('svc_timers', '');
+    -- A run marked offer_at_commit is offered, or the workers woken, at COMMIT (svc_offer_at_commit).
+    ELSIF NOT (SELECT r.offer_at_commit FROM runs r WHERE r.id = v_run.run_id) THEN PERFORM pg_notify('svc_runs_ready', v_env.environment_id);
     END IF;
   END IF;
   RETURN QUERY SELECT v_run.run_id, v_run.is_cached;
@@ -1423,6 +1468,7 @@ DECLARE
   v_concurrency_key text;
   v_rate_key text;
   v_limits text[];
+  v_plain boolean;
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -1626,14 +1672,17 @@ BEGIN
     v_queue := coalesce(v_queue,
       (SELECT wt.queue_name FROM worker_tasks wt WHERE wt.environment_id = p_environment_id AND wt.task_identifier = p_task),
       'task/' || p_task);
+    v_plain := v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
-      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits)
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits,
+      offer_at_commit)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
       p_batch_id, p_batch_index, v_test, p_now, p_now,
-      v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key, v_limits)
+      v_plain, v_rate_key, v_limits,
+      v_plain AND p_batch_id IS NULL AND v_status = 'QUEUED' AND v_expire IS NULL)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       IF v_limits IS NOT NULL THEN

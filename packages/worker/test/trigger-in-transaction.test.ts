@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiClient, BadRequestError, AuthenticationError, task } from "@svc/runtime";
+import { CHANNELS, CLAIMED_COLUMNS } from "@svc/runtime/engine";
 import { blockedBackends, eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
 const WRITE_THEN_HANG = fileURLToPath(new URL("./fixtures/tx-trigger/write-then-hang.mjs", import.meta.url));
@@ -38,6 +39,8 @@ const limited = task({
 let te: TestEngine;
 let w: TestWorker;
 const started: string[] = [];
+/** How each run's first attempt reached the worker: "offer" (no claim statement) or a claim. */
+const via = new Map<string, string | undefined>();
 let client: ApiClient;
 
 beforeAll(async () => {
@@ -45,7 +48,10 @@ beforeAll(async () => {
   await te.db.pool.query(`CREATE TABLE orders (id text PRIMARY KEY, item text NOT NULL)`);
   // A worker that only hears of runs through NOTIFYs (no polls), with a short lease.
   w = await startTestWorker(te, [fulfil, limited], { leaseMs: LEASE_MS, pollIntervalMs: 600_000 });
-  w.worker.events.on("runStarted", (e) => started.push(e.runId));
+  w.worker.events.on("runStarted", (e) => {
+    started.push(e.runId);
+    via.set(e.runId, e.via);
+  });
   client = new ApiClient({ baseURL: "http://svc.invalid", secretKey: te.project.environments.dev.secretKey });
 });
 afterAll(async () => {
@@ -104,10 +110,14 @@ describe("a run triggered inside the caller's transaction", () => {
       await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_MS + 500));
       expect(await runExists(runId)).toBe(false);
       expect(started).not.toContain(runId);
+      const beforeCommit = Date.now();
       await tx.query("COMMIT");
       await completed(runId);
       const run = await getRunRow(te, runId);
       expect(run).toMatchObject({ attempt_number: 1, worker_id: w.worker.id, tags: ["order"] });
+      // Offered to the worker at COMMIT (no claim statement), its lease and start measured from then.
+      expect(via.get(runId)).toBe("offer");
+      expect((run.started_at as Date).getTime()).toBeGreaterThanOrEqual(beforeCommit - 50);
       expect(payloads.get(runId)).toEqual({ orderId: "o-1" });
       const attempts = await te.db.pool.query(`SELECT status FROM run_attempts WHERE run_id = $1`, [runId]);
       expect(attempts.rows).toEqual([{ status: "COMPLETED" }]);
@@ -136,20 +146,48 @@ describe("a run triggered inside the caller's transaction", () => {
     expect(started).not.toContain(runId);
   });
 
-  it("sends the wake-up at COMMIT: the environment's svc_runs_ready, or svc_timers for a delayed run", async () => {
-    const heard = await notificationsDuring(["svc_runs_ready", "svc_timers"], async () => {
+  it("sends the start at COMMIT: the run, claimed, on its worker's own channel, or svc_timers for a delayed run", async () => {
+    let runId = "";
+    const offers = `${CHANNELS.offersPrefix}${w.worker.id}`;
+    const heard = await notificationsDuring(["svc_runs_ready", "svc_timers", offers], async () => {
       const tx = await backend();
       try {
         await tx.query("BEGIN");
-        const { rows } = await tx.query(`SELECT run_id FROM svc_trigger($1, 'fulfil', '{}')`, [te.env.id]);
+        runId = (await tx.query(`SELECT run_id FROM svc_trigger($1, 'fulfil', '{"n":1}', '{"tags":["t"]}')`, [te.env.id])).rows[0].run_id;
         await tx.query(`SELECT run_id FROM svc_trigger($1, 'fulfil', '{}', '{"delay":"1h"}')`, [te.env.id]);
         await tx.query("COMMIT");
-        await completed(rows[0].run_id);
+        await completed(runId);
       } finally {
         await tx.end();
       }
     });
-    expect(heard).toEqual([{ channel: "svc_runs_ready", payload: te.env.id }, { channel: "svc_timers", payload: "" }]);
+    // The delayed run's NOTIFY was sent by its statement; the offer, at COMMIT.
+    expect(heard.map((h) => h.channel)).toEqual(["svc_timers", offers]);
+    // The offer a trigger over HTTP sends (engine/runs/transitions/offer-start.ts): the claimed
+    // columns of the run, no ledger, a start.
+    const offer = JSON.parse(heard[1]!.payload!) as { run: Record<string, unknown>; ledger: unknown; start: boolean };
+    expect(Object.keys(offer.run).sort()).toEqual([...CLAIMED_COLUMNS].sort());
+    expect(offer).toMatchObject({ ledger: null, start: true, run: { id: runId, environment_id: te.env.id, task_identifier: "fulfil", attempt_number: 1, payload: '{"n": 1}', tags: ["t"], ledger_epoch: 0 } });
+    expect(via.get(runId)).toBe("offer");
+  });
+
+  it("wakes every worker at COMMIT instead when the transaction is REPEATABLE READ or SERIALIZABLE: its snapshot is not now", async () => {
+    for (const isolation of ["REPEATABLE READ", "SERIALIZABLE"]) {
+      let runId = "";
+      const heard = await notificationsDuring(["svc_runs_ready", `${CHANNELS.offersPrefix}${w.worker.id}`], async () => {
+        const tx = await backend();
+        try {
+          await tx.query(`BEGIN ISOLATION LEVEL ${isolation}`);
+          runId = (await tx.query(`SELECT run_id FROM svc_trigger($1, 'fulfil', '{}')`, [te.env.id])).rows[0].run_id;
+          await tx.query("COMMIT");
+          await completed(runId);
+        } finally {
+          await tx.end();
+        }
+      });
+      expect(heard).toEqual([{ channel: "svc_runs_ready", payload: te.env.id }]);
+      expect(via.get(runId)).not.toBe("offer");
+    }
   });
 
   it("leaves no run when the backend dies between its write and its COMMIT", async () => {

@@ -4,11 +4,13 @@
 -- transaction. test/trigger-in-sql.test.ts triggers the same inputs both ways and compares the rows
 -- (and the refusals): a change to one side that the other does not follow fails there.
 --
--- The run is inserted QUEUED (or DELAYED), never offered to a worker: an offer holds a worker's
--- lease from the insert, and the caller's transaction may stay open longer than that lease. The
--- caller (svc_trigger) NOTIFYs, and the NOTIFY goes out when the transaction commits: then a worker
--- claims the run from `runs`. Rolled back (or rolled back to a savepoint), nothing was written and
--- nothing is sent.
+-- The run is inserted QUEUED (or DELAYED), never offered to a worker here: an offer holds a worker's
+-- lease from when it is made, and the caller's transaction may stay open longer than that lease. A
+-- single run (no batch) that could start at once is marked `offer_at_commit`: the deferred trigger
+-- runs_offer_at_commit offers it at COMMIT (svc_offer_at_commit, migration 0052). For the others the
+-- caller (svc_trigger, svc_batch_trigger) NOTIFYs, and the NOTIFY goes out when the transaction
+-- commits: then a worker claims the run from `runs`. Rolled back (or rolled back to a savepoint),
+-- nothing was written and nothing is sent.
 --
 -- Options (camelCase, as the HTTP trigger's): idempotencyKey, idempotencyKeyTTL, delay, ttl, tags,
 -- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), concurrency (named limits), test. A JSON null counts as absent; any
@@ -39,6 +41,7 @@ DECLARE
   v_concurrency_key text;
   v_rate_key text;
   v_limits text[];
+  v_plain boolean;
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -242,14 +245,17 @@ BEGIN
     v_queue := coalesce(v_queue,
       (SELECT wt.queue_name FROM worker_tasks wt WHERE wt.environment_id = p_environment_id AND wt.task_identifier = p_task),
       'task/' || p_task);
+    v_plain := v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
-      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits)
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits,
+      offer_at_commit)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
       p_batch_id, p_batch_index, v_test, p_now, p_now,
-      v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l), v_rate_key, v_limits)
+      v_plain, v_rate_key, v_limits,
+      v_plain AND p_batch_id IS NULL AND v_status = 'QUEUED' AND v_expire IS NULL)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
       IF v_limits IS NOT NULL THEN
