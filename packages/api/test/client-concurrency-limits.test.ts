@@ -1,6 +1,6 @@
 // Named concurrency limits through svc's own client (`concurrencyLimits`, `ApiClient.concurrencyLimits`), against the real API.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ApiClient, BadRequestError, concurrencyLimits, configure, NotFoundError } from "@svc/runtime";
+import { ApiClient, BadRequestError, concurrencyLimits, configure, NotFoundError, tasks } from "@svc/runtime";
 import { clearServiceEnvironment, NO_RETRY, startListeningApi, type ListeningApi } from "./client-server.ts";
 
 let api: ListeningApi;
@@ -50,5 +50,14 @@ describe("concurrencyLimits", () => {
     await expect(concurrencyLimits.override("cl-openai", { perKey: -1 })).rejects.toBeInstanceOf(BadRequestError);
     await expect(concurrencyLimits.override("cl-openai", {})).rejects.toBeInstanceOf(BadRequestError);
     await expect(concurrencyLimits.override("bad name with spaces", { total: 1 })).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it("holds the limits a trigger names: one as a string, or a list", async () => {
+    const one = await tasks.trigger("cl-some-task", {}, { concurrency: "cl-openai" });
+    const two = await tasks.trigger("cl-some-task", {}, { concurrency: ["cl-openai", "cl-stripe"] });
+    const held = async (id: string) => (await api.db.pool.query("SELECT concurrency_limits FROM runs WHERE id = $1", [id])).rows[0].concurrency_limits;
+    expect(await held(one.id)).toEqual(["cl-openai"]);
+    expect(await held(two.id)).toEqual(["cl-openai", "cl-stripe"]);
+    await expect(tasks.trigger("cl-some-task", {}, { concurrency: ["a", "b", "c"] })).rejects.toBeInstanceOf(BadRequestError);
   });
 });

@@ -342,6 +342,19 @@ describe("the client's tasks.trigger(…, { tx })", () => {
     }
   });
 
+  it("takes the rate key and the named limits, as the HTTP trigger does", async () => {
+    const tx = await backend();
+    try {
+      await tx.query("BEGIN");
+      const handle = await client.tasks.trigger("fulfil", {}, { tx, rateLimit: { key: "customer-1" }, concurrency: "image-api" });
+      const row = (await tx.query(`SELECT rate_limit_key, concurrency_limits FROM runs WHERE id = $1`, [handle.id])).rows[0];
+      expect(row).toEqual({ rate_limit_key: "customer-1", concurrency_limits: ["image-api"] });
+      await tx.query("ROLLBACK");
+    } finally {
+      await tx.end();
+    }
+  });
+
   it("throws BadRequestError for options svc_trigger refuses, and AuthenticationError for a key of no environment here", async () => {
     const tx = await backend();
     try {

@@ -3,52 +3,10 @@ import { randomId } from "../ids.ts";
 import { segment, type HttpTransport } from "./http.ts";
 import { offloadLargePayload, serializePayload } from "./packets.ts";
 import { publicTokenFromResponse } from "./public-tokens.ts";
-import { batchTriggerInTransaction, triggerInTransaction, type TransactionClient } from "./trigger-in-transaction.ts";
+import { batchTriggerInTransaction, triggerInTransaction } from "./trigger-in-transaction.ts";
+import type { TransactionClient, TriggerOptions } from "./trigger-options.ts";
 
-export type { TransactionClient } from "./trigger-in-transaction.ts";
-
-/** Options of one trigger. Every field is optional; the task's own settings apply otherwise. */
-export interface TriggerOptions {
-  /** The same key within its TTL returns the existing run (`isCached: true`) instead of a new one. */
-  idempotencyKey?: string;
-  /** Lifetime of the idempotency key: "30s", "10m", "1h", "7d". @default "30d" */
-  idempotencyKeyTTL?: string;
-  /** Start later: a duration ("1h30m") or a date. The run is DELAYED until then. */
-  delay?: string | Date;
-  /** Not started within this time (a duration, or seconds) → EXPIRED. */
-  ttl?: string | number;
-  /** Up to 10 tags, each at most 128 characters. */
-  tags?: string | string[];
-  metadata?: Record<string, unknown>;
-  /** Overrides the task's retry.maxAttempts. */
-  maxAttempts?: number;
-  /** Seconds of execution before the attempt is stopped. */
-  maxDuration?: number;
-  /** Queue name (or `{ name }`). @default the task's queue */
-  queue?: string | { name: string };
-  /** Per-key concurrency inside the queue. */
-  concurrencyKey?: string;
-  /**
-   * svc's extension: the run's rate key. Each key of a queue with a rateLimit has its own copy of
-   * the limit; runs without one share one. docs/rate-limits.md
-   */
-  rateLimit?: { key: string };
-  machine?: string;
-  priority?: number;
-  /** Marks the run as a test run. @default false */
-  test?: boolean;
-  /** Run on this worker version only. */
-  lockToVersion?: string;
-  /** The run this one is a child of (set by in-task helpers). */
-  parentRunId?: string;
-  /**
-   * Trigger inside this database transaction (a `pg` client after `BEGIN`) instead of over HTTP: the
-   * run exists if and only if the transaction commits, and workers hear of it at commit. Takes the
-   * options svc_trigger takes (not machine, priority, lockToVersion, parentRunId); the client's
-   * secret key names the environment. docs/trigger-in-transaction.md.
-   */
-  tx?: TransactionClient;
-}
+export type { TransactionClient, TriggerOptions } from "./trigger-options.ts";
 
 /** What a trigger returns. */
 export interface RunHandle {
@@ -102,6 +60,7 @@ export function wireOptions(options: TriggerOptions | undefined, payloadType: st
     wire.idempotencyKeyOptions = { key: idempotencyKey };
   }
   if (options?.delay instanceof Date) wire.delay = options.delay.toISOString();
+  if (typeof options?.concurrency === "string") wire.concurrency = [options.concurrency];
   for (const key of Object.keys(wire)) if (wire[key] === undefined) delete wire[key];
   return wire;
 }

@@ -5,29 +5,7 @@
 import { AuthenticationError, BadRequestError } from "./errors.ts";
 import type { HttpTransport } from "./http.ts";
 import { serializePayload } from "./packets.ts";
-
-/**
- * A `pg` client inside a transaction the caller opened (`BEGIN` … `COMMIT`), or anything with the
- * same `query`: the trigger is one statement on it, and commits or rolls back with the caller's writes.
- */
-export interface TransactionClient {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
-}
-
-/** What a trigger in a transaction takes of the HTTP trigger's options (svc_trigger_run lists them). */
-export interface TransactionTriggerOptions {
-  idempotencyKey?: string;
-  idempotencyKeyTTL?: string;
-  delay?: string | Date;
-  ttl?: string | number;
-  tags?: string | string[];
-  metadata?: Record<string, unknown>;
-  maxAttempts?: number;
-  maxDuration?: number;
-  queue?: string | { name: string };
-  concurrencyKey?: string;
-  test?: boolean;
-}
+import type { TransactionClient, TransactionTriggerOptions } from "./trigger-options.ts";
 
 /**
  * The environment is the one the client's secret key opens, looked up in the same statement
@@ -78,8 +56,8 @@ export async function batchTriggerInTransaction(
  * drops it), an item's own `tx` (the batch's is the one used) left out.
  */
 function sqlOptions(options: TransactionTriggerOptions & { tx?: unknown }): Record<string, unknown> {
-  const { delay, tx: _, ...rest } = options;
-  return delay instanceof Date ? { ...rest, delay: delay.toISOString() } : { ...rest, delay };
+  const { delay, concurrency, tx: _, ...rest } = options;
+  return { ...rest, delay: delay instanceof Date ? delay.toISOString() : delay, concurrency: typeof concurrency === "string" ? [concurrency] : concurrency };
 }
 
 async function secretKeyHash(http: HttpTransport, what: string): Promise<string> {
