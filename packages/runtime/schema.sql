@@ -641,6 +641,8 @@ CREATE TABLE worker_tasks (
     registered_at timestamp with time zone DEFAULT now() NOT NULL,
     rate_limit integer,
     rate_period_ms integer,
+    concurrency_limits text[],
+    concurrency_declared jsonb,
     CONSTRAINT worker_tasks_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier),
     CONSTRAINT worker_tasks_rate_limit_check CHECK ((((rate_limit IS NULL) = (rate_period_ms IS NULL)) AND ((rate_limit IS NULL) OR ((rate_limit > 0) AND (rate_period_ms > 0)))))

@@ -1,5 +1,6 @@
 import { controlledQueues, queuesWithNamedLimitRuns } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
+import { namedLimitQueues } from "../tasks/register-tasks.ts";
 import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
@@ -17,7 +18,8 @@ const CLAIM_BATCH = 100;
  * The queues it claims with a limit are those its tasks declare a concurrencyLimit or a rateLimit on, and those of
  * its queues an operator paused or overrode (read at start, and again when told: queuesChanged),
  * and those that have had runs holding a named concurrency limit (a trigger of one tells:
- * queuesChanged), whose claims also take the named limits' lock.
+ * queuesChanged; the queues of its tasks that declare `concurrency` from the start), whose claims
+ * also take the named limits' lock.
  */
 export class ReadyRuns {
   readonly #resources: WorkerResources;
@@ -50,7 +52,9 @@ export class ReadyRuns {
     this.#slots = slots;
     const { worker, tasks } = resources;
     this.#claimer = { id: worker.id, version: worker.version, environmentId: worker.environment.id, tasks: worker.taskIds };
-    this.#declared = limitedQueues(tasks);
+    // The queues of its tasks that declare concurrency limits hold runs that hold them from the start.
+    for (const queue of namedLimitQueues(tasks)) this.#named.add(queue);
+    this.#declared = [...new Set([...limitedQueues(tasks), ...this.#named])];
     this.#queues = [...startQueues(tasks).keys()];
     this.#limited = this.#declared;
     this.#limitedSet = new Set(this.#limited);
