@@ -215,3 +215,4 @@ export {
   keyOverrideExpiresAt, overrideConcurrencyLimit, overrideConcurrencyLimitKey, resetConcurrencyLimit, resetConcurrencyLimitKey, setConcurrencyLimitPaused,
 } from "./concurrency-limits/concurrency-limit-controls.ts";
 export { registerDeclaredLimits } from "./concurrency-limits/declared-limits.ts";
+export { wakeLimitWaiters } from "./concurrency-limits/wake-limit-waiters.ts";
