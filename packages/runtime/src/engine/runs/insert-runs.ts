@@ -95,7 +95,10 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              tags text[], metadata text, max_attempts int, max_duration_s int, ttl text, expire_at timestamptz, delay_until timestamptz,
              parent_run_id text, root_run_id text, depth int, trigger_function text, batch_id text, batch_index int, schedule_id text,
              is_test boolean, created_at timestamptz, one_time_use_token text, traceparent text, idempotency_key_scope text, ledger_epoch int, rate_limit_key text, concurrency_limits text[])
-           LEFT JOIN worker_tasks wt ON wt.environment_id = $2 AND wt.task_identifier = u.task_identifier),
+           -- A lookup by primary key per run (LIMIT 1 keeps the planner from hashing the whole table).
+           LEFT JOIN LATERAL (
+             SELECT wt.queue_name, wt.concurrency_limits FROM worker_tasks wt
+             WHERE wt.environment_id = $2 AND wt.task_identifier = u.task_identifier LIMIT 1) wt ON true),
          -- The plain claim takes a run unless its queue has a concurrencyLimit (migration 0036) or a
          -- rateLimit (0047), or an operator paused it or overrode its limit (0046). A concurrency or
          -- rate key only splits a limit: in a queue without one it changes nothing. (What
