@@ -130,6 +130,10 @@ describe("concurrency limits with @trigger.dev/sdk 4.8.3", () => {
     const replaced = await tasks.trigger("cl-declaring", {}, { concurrency: ["openai"] });
     const { rows } = await api.db.pool.query(`SELECT id, concurrency_limits FROM runs WHERE id = ANY ($1) ORDER BY created_at`, [[held.id, replaced.id]]);
     expect(rows.map((r) => r.concurrency_limits)).toEqual([["cl-declared", "task/cl-declaring"], ["openai", "task/cl-declaring"]]);
+    // A replay holds what its run held (the inline limit again from the task, not as a trigger's name).
+    const replayed = await runs.replay(replaced.id);
+    const again = await api.db.pool.query(`SELECT concurrency_limits FROM runs WHERE id = $1`, [replayed.id]);
+    expect(again.rows[0].concurrency_limits).toEqual(["openai", "task/cl-declaring"]);
   });
 
   it("refuses bad input with a 4xx that says why", async () => {
