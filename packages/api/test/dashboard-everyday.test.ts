@@ -67,6 +67,12 @@ describe("tasks page", () => {
     expect(textareaOf((await browser.get(`${base}/tasks/resize`)).body)).toBe("{}");
   });
 
+  it("shows the concurrency limits a task's runs hold", async () => {
+    expect((await browser.get(`${base}/tasks/resize`)).body).toContain('<dt>Holds limits</dt><dd><span class="muted">none</span></dd>');
+    await api.db.pool.query(`UPDATE worker_tasks SET concurrency_limits = $2 WHERE environment_id = $1 AND task_identifier = 'send-email'`, [api.env.id, ["openai", "task/send-email"]]);
+    expect((await browser.get(`${base}/tasks/send-email`)).body).toContain("<dt>Holds limits</dt><dd>openai, task/send-email</dd>");
+  });
+
   it("triggers a test run with the typed payload (CRLF line breaks and all) and opens it", async () => {
     const res = await browser.post(`${base}/tasks/resize/test`, { _csrf: csrf, payload: '{\r\n  "width": 640,\r\n  "label": "\\"123\\""\r\n}' });
     expect(res.statusCode).toBe(303);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { concurrencyLimits, configure, runs, tasks } from "@trigger.dev/sdk";
+import { registerDeclaredLimits } from "@svc/runtime/engine";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 // The concurrency-limits API with the published SDK, unchanged, against svc on a real port: list,
@@ -97,6 +98,42 @@ describe("concurrency limits with @trigger.dev/sdk 4.8.3", () => {
     const plain = await tasks.trigger("cl-task", {}, { concurrency: [] });
     const { rows: plainRows } = await api.db.pool.query(`SELECT concurrency_limits, claim_from_runs FROM runs WHERE id = $1`, [plain.id]);
     expect(plainRows[0]).toEqual({ concurrency_limits: null, claim_from_runs: true });
+  });
+
+  it("shows the bounds task code declares as each limit's base, which an override sits on and a reset returns to", async () => {
+    // As a worker registers tasks declaring concurrency: [{ total: 2 }, "cl-declared"] and cl-declared's bounds.
+    const env = api.project.environments.dev.id;
+    await api.db.pool.query(
+      `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version, concurrency_limits, concurrency_declared)
+       VALUES ($1, 'cl-declaring', 'task/cl-declaring', 'test', $2, $3)`,
+      [env, ["cl-declared", "task/cl-declaring"], JSON.stringify([{ name: "cl-declared", per_key: 1, total: 4 }, { name: "task/cl-declaring", per_key: null, total: 2 }])],
+    );
+    await registerDeclaredLimits(api.db.pool, env, new Date());
+
+    const declared = await concurrencyLimits.retrieve("cl-declared");
+    expect(declared.total).toEqual({ current: 4, base: 4, override: null, overriddenAt: null });
+    expect(declared.perKey).toMatchObject({ current: 1, base: 1, override: null });
+    const overridden = await concurrencyLimits.override("cl-declared", { total: 9 });
+    expect(overridden.total).toMatchObject({ current: 9, base: 4, override: 9 });
+    expect(overridden.perKey).toMatchObject({ current: 1, base: 1, override: null });
+    const reset = await concurrencyLimits.reset("cl-declared");
+    expect(reset.total).toEqual({ current: 4, base: 4, override: null, overriddenAt: null });
+
+    // The inline limit, by the name Trigger.dev derives for it (the SDK encodes the slash).
+    expect((await concurrencyLimits.retrieve("task/cl-declaring")).total).toMatchObject({ current: 2, base: 2 });
+    const names: string[] = [];
+    for await (const l of concurrencyLimits.list()) names.push(l.name);
+    expect(names).toEqual(expect.arrayContaining(["cl-declared", "task/cl-declaring"]));
+
+    // A trigger gives the run the task's declared limits; its own names replace the named ones.
+    const held = await tasks.trigger("cl-declaring", {});
+    const replaced = await tasks.trigger("cl-declaring", {}, { concurrency: ["openai"] });
+    const { rows } = await api.db.pool.query(`SELECT id, concurrency_limits FROM runs WHERE id = ANY ($1) ORDER BY created_at`, [[held.id, replaced.id]]);
+    expect(rows.map((r) => r.concurrency_limits)).toEqual([["cl-declared", "task/cl-declaring"], ["openai", "task/cl-declaring"]]);
+    // A replay holds what its run held (the inline limit again from the task, not as a trigger's name).
+    const replayed = await runs.replay(replaced.id);
+    const again = await api.db.pool.query(`SELECT concurrency_limits FROM runs WHERE id = $1`, [replayed.id]);
+    expect(again.rows[0].concurrency_limits).toEqual(["openai", "task/cl-declaring"]);
   });
 
   it("refuses bad input with a 4xx that says why", async () => {

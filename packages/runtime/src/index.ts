@@ -8,6 +8,7 @@ export {
 } from "./sdk/task.ts";
 export type { TaskSchema, StandardSchemaV1, inferSchemaIn, inferSchemaOut } from "./sdk/schema.ts";
 export { queue, type Queue } from "./sdk/queue.ts";
+export { concurrencyLimit, type ConcurrencyLimit, type ConcurrencyLimitOptions, type ConcurrencyShape, type TaskConcurrency } from "./sdk/concurrency-limit.ts";
 export type { RateLimit } from "./sdk/rate-limit.ts";
 export type * from "./sdk/hooks/hook-types.ts";
 export { AbortTaskRunError, SubtaskUnwrapError, TaskPayloadParsedError } from "./sdk/task-errors.ts";

@@ -20,7 +20,7 @@ const SAME = [
   "idempotency_key_user", "idempotency_key_scope", "tags", "metadata", "max_attempts", "max_duration_s", "ttl", "parent_run_id",
   "root_run_id", "depth", "trigger_function", "batch_id", "batch_index", "schedule_id", "is_test", "attempt_number", "claim_token",
   "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at", "claim_from_runs", "ledger_epoch",
-  "available_at", "debounce_key", "list_status", "rate_limit_key",
+  "available_at", "debounce_key", "list_status", "rate_limit_key", "concurrency_limits",
 ] as const;
 const RELATIVE = ["idempotency_key_expires_at", "expire_at", "delay_until"] as const;
 
@@ -80,6 +80,31 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
       expect(sql.run_id).toMatch(/^run_[0-9a-z]{21}$/);
     });
   }
+
+  it("gives the run the limits its task declares, a trigger's names replacing the named ones but not the inline one", async () => {
+    for (const way of ["e", "s"]) {
+      await te.db.pool.query(
+        `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version, concurrency_limits) VALUES ($1, $2, $3, 'v1', $4)`,
+        [te.env.id, `declaring-${way}`, `task/declaring-${way}`, ["openai", `task/declaring-${way}`]],
+      );
+      await te.db.pool.query(
+        `INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version, concurrency_limits) VALUES ($1, $2, 'shared', 'v1', $3)`,
+        [te.env.id, `named-only-${way}`, ["openai"]],
+      );
+    }
+    const limitsOf = async (id: string) => (await te.db.pool.query(`SELECT concurrency_limits, claim_from_runs FROM runs WHERE id = $1`, [id])).rows[0];
+    for (const [task, options, expected] of [
+      ["declaring", {}, ["openai", "task/declaring-%"]],
+      ["declaring", { concurrency: ["zeta"] }, ["zeta", "task/declaring-%"]],
+      ["named-only", {}, ["openai"]],
+      ["named-only", { concurrency: ["zeta", "anthropic"] }, ["anthropic", "zeta"]],
+    ] as const) {
+      const engine = await limitsOf((await viaEngine(`${task}-e`, { n: 1 }, options)).id);
+      const sql = await limitsOf((await viaSql(`${task}-s`, { n: 1 }, options)).run_id);
+      expect(engine).toEqual({ concurrency_limits: expected.map((l) => l.replace("%", "e")), claim_from_runs: false });
+      expect(sql).toEqual({ concurrency_limits: expected.map((l) => l.replace("%", "s")), claim_from_runs: false });
+    }
+  });
 
   it("takes every option of the HTTP trigger but those it names as needing the HTTP API, and each is compared above", () => {
     // A new option of the HTTP trigger fails here until svc_trigger_run takes it (and a case above

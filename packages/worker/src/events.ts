@@ -45,6 +45,8 @@ export interface WorkerEventMap {
    * `newlyDelayed`: how many of those no claim had held back before (each run is counted once).
    */
   rateLimited: { queue: string; waiting: number; dueAt: Date | null; newlyDelayed: number };
+  /** A pass of its claims from `runs` (the plain claim, then each limited queue's) ended; `full`: its slots ran out first. */
+  claimsPassed: { full: boolean };
   error: { error: unknown; where: string };
 }
 

@@ -42,6 +42,8 @@ DECLARE
   v_rate_key text;
   v_limits text[];
   v_plain boolean;
+  v_task record;
+  v_held text[];
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -189,7 +191,8 @@ BEGIN
     END IF;
   END IF;
   -- Named concurrency limits (migration 0048): at most two names; a run holding one is always the
-  -- limited claim's, and the environment's workers are told (they claim its queue that way).
+  -- limited claim's, and the environment's workers are told (they claim its queue that way; the
+  -- workers of a task that declares limits know its queue without being told).
   IF o ? 'concurrency' THEN
     IF jsonb_typeof(o -> 'concurrency') <> 'array' OR jsonb_array_length(o -> 'concurrency') > 2
        OR EXISTS (SELECT 1 FROM jsonb_array_elements(o -> 'concurrency') e
@@ -242,10 +245,16 @@ BEGIN
     END IF;
 
     v_id := svc_time_ordered_id('run_', p_now);
-    v_queue := coalesce(v_queue,
-      (SELECT wt.queue_name FROM worker_tasks wt WHERE wt.environment_id = p_environment_id AND wt.task_identifier = p_task),
-      'task/' || p_task);
-    v_plain := v_limits IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
+    -- The task's registration gives the run its queue (unless named) and the concurrency limits
+    -- its code declares (migration 0050): the trigger's own names replace the declared named ones,
+    -- never the task's inline limit (task/<id>), as insert-runs.ts does.
+    SELECT wt.queue_name, wt.concurrency_limits INTO v_task FROM worker_tasks wt
+      WHERE wt.environment_id = p_environment_id AND wt.task_identifier = p_task;
+    v_queue := coalesce(v_queue, v_task.queue_name, 'task/' || p_task);
+    v_held := CASE WHEN v_limits IS NULL THEN v_task.concurrency_limits
+                   WHEN 'task/' || p_task = ANY (v_task.concurrency_limits) THEN v_limits || ('task/' || p_task)
+                   ELSE v_limits END;
+    v_plain := v_held IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
       delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits,
@@ -254,7 +263,7 @@ BEGIN
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
       p_batch_id, p_batch_index, v_test, p_now, p_now,
-      v_plain, v_rate_key, v_limits,
+      v_plain, v_rate_key, v_held,
       v_plain AND p_batch_id IS NULL AND v_status = 'QUEUED' AND v_expire IS NULL)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN

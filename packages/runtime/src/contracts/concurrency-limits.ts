@@ -22,7 +22,14 @@ const LimitName = z.string().regex(CONCURRENCY_LIMIT_NAME, "must be 1-122 letter
 const ConcurrencyKey = z.union([z.string().min(1, "must not be empty").max(128), z.number()]).transform((v) => String(v));
 const Bound = z.number().int().min(0).max(MAX_CONCURRENCY_BOUND);
 
-export const ConcurrencyLimitParams = z.object({ name: LimitName });
+/**
+ * A limit the API names: a named limit, or a task's inline limit under the name Trigger.dev derives
+ * for it, `task/<task id>` (what `list` shows; a trigger cannot name it).
+ */
+const LIMIT_PATH_NAME = /^(?:[a-zA-Z0-9_-]{1,122}|task\/.{1,250})$/;
+export const ConcurrencyLimitParams = z.object({
+  name: z.string().regex(LIMIT_PATH_NAME, "must be 1-122 letters, digits, `_` or `-`, or task/<task id>").describe("The limit's name, or task/<task id> for a task's inline limit"),
+});
 
 /** GET /api/v1/concurrency-limits/{name}?concurrencyKey=… */
 export const RetrieveConcurrencyLimitQuery = z.object({ concurrencyKey: ConcurrencyKey.optional() });

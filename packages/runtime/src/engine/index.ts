@@ -214,3 +214,5 @@ export {
 export {
   keyOverrideExpiresAt, overrideConcurrencyLimit, overrideConcurrencyLimitKey, resetConcurrencyLimit, resetConcurrencyLimitKey, setConcurrencyLimitPaused,
 } from "./concurrency-limits/concurrency-limit-controls.ts";
+export { registerDeclaredLimits } from "./concurrency-limits/declared-limits.ts";
+export { wakeLimitWaiters } from "./concurrency-limits/wake-limit-waiters.ts";

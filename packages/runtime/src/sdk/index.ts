@@ -13,6 +13,7 @@ export * from "./never.ts";
 export * from "./session-channels.ts";
 export * from "./config-file.ts";
 export * from "./queue.ts";
+export * from "./concurrency-limit.ts";
 export * from "./rate-limit.ts";
 export * from "./locals.ts";
 export * from "./logger.ts";

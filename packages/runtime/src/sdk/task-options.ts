@@ -3,6 +3,7 @@ import type {
   OnCancelHookFunction, OnCatchErrorHookFunction, OnCleanupHookFunction, OnCompleteHookFunction, OnFailureHookFunction, OnInitHookFunction,
   OnMiddlewareHookFunction, OnResumeHookFunction, OnStartAttemptHookFunction, OnStartHookFunction, OnSuccessHookFunction, OnWaitHookFunction, TaskInitOutput,
 } from "./hooks/hook-types.ts";
+import type { TaskConcurrency } from "./concurrency-limit.ts";
 import type { RateLimit } from "./rate-limit.ts";
 import type { TaskContext } from "./task-context.ts";
 
@@ -52,6 +53,19 @@ export interface TaskOptions<TIdentifier extends string = string, TPayload = any
    * task({ id: "call-openai", rateLimit: { limit: 10, period: "1s" }, run: async () => {} });
    */
   rateLimit?: RateLimit;
+  /**
+   * The concurrency limits its runs hold (Trigger.dev's task `concurrency`): an inline limit
+   * (`{ total, perKey }`) that caps this task's runs, and up to two named limits
+   * (`concurrencyLimit()`, or a limit's name) shared with every task holding them. A run starts only
+   * when every limit it holds has room, across all workers; a trigger's `concurrency` replaces the
+   * named ones for its run (the inline one stays). docs/queues-and-concurrency.md
+   *
+   * @default none
+   * @example
+   * export const openaiLimit = concurrencyLimit({ name: "openai", total: 25 });
+   * task({ id: "summarize", concurrency: [{ perKey: 1, total: 10 }, openaiLimit], run: async () => {} });
+   */
+  concurrency?: TaskConcurrency;
   /**
    * Seconds an execution may run before it is stopped: `signal` aborts and the run ends
    * TIMED_OUT (MAX_DURATION_EXCEEDED). Trigger.dev counts an attempt's compute time; svc counts

@@ -1,5 +1,6 @@
 import type { BatchHandle, BatchItem, BatchTriggerOptions, RunHandle, TriggerOptions } from "../client/tasks.ts";
 import type { TaskInitOutput } from "./hooks/hook-types.ts";
+import { taskConcurrencyOf, type TaskConcurrencyDeclaration } from "./concurrency-limit.ts";
 import { isQueue } from "./queue.ts";
 import { rateLimitOf } from "./rate-limit.ts";
 import { schemaParser, type inferSchemaIn, type inferSchemaOut, type TaskSchema } from "./schema.ts";
@@ -10,9 +11,11 @@ import { batchTriggerTask, triggerTask } from "./trigger.ts";
 export type { QueueOptions, TaskOptions, TaskRunParams, TaskContext, IdempotencyKeyScope } from "./task-options.ts";
 
 /** A declared task; also the handle other code triggers it through. */
-export interface Task<TIdentifier extends string = string, TInput = any, TOutput = any> extends Omit<TaskOptions<TIdentifier, any, any, any>, "queue"> {
+export interface Task<TIdentifier extends string = string, TInput = any, TOutput = any> extends Omit<TaskOptions<TIdentifier, any, any, any>, "queue" | "concurrency"> {
   /** The task's queue, a name given as a string made `{ name }`. */
   readonly queue?: QueueOptions;
+  /** The concurrency limits its runs hold, validated: the inline one, the named ones by name. */
+  readonly concurrency?: TaskConcurrencyDeclaration;
   readonly kind: "STANDARD" | "SCHEDULED";
   /** Declarative cron schedule (set by schedules.task). */
   readonly schedule?: { cron: string; timezone?: string };
@@ -82,11 +85,13 @@ function declareTask<TIdentifier extends string, TInput, TOutput>(
   const id = options.id;
   // A trigger sends what the schema makes of the payload, as Trigger.dev's does.
   const parsed = (payload: unknown) => (parse ? parse(payload) : Promise.resolve(payload));
-  const { queue: declaredQueue, rateLimit, ...rest } = options;
+  const { queue: declaredQueue, rateLimit, concurrency: declaredConcurrency, ...rest } = options;
   const queue = withRateLimit(queueOf(declaredQueue, id), rateLimit, `${what}("${id}")`);
+  const concurrency = taskConcurrencyOf(id, declaredConcurrency);
   return {
     ...rest,
     ...(queue ? { queue } : {}),
+    ...(concurrency ? { concurrency } : {}),
     kind: "STANDARD",
     ...(parse ? { parsePayload: parse } : {}),
     __svcTask: true,

@@ -1,5 +1,6 @@
-import { controlledQueues, queuesWithNamedLimitRuns } from "@svc/runtime/engine";
+import { controlledQueues, queuesWithNamedLimitRuns, wakeLimitWaiters } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
+import { namedLimitQueues } from "../tasks/register-tasks.ts";
 import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
 import type { Slots } from "./slots.ts";
 import type { WorkerResources } from "./resources.ts";
@@ -17,7 +18,8 @@ const CLAIM_BATCH = 100;
  * The queues it claims with a limit are those its tasks declare a concurrencyLimit or a rateLimit on, and those of
  * its queues an operator paused or overrode (read at start, and again when told: queuesChanged),
  * and those that have had runs holding a named concurrency limit (a trigger of one tells:
- * queuesChanged), whose claims also take the named limits' lock.
+ * queuesChanged; the queues of its tasks that declare `concurrency` from the start), whose claims
+ * also take the named limits' lock.
  */
 export class ReadyRuns {
   readonly #resources: WorkerResources;
@@ -50,7 +52,9 @@ export class ReadyRuns {
     this.#slots = slots;
     const { worker, tasks } = resources;
     this.#claimer = { id: worker.id, version: worker.version, environmentId: worker.environment.id, tasks: worker.taskIds };
-    this.#declared = limitedQueues(tasks);
+    // The queues of its tasks that declare concurrency limits hold runs that hold them from the start.
+    for (const queue of namedLimitQueues(tasks)) this.#named.add(queue);
+    this.#declared = [...new Set([...limitedQueues(tasks), ...this.#named])];
     this.#queues = [...startQueues(tasks).keys()];
     this.#limited = this.#declared;
     this.#limitedSet = new Set(this.#limited);
@@ -136,6 +140,7 @@ export class ReadyRuns {
     }
     // Woken with no slot free, or every slot filled: runs may wait for the next free one.
     this.#backlog = full && !this.#slots.draining;
+    this.#resources.events.emit("claimsPassed", { full });
   }
 
   /**
@@ -163,6 +168,14 @@ export class ReadyRuns {
     return claims;
   }
 
+  /** A run this worker claimed from a limited queue ended: claim again, and wake the workers waiting for the named limits it held. */
+  #ended(runId: string, named: boolean): void {
+    this.notify();
+    if (!named) return;
+    const { engine } = this.#resources;
+    wakeLimitWaiters(engine.db, runId, engine.clock.now()).catch((error) => this.#resources.report(error, "claim"));
+  }
+
   /** Claims with `claim` until it finds fewer runs than free slots; true when the slots ran out first, null on an error. */
   async #claimAll(claim: (limit: number) => Promise<Claim[]>): Promise<boolean | null> {
     for (;;) {
@@ -174,8 +187,10 @@ export class ReadyRuns {
         claimed = claims.length;
         for (const c of claims) {
           // A run of a limited queue that ends (finished, waiting, retrying) frees a slot of its
-          // queue: claim again, as no trigger will say so.
-          const onEnded = this.#limitedSet.has(c.run.queue_name) ? () => this.notify() : undefined;
+          // queue: claim again, as no trigger will say so. One that may hold named limits frees a
+          // slot of each of them too: wake the workers of the other queues waiting for them.
+          const named = this.#named.has(c.run.queue_name);
+          const onEnded = this.#limitedSet.has(c.run.queue_name) ? () => this.#ended(c.run.id, named) : undefined;
           this.#slots.run({ kind: "claimed", runId: c.run.id, claimed: c }, { reserved: true, onEnded });
         }
       } catch (error) {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { isQueue, isTask, type Queue, type SvcConfig, type Task } from "@svc/runtime/sdk";
+import { isConcurrencyLimit, isQueue, isTask, type ConcurrencyLimit, type Queue, type SvcConfig, type Task } from "@svc/runtime/sdk";
 
 
 const TASK_FILE = /\.(ts|mts|js|mjs)$/;
@@ -65,6 +65,7 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
   const hash = createHash("sha256");
   const byId = new Map<string, { task: Task; file: string }>();
   const queues = new Map<string, { queue: Queue; file: string }>();
+  const limits = new Map<string, { limit: ConcurrencyLimit; file: string }>();
   for (const file of files) {
     hash.update(file).update(await readFile(file));
     const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
@@ -77,13 +78,22 @@ export async function loadTasks(configPath: string): Promise<LoadedTasks> {
         queues.set(value.name, { queue: value, file });
         continue;
       }
+      if (isConcurrencyLimit(value)) {
+        const existing = limits.get(value.name);
+        if (existing && !sameBounds(existing.limit, value)) {
+          throw new Error(`concurrency limit "${value.name}" is declared with two sets of bounds, in ${existing.file} and ${file}`);
+        }
+        limits.set(value.name, { limit: value, file });
+        continue;
+      }
       if (!isTask(value)) continue;
       const existing = byId.get(value.id);
       if (existing && existing.task !== value) throw new Error(`duplicate task id "${value.id}" in ${existing.file} and ${file}`);
       byId.set(value.id, { task: value, file });
     }
   }
-  return { tasks: [...byId.values()].map((v) => withDeclaredQueue(v.task, queues)), version: hash.digest("hex").slice(0, 12), files, dirs };
+  const loaded = withDeclaredLimits([...byId.values()], limits).map((task) => withDeclaredQueue(task, queues));
+  return { tasks: loaded, version: hash.digest("hex").slice(0, 12), files, dirs };
 }
 
 /**
@@ -103,3 +113,45 @@ function withDeclaredQueue(task: Task, queues: Map<string, { queue: Queue }>): T
   };
 }
 
+
+function sameBounds(a: { perKey?: number; total?: number }, b: { perKey?: number; total?: number }): boolean {
+  return a.perKey === b.perKey && a.total === b.total;
+}
+
+/**
+ * Each task's named concurrency limits with the bounds the worker's code declares for them: a limit
+ * a task names by its name gets those of the `concurrencyLimit()` of that name exported from a task
+ * file (as Trigger.dev's resource catalog resolves it), a limit a task passes as an object its own.
+ * One limit declared with two sets of bounds in one worker's code is an error naming the task (two
+ * workers may differ: the strictest holds, engine/concurrency-limits/declared-limits.ts).
+ */
+function withDeclaredLimits(entries: { task: Task; file: string }[], exported: Map<string, { limit: ConcurrencyLimit; file: string }>): Task[] {
+  const seen = new Map<string, { bounds: { perKey?: number; total?: number }; where: string }>();
+  for (const [name, { limit, file }] of exported) seen.set(name, { bounds: limit, where: file });
+  const tasks: Task[] = [];
+  for (const { task, file } of entries) {
+    if (!task.concurrency) {
+      tasks.push(task);
+      continue;
+    }
+    const limits = task.concurrency.limits.map((limit) => {
+      const known = seen.get(limit.name);
+      if (!limit.bounds) return known ? { name: limit.name, bounds: { ...pick(known.bounds) } } : limit;
+      if (known && !sameBounds(known.bounds, limit.bounds)) {
+        throw new Error(`task("${task.id}") in ${file}: concurrency limit "${limit.name}" is declared with other bounds (${describe(limit.bounds)}) than in ${known.where} (${describe(known.bounds)}); declare it once with concurrencyLimit() and share it`);
+      }
+      if (!known) seen.set(limit.name, { bounds: limit.bounds, where: `task("${task.id}") in ${file}` });
+      return limit;
+    });
+    tasks.push({ ...task, concurrency: { ...task.concurrency, limits } });
+  }
+  return tasks;
+}
+
+function pick(b: { perKey?: number; total?: number }): { perKey?: number; total?: number } {
+  return { ...(b.perKey !== undefined ? { perKey: b.perKey } : {}), ...(b.total !== undefined ? { total: b.total } : {}) };
+}
+
+function describe(b: { perKey?: number; total?: number }): string {
+  return `perKey ${b.perKey ?? "none"}, total ${b.total ?? "none"}`;
+}

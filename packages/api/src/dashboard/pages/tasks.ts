@@ -68,6 +68,7 @@ async function taskPage(deps: AppDeps, { scope, params, session, now }: PageCont
 <dt>Kind</dt><dd>${task.kind}</dd>
 <dt>Concurrency limit</dt><dd>${task.concurrencyLimit ?? html`<span class="muted">unlimited</span>`}</dd>
 <dt>Rate limit</dt><dd>${task.rateLimit ? html`${task.rateLimit.limit} starts per ${formatDuration(task.rateLimit.periodMs)}` : html`<span class="muted">none</span>`}</dd>
+<dt>Holds limits</dt><dd>${task.concurrencyLimits.length > 0 ? task.concurrencyLimits.join(", ") : html`<span class="muted">none</span>`}</dd>
 <dt>Registered by</dt><dd>version ${task.workerVersion}, ${timeCell(task.registeredAt)}</dd>
 <dt>Live worker</dt><dd>${live ? "yes" : html`<span class="problem-text">none running: a run waits until a worker with this task starts</span>`}</dd>
 </dl></section>

@@ -61,7 +61,7 @@ export async function setConcurrencyLimitPaused(deps: Deps, environmentId: strin
   return retrieveConcurrencyLimit(deps.db, environmentId, name);
 }
 
-/** Drops the limit's overrides (its declared bounds apply again: none yet, so it limits nothing but a pause). */
+/** Drops the limit's overrides: the bounds its tasks declare apply again (none declared: it limits nothing but a pause). */
 export async function resetConcurrencyLimit(deps: Deps, environmentId: string, name: string, now: Date): Promise<ConcurrencyLimitState> {
   const { rowCount } = await deps.db.query(
     `UPDATE concurrency_limits SET per_key_override = NULL, total_override = NULL, overridden_at = NULL, updated_at = $3

@@ -3,16 +3,17 @@ import { NotFoundError } from "../../errors.ts";
 
 /**
  * Named concurrency limits as the concurrency-limits API reads them (migration 0048): a row per
- * limit an operator set, paused or overrode. A run holds a limit by naming it in its trigger's
- * `concurrency` option (runs.concurrency_limits); the limited claim counts the executing runs that
- * hold it (CLAIM_LIMITED_SQL, engine/runs/transitions/claim-ready.ts).
+ * limit task code declared (migration 0050: declared-limits.ts) or an operator set, paused or
+ * overrode. A run holds the limits its task declares, or those its trigger's `concurrency` option
+ * names (runs.concurrency_limits); the limited claim counts the executing runs that hold them
+ * (CLAIM_LIMITED_SQL, engine/runs/transitions/claim-ready.ts).
  */
 
 /** One limit of an environment, with its bounds and its runs now. */
 export interface ConcurrencyLimitState {
   id: string;
   name: string;
-  /** Declared bounds (none yet: svc's task code declares no named limit) and an operator's overrides. */
+  /** Declared bounds (the strictest its registered tasks declare: declared-limits.ts) and an operator's overrides. */
   perKey: number | null;
   total: number | null;
   perKeyOverride: number | null;

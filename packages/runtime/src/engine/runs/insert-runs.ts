@@ -27,7 +27,8 @@ const CHUNK = 1000;
  * is inserted EXECUTING, offered, and its worker hears of it when the statement's transaction
  * commits. The runs travel as one JSON parameter (json_to_recordset), so the statement text is
  * constant (prepared once, planned once) however many runs there are. A plan without a queue
- * gets its task's registered queue (else task/<id>), looked up in the statement. A run whose
+ * gets its task's registered queue (else task/<id>), and every plan the concurrency limits its
+ * task's code declares (unless the trigger names its own), looked up in the statement. A run whose
  * idempotency key another transaction took meanwhile is skipped (ON CONFLICT DO NOTHING); only
  * inserted rows are returned (the columns triggering needs), QUEUED, DELAYED or (offered) EXECUTING.
  * Offers go only to a chunk of at most MAX_START_OFFERS runs: a larger batch is left to the claims
@@ -82,14 +83,22 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
     const { rows } = await db.query<InsertedRun>(
       preparedText(
         `WITH u AS (
-           SELECT u.*, coalesce(u.queue_name,
-               (SELECT wt.queue_name FROM worker_tasks wt WHERE wt.environment_id = $2 AND wt.task_identifier = u.task_identifier),
-               'task/' || u.task_identifier) AS queue
+           -- The task's registration gives a run without a queue its queue, and the concurrency limits
+           -- its code declares (migration 0050): the trigger's own named limits replace the declared
+           -- named ones, never the task's inline limit (task/<id>).
+           SELECT u.*, coalesce(u.queue_name, wt.queue_name, 'task/' || u.task_identifier) AS queue,
+             CASE WHEN u.concurrency_limits IS NULL THEN wt.concurrency_limits
+                  WHEN 'task/' || u.task_identifier = ANY (wt.concurrency_limits) THEN u.concurrency_limits || ('task/' || u.task_identifier)
+                  ELSE u.concurrency_limits END AS limits
            FROM json_to_recordset($1::json) AS u(id text, task_identifier text, status text, queue_name text, concurrency_key text,
              payload text, payload_type text, idempotency_key text, idempotency_key_user text, idempotency_key_expires_at timestamptz,
              tags text[], metadata text, max_attempts int, max_duration_s int, ttl text, expire_at timestamptz, delay_until timestamptz,
              parent_run_id text, root_run_id text, depth int, trigger_function text, batch_id text, batch_index int, schedule_id text,
-             is_test boolean, created_at timestamptz, one_time_use_token text, traceparent text, idempotency_key_scope text, ledger_epoch int, rate_limit_key text, concurrency_limits text[])),
+             is_test boolean, created_at timestamptz, one_time_use_token text, traceparent text, idempotency_key_scope text, ledger_epoch int, rate_limit_key text, concurrency_limits text[])
+           -- A lookup by primary key per run (LIMIT 1 keeps the planner from hashing the whole table).
+           LEFT JOIN LATERAL (
+             SELECT wt.queue_name, wt.concurrency_limits FROM worker_tasks wt
+             WHERE wt.environment_id = $2 AND wt.task_identifier = u.task_identifier LIMIT 1) wt ON true),
          -- The plain claim takes a run unless its queue has a concurrencyLimit (migration 0036) or a
          -- rateLimit (0047), or an operator paused it or overrode its limit (0046). A concurrency or
          -- rate key only splits a limit: in a queue without one it changes nothing. (What
@@ -97,7 +106,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
          -- its body on every call cost a fifth of this statement.) A run that holds a named
          -- concurrency limit (migration 0048) is always the limited claim's.
          p AS MATERIALIZED (
-           SELECT u.*, u.concurrency_limits IS NULL AND NOT EXISTS (
+           SELECT u.*, u.limits IS NULL AND NOT EXISTS (
              SELECT 1 FROM worker_tasks wt WHERE wt.environment_id = $2 AND wt.queue_name = u.queue
                AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL))
              AND NOT EXISTS (
@@ -113,7 +122,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              u.tags, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
              u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
              u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent, u.plain, u.idempotency_key_scope, u.ledger_epoch,
-             u.rate_limit_key, u.concurrency_limits,
+             u.rate_limit_key, u.limits,
              CASE WHEN u.offered_to IS NULL THEN 0 ELSE 1 END, CASE WHEN u.offered_to IS NOT NULL THEN gen_random_uuid()::text END,
              u.offered_to, u.offered_version,
              CASE WHEN u.offered_to IS NOT NULL THEN $4::timestamptz + make_interval(secs => u.offered_lease_ms / 1000.0) END,
@@ -146,7 +155,8 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
     for (const { offered: _, ...row } of rows as (InsertedRun & { offered: unknown })[]) inserted.push(row);
     // Runs that hold a named concurrency limit are claimed by their queue's limited claim, which
     // a worker runs only for the queues it knows to have such runs: tell the environment's workers
-    // to look again (a plain trigger sends nothing).
+    // to look again (a plain trigger sends nothing). Runs that hold only the limits their task
+    // declares need no word: the workers serving the task know its queue from their own tasks.
     if (chunk.some((p) => p.concurrencyLimits !== null)) await db.query(`SELECT pg_notify($1, $2)`, [CHANNELS.queuesChanged, env.id]);
   }
   return inserted;

@@ -16,8 +16,10 @@ export function replayInput(run: RunRow, overrides: ReplayRunBody): { payload: u
   if (concurrencyKey !== null) options.concurrencyKey = concurrencyKey;
   // A replay keeps its run's rate key: it is rate-limited as the run was.
   if (run.rate_limit_key !== null && run.rate_limit_key !== undefined) options.rateLimit = { key: run.rate_limit_key };
-  // And the named concurrency limits it held.
-  if (run.concurrency_limits) options.concurrency = run.concurrency_limits;
+  // And the named concurrency limits it held (its task's inline limit, task/<id>, is not a name a
+  // trigger may give: the replay holds it again from the task's declaration).
+  const named = run.concurrency_limits?.filter((name) => !name.includes("/")) ?? [];
+  if (named.length > 0) options.concurrency = named;
   const maxAttempts = overrides.maxAttempts ?? run.max_attempts;
   if (maxAttempts !== null) options.maxAttempts = maxAttempts;
   const maxDuration = overrides.maxDuration ?? run.max_duration_s;

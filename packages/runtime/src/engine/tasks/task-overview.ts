@@ -19,6 +19,8 @@ export interface TaskOverview {
   concurrencyLimit: number | null;
   /** The rate limit it declared for its queue (docs/rate-limits.md); null: none. */
   rateLimit: { limit: number; periodMs: number } | null;
+  /** The concurrency limits its runs hold unless their trigger names others (its `concurrency`; the inline one as task/<id>); empty: none. */
+  concurrencyLimits: string[];
   /** The version of the worker that registered it last, and when. */
   workerVersion: string;
   registeredAt: Date;
@@ -35,6 +37,7 @@ interface TaskRow {
   concurrency_limit: number | null;
   rate_limit: number | null;
   rate_period_ms: number | null;
+  concurrency_limits: string[] | null;
   worker_version: string;
   registered_at: Date;
 }
@@ -59,7 +62,7 @@ interface RecentRunRow {
  */
 export async function taskOverview(db: Queryable, environmentId: string, options: { recentRuns: number; taskIdentifiers?: string[] }): Promise<TaskOverview[]> {
   const { rows: tasks } = await db.query<TaskRow>(
-    `SELECT task_identifier, queue_name, kind, concurrency_limit, rate_limit, rate_period_ms, worker_version, registered_at
+    `SELECT task_identifier, queue_name, kind, concurrency_limit, rate_limit, rate_period_ms, concurrency_limits, worker_version, registered_at
        FROM worker_tasks
       WHERE environment_id = $1 AND ($2::text[] IS NULL OR task_identifier = ANY($2::text[]))
       ORDER BY task_identifier`,
@@ -88,6 +91,7 @@ export async function taskOverview(db: Queryable, environmentId: string, options
       kind: t.kind,
       concurrencyLimit: t.concurrency_limit,
       rateLimit: t.rate_limit === null || t.rate_period_ms === null ? null : { limit: t.rate_limit, periodMs: t.rate_period_ms },
+      concurrencyLimits: t.concurrency_limits ?? [],
       workerVersion: t.worker_version,
       registeredAt: t.registered_at,
       recentRuns: recent.map((r) => ({ id: r.id, status: r.status, isTest: r.is_test, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at })),

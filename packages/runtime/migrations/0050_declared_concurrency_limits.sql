@@ -1,0 +1,12 @@
+-- Named concurrency limits declared in task code (Trigger.dev's task `concurrency` and
+-- `concurrencyLimit()`; docs/queues-and-concurrency.md). A worker registers, with each task:
+--   concurrency_limits: the limits a run of the task holds unless its trigger names its own (the
+--     named ones, and `task/<id>` for the task's inline limit, which a trigger's names do not
+--     replace); NULL: none. The trigger statement (engine/runs/insert-runs.ts) reads it.
+--   concurrency_declared: the bounds the task's code declares for those limits,
+--     [{"name", "per_key", "total"}] (either bound may be null).
+-- A limit's declared bounds (concurrency_limits.per_key / total, the `base` that `reset` returns to)
+-- are the strictest of each bound over every registered task that declares the limit
+-- (engine/concurrency-limits/declared-limits.ts), as a shared queue keeps its tasks' strictest
+-- concurrencyLimit.
+ALTER TABLE worker_tasks ADD COLUMN concurrency_limits text[], ADD COLUMN concurrency_declared jsonb;
