@@ -649,6 +649,7 @@ CREATE TABLE worker_tasks (
     CONSTRAINT worker_tasks_pkey PRIMARY KEY (environment_id, task_identifier),
     CONSTRAINT worker_tasks_rate_limit_check CHECK ((((rate_limit IS NULL) = (rate_period_ms IS NULL)) AND ((rate_limit IS NULL) OR ((rate_limit > 0) AND (rate_period_ms > 0)))))
 );
+CREATE INDEX worker_tasks_limited_queues ON public.worker_tasks USING btree (environment_id, queue_name) WHERE ((concurrency_limit IS NOT NULL) OR (rate_limit IS NOT NULL));
 CREATE TRIGGER worker_tasks_enter_version AFTER INSERT OR UPDATE OF worker_version ON public.worker_tasks FOR EACH ROW EXECUTE FUNCTION svc_enter_worker_version();
 
 CREATE TABLE worker_versions (
