@@ -18,6 +18,8 @@ export function replayInput(run: RunRow, overrides: ReplayRunBody): { payload: u
   if (run.rate_limit_key !== null && run.rate_limit_key !== undefined) options.rateLimit = { key: run.rate_limit_key };
   // And the named concurrency limits it held.
   if (run.concurrency_limits) options.concurrency = run.concurrency_limits;
+  // And its gates.
+  if (run.gates) options.gates = run.gates;
   const maxAttempts = overrides.maxAttempts ?? run.max_attempts;
   if (maxAttempts !== null) options.maxAttempts = maxAttempts;
   const maxDuration = overrides.maxDuration ?? run.max_duration_s;
