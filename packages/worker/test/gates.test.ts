@@ -6,7 +6,7 @@
 // runs; a gated run's resume takes a slot again; runs of two queues gated on each other never
 // deadlock their claims; a gate on a queue without a limit gates nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeToken, createToken, setQueuePaused, triggerRun, withTransaction, type RunRow } from "@svc/runtime/engine";
+import { completeToken, createToken, overrideConcurrencyLimit, setQueuePaused, triggerRun, withTransaction, type RunRow } from "@svc/runtime/engine";
 import { forToken, task } from "@svc/runtime/sdk";
 import { eventually, getRunRow, startTestEngine, startTestWorker, type TestEngine, type TestWorker } from "./harness.ts";
 
@@ -106,7 +106,7 @@ async function samplePool(queue: string, key: string, stop: Promise<unknown>): P
 type Gates = { queue: string; concurrencyKey?: string }[];
 
 /** Triggers `task` with `payload`, `gates` and a concurrency key. */
-async function trigger(taskId: string, payload: Payload, options: { gates?: Gates; concurrencyKey?: string } = {}): Promise<string> {
+async function trigger(taskId: string, payload: Payload, options: { gates?: Gates; concurrencyKey?: string; concurrency?: string[] } = {}): Promise<string> {
   return (await triggerRun(te.engine, te.env, taskId, payload, options)).id;
 }
 
@@ -220,6 +220,25 @@ describe("gates across queues and two workers", () => {
     expect(await statuses(ids)).toEqual(Array(32).fill("COMPLETED"));
   });
 
+  it("a run gated on another key of its own queue takes that key's room beside the key's own runs", async () => {
+    // Runs of key "self-a" gated on key "self-b" of the same queue, and runs of key "self-b": the pool
+    // of "self-b" holds both kinds, ranked together in one claim.
+    const ids = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        i % 2 === 0
+          ? trigger("gt-target", { groups: ["self-b"], holdMs: 10 }, { concurrencyKey: "self-a", gates: [{ queue: "gt-emails", concurrencyKey: "self-b" }] })
+          : trigger("gt-target", { groups: ["self-b"], holdMs: 10 }, { concurrencyKey: "self-b" }),
+      ),
+    );
+    const done = allFinished(ids);
+    const [a, b] = await Promise.all([samplePool("gt-emails", "self-a", done), samplePool("gt-emails", "self-b", done)]);
+    await done;
+    expect(a).toBeLessThanOrEqual(2);
+    expect(b).toBeLessThanOrEqual(2);
+    expect(most.get("self-b")).toBeLessThanOrEqual(2);
+    expect(await statuses(ids)).toEqual(Array(24).fill("COMPLETED"));
+  });
+
   it("a paused gate queue starts none of the runs gated on it until resumed; a run gated elsewhere goes on", async () => {
     expect((await setQueuePaused(te.engine, te.env.id, EMAILS, true, now())).paused).toBe(true);
     const held = [
@@ -267,6 +286,34 @@ describe("gates across queues and two workers", () => {
     // Each run is in both pools: one at a time in all.
     expect(most.get("x-or-y")).toBe(1);
     expect(await statuses(ids)).toEqual(Array(30).fill("COMPLETED"));
+  });
+
+  it("a run with a gate and a named concurrency limit obeys both (its claim takes the gate queues' locks, then the named limits')", async () => {
+    await overrideConcurrencyLimit(te.engine, te.env.id, "gt-named", { total: 1 }, now());
+    const ids = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => {
+        if (i % 3 === 0) return trigger("gt-target", { groups: ["emails-named"], holdMs: 10 });
+        return trigger(i % 3 === 1 ? "gt-alpha" : "gt-beta", { groups: ["emails-named", "named"], holdMs: 5 }, { gates: [{ queue: "gt-emails" }], concurrency: ["gt-named"] });
+      }),
+    );
+    const done = allFinished(ids);
+    const named = (async () => {
+      let max = 0;
+      let stop = false;
+      void done.finally(() => (stop = true));
+      while (!stop) {
+        const { rows } = await te.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE environment_id = $1 AND status = 'EXECUTING' AND 'gt-named' = ANY (concurrency_limits)`, [te.env.id]);
+        max = Math.max(max, rows[0]!.n);
+      }
+      return max;
+    })();
+    const pool = await samplePool("gt-emails", "", done);
+    await done;
+    expect(await named).toBeLessThanOrEqual(1);
+    expect(pool).toBeLessThanOrEqual(2);
+    expect(most.get("named")).toBe(1);
+    expect(most.get("emails-named")).toBeLessThanOrEqual(2);
+    expect(await statuses(ids)).toEqual(Array(24).fill("COMPLETED"));
   });
 
   it("reported no error on either worker, and no claim deadlocked (withTransaction runs a deadlocked claim again: Postgres counts it)", async () => {

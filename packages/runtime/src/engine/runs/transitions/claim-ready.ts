@@ -91,17 +91,23 @@ function queueLockKey(env: string, queue: string): string {
  * it commits. Returns them (`queues`, the claim's `$10`). A claim never waits for a queue's lock
  * while holding another queue's lock that sorts after it, and a claim of a single queue waits
  * holding nothing, so two claims never wait on each other crosswise; NAMED_LIMITS_LOCK_SQL, when
- * taken, comes after every queue lock. Gates that ready runs name after this statement read them are
- * not locked: those runs wait for a later claim.
+ * taken, comes after every queue lock. It reads the gates of the claim's window (the oldest
+ * LIMITED_CLAIM_WINDOW ready runs, as the claim does: a backlog costs it no more than the claim).
+ * Gates that ready runs name after this statement read them are not locked: those runs wait for a
+ * later claim.
  */
 export const GATE_QUEUE_LOCKS_SQL = `SELECT array_agg(l.q) AS queues FROM (
        SELECT s.q, pg_advisory_xact_lock(${queueLockKey("$1", "s.q")}) AS locked FROM (
          SELECT $2::text AS q
          UNION
-         SELECT g.queue FROM runs r CROSS JOIN LATERAL jsonb_to_recordset(r.gates) AS g(queue text)
-         WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs AND r.gates IS NOT NULL
-           AND ((r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
-           AND r.task_identifier = ANY ($3::text[])
+         SELECT g.queue FROM (
+           SELECT r.gates FROM runs r
+           WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
+             AND ((r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
+             AND r.task_identifier = ANY ($3::text[])
+           ORDER BY r.created_at, r.id
+           LIMIT ${LIMITED_CLAIM_WINDOW}) w CROSS JOIN LATERAL jsonb_to_recordset(w.gates) AS g(queue text)
+         WHERE w.gates IS NOT NULL
          ORDER BY 1) s) l`;
 
 /**
