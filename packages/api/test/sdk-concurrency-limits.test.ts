@@ -162,8 +162,8 @@ describe("concurrency limits with @trigger.dev/sdk 4.8.3", () => {
       ["POST", "/api/v1/tasks/cl-task/trigger", { payload: {}, options: { concurrency: ["a", "b", "c"] } }, 400],
       ["POST", "/api/v1/tasks/cl-task/trigger", { payload: {}, options: { concurrency: ["has space"] } }, 400],
       ["POST", "/api/v1/tasks/cl-task/trigger", { payload: {}, options: { concurrency: "openai" } }, 400],
-      // Gates are not enforced yet: refused rather than run without them.
-      ["POST", "/api/v1/tasks/cl-task/trigger", { payload: {}, options: { gates: [{ queue: "emails" }] } }, 422],
+      // Gates are served (sdk-gates.test.ts); a bad one is a 400.
+      ["POST", "/api/v1/tasks/cl-task/trigger", { payload: {}, options: { gates: [{ name: "emails" }] } }, 400],
     ];
     for (const [method, path, body, status] of bad) {
       const answer = await send(method, path, body);

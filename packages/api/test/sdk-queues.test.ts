@@ -101,9 +101,9 @@ describe("queues with @trigger.dev/sdk 4.8.3", () => {
     }
     const badType = await fetch(`${baseURL}${emails}?type=other`, { headers: { authorization: `Bearer ${secretKey}` } });
     expect(badType.status).toBe(400);
-    // Gates are refused, not run without them; an empty list asks for none. (Named concurrency
-    // limits are served: sdk-concurrency-limits.test.ts.)
-    expect((await post("/api/v1/tasks/q-solo/trigger", { payload: {}, options: { gates: [{ queue: "emails" }] } })).status).toBe(422);
+    // A gate of a bad shape is a 400 (gates are served: sdk-gates.test.ts); an empty list of named
+    // concurrency limits asks for none (sdk-concurrency-limits.test.ts).
+    expect((await post("/api/v1/tasks/q-solo/trigger", { payload: {}, options: { gates: [{ queue: "" }] } })).status).toBe(400);
     expect((await tasks.trigger("q-solo", {}, { concurrency: [] })).id).toMatch(/^run_/);
     // Nothing changed.
     expect(await queues.retrieve({ type: "custom", name: "emails" })).toMatchObject({ paused: false, concurrencyLimit: 2 });

@@ -20,7 +20,7 @@ const SAME = [
   "idempotency_key_user", "idempotency_key_scope", "tags", "metadata", "max_attempts", "max_duration_s", "ttl", "parent_run_id",
   "root_run_id", "depth", "trigger_function", "batch_id", "batch_index", "schedule_id", "is_test", "attempt_number", "claim_token",
   "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at", "claim_from_runs", "ledger_epoch",
-  "available_at", "debounce_key", "list_status", "rate_limit_key", "concurrency_limits",
+  "available_at", "debounce_key", "list_status", "rate_limit_key", "concurrency_limits", "gates",
 ] as const;
 const RELATIVE = ["idempotency_key_expires_at", "expire_at", "delay_until"] as const;
 
@@ -61,6 +61,9 @@ const CASES: [string, unknown, Record<string, unknown>][] = [
   ["numeric rate key", { n: 1 }, { rateLimit: { key: 9 } }],
   ["named concurrency limits", { n: 1 }, { concurrency: ["zeta", "openai"], concurrencyKey: "u" }],
   ["no named concurrency limit", { n: 1 }, { concurrency: [] }],
+  ["gates", { n: 1 }, { gates: [{ queue: "emails", concurrencyKey: "k" }, { queue: "billing" }, { queue: "emails", concurrencyKey: "k" }] }],
+  ["a gate with a null key", { n: 1 }, { gates: [{ queue: "emails", concurrencyKey: null }, { queue: "emails" }] }],
+  ["no gates", { n: 1 }, { gates: [] }],
   ["limits", [1, 2], { maxAttempts: 3, maxDuration: 60, test: true }],
   ["metadata", { n: 1 }, { metadata: { source: "db", nested: { a: [1, null] } } }],
   ["idempotency key with TTL", { n: 1 }, { idempotencyKey: "k", idempotencyKeyTTL: "1h" }],
@@ -122,7 +125,7 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
       parentBatch: "child runs",
       debounce: "needs the key's lock and a window decision (debounce.ts)",
     };
-    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "rateLimit", "concurrency", "test"];
+    const taken = ["idempotencyKey", "idempotencyKeyTTL", "delay", "ttl", "tags", "metadata", "maxAttempts", "maxDuration", "queue", "concurrencyKey", "rateLimit", "concurrency", "gates", "test"];
     expect(Object.keys(TriggerOptions.shape).sort()).toEqual([...taken, ...Object.keys(httpOnly)].sort());
     const compared = new Set(CASES.flatMap(([, , options]) => Object.keys(options)));
     expect(taken.filter((option) => !compared.has(option))).toEqual([]);
@@ -137,6 +140,13 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
     const sql = await viaSql("registered", {}, {});
     expect(await row(sql.run_id)).toEqual(await row(engine.id));
     expect(await row(sql.run_id)).toMatchObject({ queue_name: "shared", claim_from_runs: false });
+  });
+
+  it("stores gates distinct, in the order given, and gives a gated run to the limited claim, both ways", async () => {
+    const gates = [{ queue: "emails", concurrencyKey: "k" }, { queue: "billing", concurrencyKey: null }, { queue: "emails", concurrencyKey: "k" }];
+    for (const id of [(await viaEngine("gated-e", {}, { gates })).id, (await viaSql("gated-s", {}, { gates })).run_id]) {
+      expect(await row(id)).toMatchObject({ gates: [{ queue: "emails", concurrencyKey: "k" }, { queue: "billing" }], claim_from_runs: false });
+    }
   });
 
   it("answers an idempotency key with the run that holds it, whichever way made it", async () => {
@@ -177,6 +187,13 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
     ["a bad idempotencyKeyTTL", { idempotencyKey: "k", idempotencyKeyTTL: "forever" }, /idempotencyKeyTTL/],
     ["three named concurrency limits", { concurrency: ["a", "b", "c"] }, /options\.concurrency: must be a list of at most 2 names/],
     ["a named concurrency limit with a space", { concurrency: ["open ai"] }, /options\.concurrency: must be a list of at most 2 names/],
+    ["four gates", { gates: [{ queue: "a" }, { queue: "b" }, { queue: "c" }, { queue: "d" }] }, /options\.gates: must be a list of at most 3 gates/],
+    ["a gate without a queue", { gates: [{ concurrencyKey: "k" }] }, /options\.gates: must be a list of at most 3 gates/],
+    ["a gate with an empty key", { gates: [{ queue: "a", concurrencyKey: "" }] }, /options\.gates: must be a list of at most 3 gates/],
+    ["a gate with a long queue", { gates: [{ queue: "q".repeat(129) }] }, /options\.gates: must be a list of at most 3 gates/],
+    ["a gate with another key", { gates: [{ queue: "a", limit: 2 }] }, /options\.gates: must be a list of at most 3 gates/],
+    ["a gate that is a string", { gates: ["a"] }, /options\.gates: must be a list of at most 3 gates/],
+    ["gates that are an object", { gates: { queue: "a" } }, /options\.gates: must be a list of at most 3 gates/],
     ["a rate limit's limit per trigger", { rateLimit: { key: "a", limit: 5, period: "1s" } }, /only `key` can be set when triggering \(got `limit`, `period`\)/],
   ];
   for (const [name, options, message] of REFUSED) {

@@ -13,7 +13,8 @@
 -- nothing was written and nothing is sent.
 --
 -- Options (camelCase, as the HTTP trigger's): idempotencyKey, idempotencyKeyTTL, delay, ttl, tags,
--- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), concurrency (named limits), test. A JSON null counts as absent; any
+-- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), concurrency (named limits),
+-- gates ([{ queue, concurrencyKey? }]), test. A JSON null counts as absent; any
 -- other key is refused (debounce, parentRunId and uploaded payloads need the HTTP API). Bad input
 -- raises invalid_parameter_value (22023) with the message the HTTP API would answer.
 CREATE OR REPLACE FUNCTION svc_trigger_run(p_environment_id text, p_project_id text, p_task text, p_payload jsonb, p_options jsonb,
@@ -23,7 +24,7 @@ LANGUAGE plpgsql VOLATILE SET TimeZone = 'UTC' AS $$
 DECLARE
   c_max_duration_ms constant numeric := 1000::numeric * 365 * 86400000;
   c_known constant text[] := ARRAY['idempotencyKey', 'idempotencyKeyTTL', 'delay', 'ttl', 'tags', 'metadata', 'maxAttempts',
-    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'concurrency', 'test'];
+    'maxDuration', 'queue', 'concurrencyKey', 'rateLimit', 'concurrency', 'gates', 'test'];
   o jsonb;
   v_unknown text;
   v_tags_json jsonb;
@@ -44,6 +45,7 @@ DECLARE
   v_plain boolean;
   v_task record;
   v_held text[];
+  v_gates jsonb;
   v_max_attempts integer;
   v_max_duration integer;
   v_test boolean := false;
@@ -201,6 +203,29 @@ BEGIN
     END IF;
     SELECT array_agg(DISTINCT e ORDER BY e) INTO v_limits FROM jsonb_array_elements_text(o -> 'concurrency') e;
   END IF;
+  -- Gates (migration 0049): at most three { queue, concurrencyKey? } (names of 1 to 128
+  -- characters; a null key counts as none), distinct, the first of two alike kept in the order
+  -- given (engine/runs/gates.ts); an empty list is none. A gated run is the limited claim's, and the
+  -- environment's workers are told, as for named limits.
+  IF o ? 'gates' THEN
+    IF jsonb_typeof(o -> 'gates') <> 'array' OR jsonb_array_length(o -> 'gates') > 3
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(o -> 'gates') e WHERE CASE WHEN jsonb_typeof(e) <> 'object' THEN true ELSE
+            EXISTS (SELECT 1 FROM jsonb_object_keys(e) k WHERE k NOT IN ('queue', 'concurrencyKey'))
+            OR coalesce(jsonb_typeof(e -> 'queue'), '') <> 'string' OR length(e ->> 'queue') NOT BETWEEN 1 AND 128
+            OR coalesce(jsonb_typeof(e -> 'concurrencyKey'), 'null') NOT IN ('null', 'string')
+            OR (jsonb_typeof(e -> 'concurrencyKey') = 'string' AND length(e ->> 'concurrencyKey') NOT BETWEEN 1 AND 128) END) THEN
+      RAISE EXCEPTION USING ERRCODE = '22023',
+        MESSAGE = 'options.gates: must be a list of at most 3 gates, each { "queue": …, "concurrencyKey"?: … } of 1 to 128 characters';
+    END IF;
+    SELECT jsonb_agg(d.gate ORDER BY d.first_at) INTO v_gates FROM (
+      SELECT DISTINCT ON (x.e ->> 'queue', x.e ->> 'concurrencyKey')
+        CASE WHEN jsonb_typeof(x.e -> 'concurrencyKey') = 'string'
+          THEN jsonb_build_object('queue', x.e -> 'queue', 'concurrencyKey', x.e -> 'concurrencyKey')
+          ELSE jsonb_build_object('queue', x.e -> 'queue') END AS gate,
+        x.ord AS first_at
+      FROM jsonb_array_elements(o -> 'gates') WITH ORDINALITY AS x(e, ord)
+      ORDER BY x.e ->> 'queue', x.e ->> 'concurrencyKey', x.ord) d;
+  END IF;
   IF o ? 'maxAttempts' THEN
     IF jsonb_typeof(o -> 'maxAttempts') <> 'number' OR (o ->> 'maxAttempts')::numeric NOT BETWEEN 1 AND 100
        OR (o ->> 'maxAttempts')::numeric <> trunc((o ->> 'maxAttempts')::numeric) THEN
@@ -254,20 +279,20 @@ BEGIN
     v_held := CASE WHEN v_limits IS NULL THEN v_task.concurrency_limits
                    WHEN 'task/' || p_task = ANY (v_task.concurrency_limits) THEN v_limits || ('task/' || p_task)
                    ELSE v_limits END;
-    v_plain := v_held IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
+    v_plain := v_held IS NULL AND v_gates IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
-      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits,
+      delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits, gates,
       offer_at_commit)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
       p_batch_id, p_batch_index, v_test, p_now, p_now,
-      v_plain, v_rate_key, v_held,
+      v_plain, v_rate_key, v_held, v_gates,
       v_plain AND p_batch_id IS NULL AND v_status = 'QUEUED' AND v_expire IS NULL)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
-      IF v_limits IS NOT NULL THEN
+      IF v_limits IS NOT NULL OR v_gates IS NOT NULL THEN
         PERFORM pg_notify('svc_queues_changed', p_environment_id);
       END IF;
       IF cardinality(v_tags) > 0 THEN

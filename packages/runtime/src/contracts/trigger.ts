@@ -45,6 +45,9 @@ export const IDEMPOTENCY_KEY_SCOPES = ["run", "attempt", "global"] as const;
 /** Which trigger's payload and options a debounced run keeps: the first (leading, the default) or the last. */
 export const DEBOUNCE_MODES = ["leading", "trailing"] as const;
 
+/** At most this many gates a run has (Trigger.dev's TriggerTaskRequestBody: `gates` `.max(3)`). */
+export const MAX_GATES = 3;
+
 /** Options of POST /api/v1/tasks/{taskId}/trigger (Trigger.dev's TriggerTaskRequestBody). */
 export const TriggerOptions = z
   .object({
@@ -66,6 +69,23 @@ export const TriggerOptions = z
     concurrency: z
       .array(z.string().regex(CONCURRENCY_LIMIT_NAME, "each name is 1-122 letters, digits, `_` or `-`"))
       .max(2, "a run holds at most 2 named concurrency limits")
+      .optional(),
+    /**
+     * Other queues the run must also fit in while it executes (at most three;
+     * docs/queues-and-concurrency.md#gates): each gate's pool is that queue's `concurrencyKey` (none:
+     * its runs without a key), bounded by that queue's concurrencyLimit and counting its own
+     * executing runs with the runs gated on it. A queue without a limit gates nothing.
+     */
+    gates: z
+      .array(
+        // Strict: a misspelt key would put the run in another pool than the one meant.
+        z.strictObject({
+          queue: storedText(z.string().min(1, "a gate's queue is 1 to 128 characters").max(128, "a gate's queue is 1 to 128 characters")),
+          concurrencyKey: storedText(z.string().min(1, "a gate's concurrencyKey is 1 to 128 characters").max(128, "a gate's concurrencyKey is 1 to 128 characters")).optional(),
+        }),
+      )
+      .max(MAX_GATES, `a run has at most ${MAX_GATES} gates`)
+      .meta({ description: "Other queues the run must also fit in while it executes, each `{ queue, concurrencyKey? }` (at most 3): a gate's pool is that queue's concurrencyKey (none: its runs without a key), bounded by that queue's concurrencyLimit, counting its own executing runs and those gated on it. A queue without a limit (or unknown to svc) gates nothing; a paused one starts no run gated on it" })
       .optional(),
     /**
      * svc's extension: the run's rate key (docs/rate-limits.md). Each key of a rate-limited queue

@@ -51,7 +51,9 @@ export { FINAL_STATUSES, LEGACY_RUN_STATUSES, RUN_STATUSES, canTransition, isFin
 export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_READY_SQL } from "./runs/transitions/claim-ready.ts";
-export { CLAIM_LIMITED_SQL, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL } from "./runs/transitions/claim-ready.ts";
+export { CLAIM_LIMITED_SQL, GATE_QUEUE_LOCKS_SQL, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL } from "./runs/transitions/claim-ready.ts";
+export { queuesWithGatedRuns } from "./runs/gated-queues.ts";
+export { gatesOf, type Gate } from "./runs/gates.ts";
 export { RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL } from "./runs/rate-limit-sql.ts";
 export { moveRunsOfChangedQueues } from "./runs/changed-queue-runs.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";

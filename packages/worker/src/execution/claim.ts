@@ -1,5 +1,5 @@
 import {
-  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL, RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
+  CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL, CLAIM_LIMITED_SQL, CLAIM_READY_SQL, CLAIMED_COLUMNS, GATE_QUEUE_LOCKS_SQL, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL, RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL, RETURN_CLAIMED,
   SELECT_CLAIMED_WITH_LEDGER, prepared, ledgerEntryFromRow, withTransaction, type ClaimedRun, type LedgerEntry, type LedgerRow, type Pool, type Queryable,
 } from "@svc/runtime/engine";
 
@@ -121,10 +121,20 @@ export async function claimReady(db: Queryable, worker: Claimer, limit: number, 
  * concurrencyLimit leaves free, under the queue's lock (LIMITED_QUEUE_LOCK_SQL): claims of one
  * queue by any number of workers take turns, each counting the ones before it. With `named` (the
  * queue has runs that hold named concurrency limits) the claim also takes NAMED_LIMITS_LOCK_SQL,
- * after the queue's, and takes those runs too, within their limits.
+ * after the queue's, and takes those runs too, within their limits. With `gated` (the queue has
+ * runs with gates) it takes the locks of its queue and of its ready runs' gate queues, in name order
+ * (GATE_QUEUE_LOCKS_SQL), instead of its queue's alone, and takes those runs too, within their gates.
  */
-export async function claimLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, options: { named?: boolean } = {}): Promise<Claim[]> {
-  return (await claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, false, options.named ?? false)).claims;
+export async function claimLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, options: LimitedClaimOptions = {}): Promise<Claim[]> {
+  return (await claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, false, options)).claims;
+}
+
+/** Which runs besides its queue's plain ones a limited claim takes, and so which locks it holds. */
+export interface LimitedClaimOptions {
+  /** Runs holding named concurrency limits (NAMED_LIMITS_LOCK_SQL). */
+  named?: boolean;
+  /** Runs with gates (GATE_QUEUE_LOCKS_SQL). */
+  gated?: boolean;
 }
 
 /**
@@ -142,18 +152,30 @@ export interface RateWait {
  * reads, in the same transaction (RATE_NEXT_DUE_SQL), whether runs are left waiting for their
  * rate and when the first one's slot is due; `rate` is null when the claim filled `limit`.
  */
-export async function claimRateLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, options: { named?: boolean } = {}): Promise<{ claims: Claim[]; rate: RateWait | null }> {
-  return claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, true, options.named ?? false);
+export async function claimRateLimited(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, options: LimitedClaimOptions = {}): Promise<{ claims: Claim[]; rate: RateWait | null }> {
+  return claimLimitedQueue(pool, worker, queue, limit, now, leaseMs, true, options);
 }
 
-async function claimLimitedQueue(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, rated: boolean, named: boolean): Promise<{ claims: Claim[]; rate: RateWait | null }> {
+/** No queue's lock but the claim's own: gated runs are left out. */
+const NO_GATE_LOCKS: string[] = [];
+
+async function claimLimitedQueue(pool: Pool, worker: Claimer, queue: string, limit: number, now: Date, leaseMs: number, rated: boolean, options: LimitedClaimOptions): Promise<{ claims: Claim[]; rate: RateWait | null }> {
+  const named = options.named ?? false;
   return withTransaction(pool, async (tx) => {
-    await tx.query(prepared("svc_limited_queue_lock", LIMITED_QUEUE_LOCK_SQL, [worker.environmentId, queue]));
+    // Queue locks first (the gated claim's in name order), the named limits' lock last: no two
+    // claims wait on each other crosswise (GATE_QUEUE_LOCKS_SQL).
+    let locked = NO_GATE_LOCKS;
+    if (options.gated) {
+      const { rows } = await tx.query<{ queues: string[] }>(prepared("svc_gate_queue_locks", GATE_QUEUE_LOCKS_SQL, [worker.environmentId, queue, worker.tasks]));
+      locked = rows[0]?.queues ?? NO_GATE_LOCKS;
+    } else {
+      await tx.query(prepared("svc_limited_queue_lock", LIMITED_QUEUE_LOCK_SQL, [worker.environmentId, queue]));
+    }
     if (named) await tx.query(prepared("svc_named_limits_lock", NAMED_LIMITS_LOCK_SQL, [worker.environmentId]));
     const { rows } = await tx.query<ReadyClaimRow>(prepared(
       "svc_claim_limited",
       CLAIM_LIMITED_SQL,
-      [worker.environmentId, queue, worker.tasks, limit, worker.id, worker.version, now, leaseMs, named],
+      [worker.environmentId, queue, worker.tasks, limit, worker.id, worker.version, now, leaseMs, named, locked],
     ));
     const claims = rows.map(readyClaimOf);
     if (!rated || claims.length >= limit) return { claims, rate: null };

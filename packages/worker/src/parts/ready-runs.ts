@@ -1,4 +1,4 @@
-import { controlledQueues, queuesWithNamedLimitRuns, wakeLimitWaiters } from "@svc/runtime/engine";
+import { controlledQueues, queuesWithGatedRuns, queuesWithNamedLimitRuns, wakeLimitWaiters } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
 import { namedLimitQueues } from "../tasks/register-tasks.ts";
 import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
@@ -19,7 +19,8 @@ const CLAIM_BATCH = 100;
  * its queues an operator paused or overrode (read at start, and again when told: queuesChanged),
  * and those that have had runs holding a named concurrency limit (a trigger of one tells:
  * queuesChanged; the queues of its tasks that declare `concurrency` from the start), whose claims
- * also take the named limits' lock.
+ * also take the named limits' lock, or runs with gates (likewise), whose claims also take their
+ * gate queues' locks.
  */
 export class ReadyRuns {
   readonly #resources: WorkerResources;
@@ -36,6 +37,8 @@ export class ReadyRuns {
    * leave the claim's sight, delayed for a retry, and come back without anyone saying so).
    */
   readonly #named = new Set<string>();
+  /** Its queues that have had runs with gates, kept once seen likewise. */
+  readonly #gated = new Set<string>();
   /** Bumped by each read of the controlled queues: only the latest one's answer is kept. */
   #controlsRead = 0;
   /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
@@ -72,13 +75,15 @@ export class ReadyRuns {
   async readControls(): Promise<void> {
     const read = ++this.#controlsRead;
     const { engine, worker } = this.#resources;
-    const [controlled, named] = await Promise.all([
+    const [controlled, named, gated] = await Promise.all([
       controlledQueues(engine.db, worker.environment.id, this.#queues),
       queuesWithNamedLimitRuns(engine.db, worker.environment.id, this.#queues),
+      queuesWithGatedRuns(engine.db, worker.environment.id, this.#queues),
     ]);
     if (read !== this.#controlsRead) return;
     for (const queue of named) this.#named.add(queue);
-    this.#limited = [...new Set([...this.#declared, ...controlled, ...this.#named])];
+    for (const queue of gated) this.#gated.add(queue);
+    this.#limited = [...new Set([...this.#declared, ...controlled, ...this.#named, ...this.#gated])];
     this.#limitedSet = new Set(this.#limited);
     this.notify();
   }
@@ -128,7 +133,7 @@ export class ReadyRuns {
       ...this.#limited.map((queue) =>
         this.#rated.has(queue)
           ? (limit: number) => this.#claimRated(queue, limit)
-          : (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs, { named: this.#named.has(queue) }),
+          : (limit: number) => claimLimited(claimPool, this.#claimer, queue, limit, engine.clock.now(), config.leaseMs, this.#claimOptions(queue)),
       ),
     ];
     let full = false;
@@ -143,6 +148,11 @@ export class ReadyRuns {
     this.#resources.events.emit("claimsPassed", { full });
   }
 
+  /** Which runs besides its plain ones the claim of `queue` takes (and so which locks it holds). */
+  #claimOptions(queue: string): { named: boolean; gated: boolean } {
+    return { named: this.#named.has(queue), gated: this.#gated.has(queue) };
+  }
+
   /**
    * A rate-limited queue's claim. Runs left waiting for their rate get a timer to claim when the
    * first one's slot is due (one per queue, the latest answer replacing it): no poll faster than
@@ -151,7 +161,7 @@ export class ReadyRuns {
   async #claimRated(queue: string, limit: number): Promise<Claim[]> {
     const { claimPool, engine, config, events, hooks } = this.#resources;
     const now = engine.clock.now();
-    const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs, { named: this.#named.has(queue) });
+    const { claims, rate } = await claimRateLimited(claimPool, this.#claimer, queue, limit, now, config.leaseMs, this.#claimOptions(queue));
     if (rate !== null) {
       events.emit("rateLimited", { queue, waiting: rate.waiting, dueAt: rate.dueAt, newlyDelayed: rate.newlyDelayed });
       this.#rateTimers.get(queue)?.();

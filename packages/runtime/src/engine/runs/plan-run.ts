@@ -5,6 +5,7 @@ import { CONCURRENCY_LIMIT_NAME } from "../../contracts/concurrency-limits.ts";
 import type { TriggerOptions } from "../../contracts/trigger.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import { debounceWindow } from "./debounce-window.ts";
+import { gatesOf, type Gate } from "./gates.ts";
 import { encodePayload, type Packet } from "./payloads.ts";
 import type { RunRow } from "./store.ts";
 
@@ -42,6 +43,8 @@ export interface RunPlan {
   rateLimitKey: string | null;
   /** The named concurrency limits the run holds (options.concurrency), distinct and sorted (as svc_trigger_run stores them); null: none. */
   concurrencyLimits: string[] | null;
+  /** The other queues the run must also fit in (options.gates), distinct, in the order given; null: none. */
+  gates: Gate[] | null;
   packet: Packet;
   idempotencyKey: string | null;
   idempotencyKeyUser: string | null;
@@ -70,18 +73,6 @@ export function normalizeTags(tags: string | string[] | undefined): string[] {
   return clean;
 }
 
-/**
- * Gates (`options.gates`) are not enforced by svc yet: a trigger that asks for them is refused
- * (422) rather than run without the limit it counts on. An empty list asks for none. Named
- * concurrency limits (`options.concurrency`) are: RunPlan.concurrencyLimits.
- */
-function refuseUnenforcedLimits(options: TriggerOptions): void {
-  const { gates } = options as { gates?: unknown };
-  if (Array.isArray(gates) ? gates.length > 0 : gates !== undefined) {
-    throw new UnprocessableError("options.gates: concurrency gates are not supported by svc yet; use a named concurrency limit (options.concurrency) or limit a queue instead (docs/queues-and-concurrency.md)");
-  }
-}
-
 /** Decides every column of a new run from the trigger's input; pure apart from the id. Throws on bad input. */
 export function planRun(
   taskIdentifier: string,
@@ -92,7 +83,6 @@ export function planRun(
   now: Date,
 ): RunPlan {
   if (!taskIdentifier || taskIdentifier.length > 128) throw new ValidationError("taskId: must be 1 to 128 characters");
-  refuseUnenforcedLimits(options);
   const tags = normalizeTags(options.tags);
   const packet = encodePayload(payload, options.payloadType ?? "application/json");
   // A debounced run is delayed by its debounce delay (debounce.ts), whatever `delay` says.
@@ -124,6 +114,7 @@ export function planRun(
     concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
     rateLimitKey: rateLimitKeyOf(options.rateLimit),
     concurrencyLimits: concurrencyLimitsOf(options.concurrency),
+    gates: gatesOf(options.gates),
     packet,
     idempotencyKey,
     idempotencyKeyUser: idempotencyKey ? (options.idempotencyKeyOptions?.key ?? idempotencyKey) : null,

@@ -20,6 +20,8 @@ export function replayInput(run: RunRow, overrides: ReplayRunBody): { payload: u
   // trigger may give: the replay holds it again from the task's declaration).
   const named = run.concurrency_limits?.filter((name) => !name.includes("/")) ?? [];
   if (named.length > 0) options.concurrency = named;
+  // And its gates.
+  if (run.gates) options.gates = run.gates;
   const maxAttempts = overrides.maxAttempts ?? run.max_attempts;
   if (maxAttempts !== null) options.maxAttempts = maxAttempts;
   const maxDuration = overrides.maxDuration ?? run.max_duration_s;

@@ -15,6 +15,8 @@ export interface RunRow {
   rate_limit_key?: string | null;
   /** The named concurrency limits the run holds (migration 0048); null: none. */
   concurrency_limits?: string[] | null;
+  /** The other queues the run must also fit in (migration 0049); null: none. */
+  gates?: { queue: string; concurrencyKey?: string }[] | null;
   payload: string | null;
   payload_type: string;
   output: string | null;

@@ -1,6 +1,7 @@
 import { RETURN_CLAIMED, SELECT_CLAIMED_READY_WITH_LEDGER } from "../claimed-columns.ts";
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
+import { GATE_CTES, GATE_READY, GATED_RUNNING_JOIN, GATES_ALLOW } from "../gate-sql.ts";
 import { RATE_ALLOWS, RATE_KEY, RATE_ROOM_JOIN, rateRoomCtes, rateTakenCte } from "../rate-limit-sql.ts";
 
 /**
@@ -75,7 +76,39 @@ export const LIMITED_CLAIM_WINDOW = 1000;
  * queue): claims of one queue take turns, so that each counts the executions the one before it
  * committed. A transaction-level advisory lock; two queues whose keys collide only take turns too.
  */
-export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))`;
+export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(${queueLockKey("$1", "$2")})`;
+
+/** The advisory lock key of queue `queue` of environment `env` (SQL texts). */
+function queueLockKey(env: string, queue: string): string {
+  return `hashtextextended(${env} || E'\\n' || ${queue}, 0)`;
+}
+
+/**
+ * What a claim of a queue with gated runs (runs.gates, migration 0049) takes instead of
+ * LIMITED_QUEUE_LOCK_SQL (`$1` the environment, `$2` the queue, `$3` the claim's tasks): the locks
+ * of its own queue and of every queue its ready gated runs name in a gate, one after the other in
+ * name order (the inner ORDER BY: each lock is taken as its row comes out of the sort), held until
+ * it commits. Returns them (`queues`, the claim's `$10`). A claim never waits for a queue's lock
+ * while holding another queue's lock that sorts after it, and a claim of a single queue waits
+ * holding nothing, so two claims never wait on each other crosswise; NAMED_LIMITS_LOCK_SQL, when
+ * taken, comes after every queue lock. It reads the gates of the claim's window (the oldest
+ * LIMITED_CLAIM_WINDOW ready runs, as the claim does: a backlog costs it no more than the claim).
+ * Gates that ready runs name after this statement read them are not locked: those runs wait for a
+ * later claim.
+ */
+export const GATE_QUEUE_LOCKS_SQL = `SELECT array_agg(l.q) AS queues FROM (
+       SELECT s.q, pg_advisory_xact_lock(${queueLockKey("$1", "s.q")}) AS locked FROM (
+         SELECT $2::text AS q
+         UNION
+         SELECT g.queue FROM (
+           SELECT r.gates FROM runs r
+           WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
+             AND ((r.status = 'QUEUED' AND r.available_at IS NULL) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
+             AND r.task_identifier = ANY ($3::text[])
+           ORDER BY r.created_at, r.id
+           LIMIT ${LIMITED_CLAIM_WINDOW}) w CROSS JOIN LATERAL jsonb_to_recordset(w.gates) AS g(queue text)
+         WHERE w.gates IS NOT NULL
+         ORDER BY 1) s) l`;
 
 /**
  * The lock a limited claim that takes runs holding named concurrency limits holds until it commits,
@@ -86,7 +119,7 @@ export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexte
 export const NAMED_LIMITS_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('concurrency-limits' || E'\\u0001' || $1, 0))`;
 
 /**
- * The prepared statement svc_claim_limited, run after LIMITED_QUEUE_LOCK_SQL in the same
+ * The prepared statement svc_claim_limited, run after LIMITED_QUEUE_LOCK_SQL (or GATE_QUEUE_LOCKS_SQL) in the same
  * transaction (its snapshot, taken after the lock, sees every claim of the queue before it): up to
  * `$4` runs of queue `$2` of environment `$1` (a queue with a concurrencyLimit: NOT
  * claim_from_runs) whose task is one of `$3`, starts and resumes alike, oldest first, as many as
@@ -109,6 +142,12 @@ export const NAMED_LIMITS_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexten
  * none). A run whose limit is paused is not started (it stays QUEUED); its resumes go on. A run
  * ranked out by one bound still counts in the others' ranks: the claim may start fewer than a
  * limit allows in one pass, never more.
+ *
+ * $10: the queues whose locks the claim holds (GATE_QUEUE_LOCKS_SQL; empty after
+ * LIMITED_QUEUE_LOCK_SQL). Gates (runs.gates, migration 0049; engine/runs/gate-sql.ts): a gated run
+ * is taken only when every gate queue is among them, started only when none is paused, and only
+ * when each gate's pool (the gate queue's key) has room under that queue's limit. And every key of
+ * this queue counts, besides its own executing runs, the executing runs of any queue gated on it.
  */
 export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT l.n, l.paused FROM svc_queue_limit($1, $2) l),
@@ -117,14 +156,15 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND r.status = 'EXECUTING' AND NOT r.claim_from_runs
        GROUP BY 1),
      ready AS (
-       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl FROM runs r
+       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates FROM runs r
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
          AND ((r.status = 'QUEUED' AND r.available_at IS NULL AND NOT (SELECT paused FROM lim)) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
          AND r.task_identifier = ANY ($3::text[])
          AND (r.concurrency_limits IS NULL OR ($9::boolean AND NOT (r.status = 'QUEUED' AND EXISTS (
            SELECT 1 FROM concurrency_limits c WHERE c.environment_id = $1 AND c.name = ANY (r.concurrency_limits) AND c.paused))))
+         AND ${GATE_READY}
        ORDER BY r.created_at, r.id
-       LIMIT ${LIMITED_CLAIM_WINDOW})${rateRoomCtes("$1", "$2", "$7")},
+       LIMIT ${LIMITED_CLAIM_WINDOW})${rateRoomCtes("$1", "$2", "$7")}${GATE_CTES},
      named AS (
        SELECT ready.id, ready.k, l.name,
          coalesce(ko.per_key, c.per_key_override, c.per_key) AS per_key, coalesce(c.total_override, c.total) AS total,
@@ -145,9 +185,9 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
          row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
-       SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${RATE_ROOM_JOIN}
-       WHERE x.rank + coalesce(running.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
-         AND NOT EXISTS (SELECT 1 FROM named_blocked b WHERE b.id = x.id)
+       SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${RATE_ROOM_JOIN}
+       WHERE x.rank + coalesce(running.n, 0) + coalesce(gr.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
+         AND NOT EXISTS (SELECT 1 FROM named_blocked b WHERE b.id = x.id) AND ${GATES_ALLOW}
          AND ((${startDue("$7")}) OR (${resumeDue}))
        ORDER BY x.created_at, x.id
        LIMIT $4 FOR UPDATE OF r SKIP LOCKED),
