@@ -41,7 +41,11 @@ export const BulkActionFilter = z
     batch: Text.optional(),
     isTest: z.boolean().optional(),
     queue: z.union([QueueTypeName, z.array(QueueTypeName).min(1).max(200)]).optional(),
-    bulkAction: Text.meta({ description: "The runs an earlier bulk action touched (its id): a cancel's runs, a replay's new runs" }).optional(),
+    bulkAction: z
+      .string()
+      .regex(/^bulk_[0-9a-z]{1,64}$/, { message: "must be a bulk action id (bulk_ and lowercase letters and digits)" })
+      .meta({ description: "The runs an earlier bulk action touched (its id): a cancel's runs, a replay's new runs" })
+      .optional(),
   })
   // At least one of them (the handler says so in words).
   .meta({ anyOf: FILTER_FIELDS.map((field) => ({ required: [field] })) });

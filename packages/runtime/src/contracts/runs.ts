@@ -42,7 +42,7 @@ export const RunListFilterQuery = z.object({
   /** Runs these sessions started (`session_…` ids or externalIds); no default time window then. */
   "filter[session]": CommaList.optional(),
   /** Runs these bulk actions touched (`bulk_…` ids): a cancel's runs, a replay's new runs; no default time window then. */
-  "filter[bulkAction]": commaList({ pattern: "^bulk_[0-9a-z]+$" }).optional(),
+  "filter[bulkAction]": commaList({ pattern: "^bulk_[0-9a-z]{1,64}$" }).optional(),
   /** A duration such as 1h, 90m, 1d or 2w (ms, s, m, h, hr, d, w; more than zero). */
   "filter[createdAt][period]": z
     .string()
