@@ -16,6 +16,8 @@ export interface PipeStreamOptions {
   spanName?: string;
   /** Trigger.dev's collapsed span: accepted and ignored. */
   collapsed?: boolean;
+  /** Trigger.dev's API request options: accepted and ignored (svc's worker stores the chunks). */
+  requestOptions?: Record<string, unknown>;
 }
 
 /** What `waitUntilComplete()` resolves to (Trigger.dev's StreamWriteResult; svc sets nothing in it). */
@@ -33,6 +35,8 @@ export interface PipedStream<T> {
 export interface AppendStreamOptions {
   /** Append to the run's parent or root run instead (the run itself when it has none). @default "self" */
   target?: StreamTarget;
+  /** Trigger.dev's API request options: accepted and ignored (svc's worker stores the chunk). */
+  requestOptions?: Record<string, unknown>;
 }
 
 /** What `execute` of `streams.writer()` gets: `write` one chunk, `merge` every chunk of a stream. */
@@ -113,7 +117,9 @@ function pipe<T>(keyOrSource: string | Source<T>, sourceOrOptions?: Source<T> | 
 
 /** Trigger.dev's test of append's second argument: options, or the value (with the first the key). */
 function isAppendOptions(value: unknown): value is AppendStreamOptions {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "target" in value && typeof (value as { target: unknown }).target === "string";
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const options = value as { target?: unknown; requestOptions?: unknown };
+  return typeof options.target === "string" || (typeof options.requestOptions === "object" && options.requestOptions !== null);
 }
 
 /**
@@ -233,7 +239,7 @@ function define<T>(options: { id: string }): RealtimeDefinedStream<T> {
     id,
     pipe: (source, pipeOptions) => pipe(id, source, pipeOptions),
     read: (runId, readOptions) => read<T>(runId, id, readOptions),
-    append: (value, appendOptions) => requireExecution("streams.append").streams.append(id, appendOptions?.target ?? "self", [value]),
+    append: async (value, appendOptions) => requireExecution("streams.append").streams.append(id, appendOptions?.target ?? "self", [value]),
     writer: (writerOptions) => writer(id, writerOptions),
   };
 }
