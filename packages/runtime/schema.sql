@@ -34,7 +34,7 @@ CREATE TABLE bulk_action_runs (
     bulk_action_id text NOT NULL,
     created_at timestamp with time zone NOT NULL,
     run_id text NOT NULL,
-    CONSTRAINT bulk_action_runs_bulk_action_id_fkey FOREIGN KEY (bulk_action_id) REFERENCES bulk_actions(id) ON DELETE CASCADE,
+    CONSTRAINT bulk_action_runs_environment_id_bulk_action_id_fkey FOREIGN KEY (environment_id, bulk_action_id) REFERENCES bulk_actions(environment_id, id) ON DELETE CASCADE,
     CONSTRAINT bulk_action_runs_pkey PRIMARY KEY (environment_id, bulk_action_id, created_at, run_id),
     CONSTRAINT bulk_action_runs_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
 );
@@ -59,6 +59,7 @@ CREATE TABLE bulk_actions (
     CONSTRAINT bulk_actions_action_check CHECK ((action = ANY (ARRAY['CANCEL'::text, 'REPLAY'::text]))),
     CONSTRAINT bulk_actions_check CHECK (((filters IS NULL) <> (run_ids IS NULL))),
     CONSTRAINT bulk_actions_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT bulk_actions_environment_id_id_key UNIQUE (environment_id, id),
     CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
     CONSTRAINT bulk_actions_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'COMPLETED'::text, 'ABORTED'::text])))
 );
