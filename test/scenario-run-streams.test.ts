@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auth, configure, runs, streams as sdkStreams, tasks } from "@trigger.dev/sdk";
 import { ApiClient } from "@trigger.dev/core/v3";
-import { metadata, streams, task } from "../packages/runtime/src/sdk/index.ts";
+import { metadata, streams, task, type InputStream } from "../packages/runtime/src/sdk/index.ts";
 import { startTestWorker, type TestWorker } from "../packages/worker/test/harness.ts";
+import { collectTaskLogs } from "../packages/worker/test/task-logs.ts";
+import { configure as configureSvc } from "../packages/runtime/src/index.ts";
 import { startListeningApi, type ListeningApi } from "../packages/api/test/client-server.ts";
 
 // End to end across packages: a real worker runs task code that writes realtime streams
-// (`streams.pipe`, `streams.append`, `metadata.stream`) and reads input streams (`.wait()`,
-// `.once()`, `.on()`); the published SDK reads the streams (`runs.subscribeToRun().withStreams()`,
-// `streams.read`, fetchStream resuming after a chunk) and sends input (`streams.input().send`).
+// (`streams.pipe`, `streams.append`, `streams.writer`, a `streams.define` stream, `metadata.stream`)
+// and reads input streams (`.wait()`, `.once()`, `.on()`, `.peek()`); the published SDK reads the
+// streams (`runs.subscribeToRun().withStreams()`, `streams.read`, its own `streams.define().read`,
+// fetchStream resuming after a chunk) and sends input (`streams.input().send`).
 let api: ListeningApi;
 let tw: TestWorker;
 let client: ApiClient;
@@ -96,12 +99,74 @@ const listener = task({
   },
 });
 
+/** The typed stream both the task and the published SDK's reader use. */
+const progress = streams.define<{ step: string }>({ id: "progress" });
+
+const writerTask = task({
+  id: "streams-writer",
+  run: async () => {
+    // Before a wait: the replay after it writes all of these again, and none is stored twice.
+    const written = streams.writer<string>("lines", {
+      execute: async ({ write, merge }) => {
+        write("first");
+        merge(ReadableStream.from(["merged 1", "merged 2"]));
+        await Promise.resolve();
+        write("last");
+      },
+    });
+    const echoed: string[] = [];
+    for await (const line of written.stream) echoed.push(line);
+    const complete = await written.waitUntilComplete();
+    await progress.append({ step: "appended" });
+    await progress.pipe((async function* () { yield { step: "piped" }; })()).waitUntilComplete();
+    await progress.writer({ execute: ({ write }) => write({ step: "written" }) }).waitUntilComplete();
+    await streams.append("no key given"); // the "default" stream, as Trigger.dev's one-argument append
+    const go = await streams.input<string>({ id: "go" }).wait({ timeout: "1h" });
+    await progress.append({ step: `after the wait: ${go.unwrap()}` });
+    return { echoed: echoed.sort(), complete };
+  },
+});
+
+/** Polls `peek()` until it shows a value (a peek never blocks; the first one starts watching). */
+async function peekSoon<T>(input: InputStream<T>): Promise<T> {
+  for (let i = 0; i < 2_000; i++) {
+    const value = input.peek();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error("peek() showed nothing");
+}
+
+/** Said by the peeker once it has peeked at an empty stream. */
+let peekedEmpty: (() => void) | null = null;
+
+const peeker = task({
+  id: "streams-peeker",
+  run: async () => {
+    const msgs = streams.input<string>({ id: "msgs" });
+    const empty = msgs.peek();
+    peekedEmpty?.();
+    const seen = await peekSoon(msgs);
+    const first = (await msgs.once({ timeoutMs: 10_000 })).unwrap();
+    // The peek moves on to the next value once the code received the one it showed.
+    const next = await peekSoon(msgs);
+    const second = (await msgs.wait({ timeout: "1h" })).unwrap();
+    // Checkpointed until a third value is sent; the replay after it runs all of the above again.
+    const third = (await msgs.wait({ timeout: "1h" })).unwrap();
+    return { empty: empty ?? null, seen, first, next, second, third };
+  },
+});
+
+const logs = collectTaskLogs();
+
 beforeAll(async () => {
   api = await startListeningApi();
   configure({ baseURL: api.baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
+  // svc's own client (a defined stream's read from svc's SDK).
+  configureSvc({ baseURL: api.baseURL, secretKey: api.project.environments.dev.secretKey });
   client = new ApiClient(api.baseURL, api.project.environments.dev.secretKey, undefined, { retry: { maxAttempts: 1 } });
   // One slot: a run waiting in input.wait() must give it back for another run to start.
-  tw = await startTestWorker(api, [piper, approver, quick, onceTask, listener, twoPipes], { concurrency: 1 });
+  tw = await startTestWorker(api, [piper, approver, quick, onceTask, listener, twoPipes, writerTask, peeker], { concurrency: 1, taskLogs: logs });
 });
 afterAll(async () => {
   await tw?.stop();
@@ -199,6 +264,51 @@ describe("input.on()", () => {
     await sdkStreams.input<string>({ id: "msgs" }).send(handle.id, "sent while it listens");
     expect((await finished).status).toBe("COMPLETED");
     expect((await runs.retrieve(handle.id)).output).toEqual({ got: ["sent before the handler", "sent while it listens"] });
+  });
+});
+
+describe("streams.writer() and streams.define()", () => {
+  it("writes and merges chunks, a defined stream appends, pipes and writes, and the replay after a wait stores none twice; the published SDK reads them", async () => {
+    const handle = await tasks.trigger("streams-writer", {});
+    await tw.worker.events.next("runSuspended", (e) => e.runId === handle.id);
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === handle.id);
+    await sdkStreams.input<string>({ id: "go" }).send(handle.id, "go");
+    expect((await finished).status).toBe("COMPLETED");
+    expect((await runs.retrieve(handle.id)).output).toEqual({ echoed: ["first", "last", "merged 1", "merged 2"].sort(), complete: {} });
+    // Each chunk once, though the code before the wait ran twice (merged ones come as they arrive).
+    const lines = await collect(await sdkStreams.read<string>(handle.id, "lines"));
+    expect([...lines].sort()).toEqual(["first", "last", "merged 1", "merged 2"].sort());
+    expect(lines[0]).toBe("first");
+    // The published SDK's own defined stream reads the same key (its read is fetchStream).
+    const sdkProgress = sdkStreams.define<{ step: string }>({ id: "progress" });
+    const steps = ["appended", "piped", "written", "after the wait: go"];
+    expect((await collect(await sdkProgress.read(handle.id))).map((c) => c.step)).toEqual(steps);
+    expect((await collect(await sdkProgress.read(handle.id, { startIndex: 4 }))).map((c) => c.step)).toEqual(steps.slice(3));
+    // svc's own defined stream reads over svc's client.
+    expect((await collect(await progress.read(handle.id))).map((c) => c.step)).toEqual(steps);
+    expect(await collect(await sdkStreams.read(handle.id))).toEqual(["no key given"]);
+    expect(logs.notices().filter((n) => n === "writer-merge-order")).toEqual(["writer-merge-order"]);
+  });
+});
+
+describe("input.peek()", () => {
+  it("shows the value the next once()/wait() returns without taking it, moves on after each, and a replay after a wait sees the same", async () => {
+    const peeked = new Promise<void>((resolve) => (peekedEmpty = resolve));
+    const handle = await tasks.trigger("streams-peeker", {});
+    await peeked;
+    const msgs = sdkStreams.input<string>({ id: "msgs" });
+    const suspended = tw.worker.events.next("runSuspended", (e) => e.runId === handle.id);
+    await msgs.send(handle.id, "one");
+    await msgs.send(handle.id, "two");
+    await suspended;
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === handle.id);
+    await msgs.send(handle.id, "three");
+    expect((await finished).status).toBe("COMPLETED");
+    // The replay peeked an empty stream no more: "one" was there by then; the rest is as before.
+    const output = (await runs.retrieve(handle.id)).output as Record<string, unknown>;
+    expect(output).toMatchObject({ seen: "one", first: "one", next: "two", second: "two", third: "three" });
+    expect(["one", null]).toContain(output.empty);
+    expect(logs.notices().filter((n) => n === "input-peek-live")).toEqual(["input-peek-live"]);
   });
 });
 

@@ -29,6 +29,17 @@ CREATE TABLE batches (
 CREATE UNIQUE INDEX batches_idempotency ON public.batches USING btree (environment_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE UNIQUE INDEX batches_one_time_use_token ON public.batches USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
 
+CREATE TABLE bulk_action_runs (
+    environment_id text NOT NULL,
+    bulk_action_id text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    run_id text NOT NULL,
+    CONSTRAINT bulk_action_runs_environment_id_bulk_action_id_fkey FOREIGN KEY (environment_id, bulk_action_id) REFERENCES bulk_actions(environment_id, id) ON DELETE CASCADE,
+    CONSTRAINT bulk_action_runs_pkey PRIMARY KEY (environment_id, bulk_action_id, created_at, run_id),
+    CONSTRAINT bulk_action_runs_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE CASCADE
+);
+CREATE INDEX bulk_action_runs_run ON public.bulk_action_runs USING btree (run_id);
+
 CREATE TABLE bulk_actions (
     id text NOT NULL,
     environment_id text NOT NULL,
@@ -48,6 +59,7 @@ CREATE TABLE bulk_actions (
     CONSTRAINT bulk_actions_action_check CHECK ((action = ANY (ARRAY['CANCEL'::text, 'REPLAY'::text]))),
     CONSTRAINT bulk_actions_check CHECK (((filters IS NULL) <> (run_ids IS NULL))),
     CONSTRAINT bulk_actions_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
+    CONSTRAINT bulk_actions_environment_id_id_key UNIQUE (environment_id, id),
     CONSTRAINT bulk_actions_pkey PRIMARY KEY (id),
     CONSTRAINT bulk_actions_status_check CHECK ((status = ANY (ARRAY['PENDING'::text, 'COMPLETED'::text, 'ABORTED'::text])))
 );

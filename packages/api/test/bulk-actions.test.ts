@@ -51,6 +51,61 @@ describe("bulk actions over HTTP", () => {
     expect(done.json().counts).toEqual({ total: 4, success: 2, failure: 2 });
   });
 
+  it("lists the runs an action touched with filter[bulkAction], from any time, with other filters, over pages; and a filter of a later action", async () => {
+    clock.set(new Date(T0.getTime() + 86_400_000));
+    // One run from 10 days before: a cancel with a period reaches it, and the list shows it with no period.
+    clock.advance(-10 * 86_400_000);
+    const old = await triggerTask(api, { payload: {} }, "bulk-touched");
+    clock.advance(10 * 86_400_000);
+    const recent: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      clock.advance(1000);
+      recent.push(await triggerTask(api, { payload: {} }, "bulk-touched"));
+    }
+    await api.app.inject({ method: "POST", url: `/api/v2/runs/${recent[0]}/cancel`, headers: api.devAuth });
+    clock.advance(1000);
+    const cancel = await post("/api/v1/bulk-actions", { action: "cancel", filter: { taskIdentifier: "bulk-touched", period: "30d" } });
+    const cancelId = cancel.json().id as string;
+    const untouched = await triggerTask(api, { payload: {} }, "bulk-touched");
+    await work();
+    const list = async (query: Record<string, string>) => {
+      const res = await api.app.inject({ method: "GET", url: `/api/v1/runs?${new URLSearchParams(query)}`, headers: api.devAuth });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as { data: { id: string; status: string }[]; pagination: { next?: string } };
+    };
+    // Every run of its set, the one already canceled too (a failure, but touched), newest first.
+    const expected = [...recent].reverse().concat(old);
+    expect((await list({ "filter[bulkAction]": cancelId })).data.map((r) => r.id)).toEqual(expected);
+    const first = await list({ "filter[bulkAction]": cancelId, "page[size]": "2" });
+    const second = await list({ "filter[bulkAction]": cancelId, "page[size]": "2", "page[after]": first.pagination.next! });
+    const third = await list({ "filter[bulkAction]": cancelId, "page[size]": "2", "page[after]": second.pagination.next! });
+    expect([...first.data, ...second.data, ...third.data].map((r) => r.id)).toEqual(expected);
+    expect(third.pagination.next).toBeUndefined();
+    // With a window, a task, a status: conditions on the action's runs.
+    expect((await list({ "filter[bulkAction]": cancelId, "filter[createdAt][period]": "1d" })).data.map((r) => r.id)).toEqual([...recent].reverse());
+    expect((await list({ "filter[bulkAction]": cancelId, "filter[taskIdentifier]": "other-task" })).data).toEqual([]);
+    expect((await list({ "filter[bulkAction]": cancelId, "filter[status]": "QUEUED" })).data).toEqual([]);
+    expect((await list({ "filter[bulkAction]": cancelId })).data.map((r) => r.id)).not.toContain(untouched);
+    // Two actions: either's runs, each once.
+    clock.advance(1000);
+    const replay = await post("/api/v1/bulk-actions", { action: "replay", filter: { bulkAction: cancelId, tag: [] as never } });
+    expect(replay.statusCode).toBe(400);
+    const replayOk = await post("/api/v1/bulk-actions", { action: "replay", filter: { bulkAction: cancelId } });
+    expect(replayOk.statusCode, replayOk.body).toBe(200);
+    await work();
+    const replayed = (await list({ "filter[bulkAction]": replayOk.json().id })).data;
+    expect(replayed).toHaveLength(expected.length);
+    expect(replayed.map((r) => r.id)).not.toContain(old);
+    const both = (await list({ "filter[bulkAction]": `${cancelId},${replayOk.json().id}`, "page[size]": "100" })).data.map((r) => r.id);
+    expect(new Set(both).size).toBe(both.length);
+    expect(both.sort()).toEqual([...expected, ...replayed.map((r) => r.id)].sort());
+    // Refused: a value that is no bulk action id; an unknown one matches nothing.
+    const bad = await api.app.inject({ method: "GET", url: "/api/v1/runs?filter[bulkAction]=run_abc", headers: api.devAuth });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/filter\[bulkAction\]/);
+    expect((await list({ "filter[bulkAction]": "bulk_nosuchaction" })).data).toEqual([]);
+  });
+
   it("refuses bad requests with a 4xx that says why", async () => {
     const cases: [unknown, RegExp][] = [
       [{ action: "delete", filter: { taskIdentifier: "x" } }, /action/],
@@ -63,7 +118,7 @@ describe("bulk actions over HTTP", () => {
       [{ action: "cancel", filter: { period: "soon" } }, /filter\.period/],
       [{ action: "cancel", filter: { from: "yesterday" } }, /filter\.from/],
       [{ action: "cancel", filter: { machine: "small-1x" } }, /machine/],
-      [{ action: "cancel", filter: { bulkAction: "bulk_x" } }, /bulkAction/],
+      [{ action: "cancel", filter: { bulkAction: "not a bulk id" } }, /filter\.bulkAction/],
       [{ action: "cancel", runIds: [] }, /runIds/],
       [{ action: "cancel", runIds: ["run_\u0000"] }, /NUL/],
       [{ action: "replay", runIds: ["run_a"], name: "x".repeat(256) }, /name/],

@@ -56,6 +56,14 @@ describe("dashboard bulk actions", () => {
     expect(done.body).not.toContain(">Abort<");
     expect(await Promise.all(matching.map(statusOf))).toEqual(["CANCELED", "CANCELED"]);
     expect(await statusOf(other)).toBe("QUEUED");
+    // Its page links to the runs it reached: the runs page filtered by the action.
+    const id = /bulk_[0-9a-z]+/.exec(href)![0];
+    const link = /href="([^"]*\?bulk=[^"]+)"/.exec(done.body)?.[1];
+    expect(link).toBe(`${base}/runs?bulk=${id}`.replace(/^https?:\/\/[^/]+/, ""));
+    const touched = await browser.get(`${base}/runs?bulk=${id}`);
+    expect(touched.statusCode).toBe(200);
+    for (const runId of matching) expect(touched.body).toContain(runId);
+    expect(touched.body).not.toContain(other);
   });
 
   it("aborts a pending action from its page, and refuses a bulk action without filters", async () => {

@@ -1,9 +1,10 @@
 // The published SDK's runs.bulk.* against svc on a real port: cancel and replay by filter and by
-// ids, progress, list, abort. No worker runs here: the test does the workers' part, a chunk at a
+// ids, progress, list, abort, and runs.list({ bulkAction }) (the runs an action touched). No worker runs here: the test does the workers' part, a chunk at a
 // time with processNextChunk, as their timer loops do (packages/worker/test/bulk-actions-loop.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BadRequestError, ConflictError, configure, NotFoundError, runs, tasks } from "@trigger.dev/sdk";
 import { processNextChunk } from "@svc/runtime/engine";
+import { configure as configureSvc, runs as svcRuns } from "@svc/runtime";
 import { registerTasks } from "./registered-tasks.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 
@@ -13,6 +14,7 @@ beforeAll(async () => {
   const baseURL = await api.app.listen({ port: 0, host: "127.0.0.1" });
   api.engine.apiUrl = baseURL;
   configure({ baseURL, secretKey: api.project.environments.dev.secretKey, requestOptions: { retry: { maxAttempts: 1 } } });
+  configureSvc({ baseURL, secretKey: api.project.environments.dev.secretKey });
   await registerTasks(api.db.pool, api.project.environments.dev.id, ["bulk-sdk", "bulk-sdk-other", "bulk-sdk-replay", "bulk-sdk-abort"]);
 });
 afterAll(async () => api?.close());
@@ -49,6 +51,11 @@ describe("@trigger.dev/sdk runs.bulk against svc", () => {
     expect(done.completedAt).toBeInstanceOf(Date);
     for (const runId of ids) expect((await runs.retrieve(runId)).status).toBe("CANCELED");
     expect((await runs.retrieve(other.id)).status).toBe("QUEUED");
+    // runs.list({ bulkAction }): the runs it canceled, newest first, over pages; svc's client too.
+    const touched = (await collect(runs.list({ bulkAction: id, limit: 4 }))).map((run) => run.id);
+    expect(touched).toEqual([...ids].reverse());
+    expect((await collect(svcRuns.list({ bulkAction: id }))).map((run) => run.id)).toEqual([...ids].reverse());
+    expect(await collect(runs.list({ bulkAction: id, status: "QUEUED" }))).toEqual([]);
   });
 
   it("replays a list of runs, and lists actions newest first over pages", async () => {
@@ -60,6 +67,8 @@ describe("@trigger.dev/sdk runs.bulk against svc", () => {
     const replays = (await collect(runs.list({ taskIdentifier: "bulk-sdk-replay" }))).filter((r) => r.id !== a.id && r.id !== b.id);
     expect(replays).toHaveLength(2);
     expect((await Promise.all(replays.map(async (r) => (await runs.retrieve(r.id)).payload.n))).sort()).toEqual([1, 2]);
+    // A replay touched the new runs it made (as Trigger.dev marks them), not the runs it replayed.
+    expect((await collect(runs.list({ bulkAction: id }))).map((r) => r.id).sort()).toEqual(replays.map((r) => r.id).sort());
 
     const listed = await collect(runs.bulk.list({ limit: 1 }));
     expect(listed.map((action) => action.id)[0]).toBe(id);
@@ -84,5 +93,6 @@ describe("@trigger.dev/sdk runs.bulk against svc", () => {
     await expect(runs.bulk.abort("bulk_nosuchaction")).rejects.toBeInstanceOf(NotFoundError);
     await expect(runs.bulk.cancel({ filter: { status: "NOT_A_STATUS" as never } })).rejects.toBeInstanceOf(BadRequestError);
     await expect(runs.bulk.cancel({ filter: { machine: "small-1x" } })).rejects.toBeInstanceOf(BadRequestError);
+    await expect(runs.list({ bulkAction: "not-a-bulk-action" })).rejects.toBeInstanceOf(BadRequestError);
   });
 });

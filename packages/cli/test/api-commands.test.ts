@@ -132,6 +132,11 @@ describe("svc runs trigger, show and list", () => {
     expect((await svcHere(["runs", "list", "--tag", "no-such-tag"])).stdout).toBe("no runs match\n");
     expect((await svcHere(["runs", "list", "--tag", "cli", "--no-test", "--json"])).json().data).toHaveLength(2);
     expect((await svcHere(["runs", "list", "--tag", "cli", "--test", "--json"])).json().data).toHaveLength(0);
+    // --bulk-action is filter[bulkAction]: an action that touched nothing lists nothing; a run id is no action id.
+    expect((await svcHere(["runs", "list", "--bulk-action", "bulk_nosuchaction", "--json"])).json().data).toEqual([]);
+    const notAnAction = await svcHere(["runs", "list", "--bulk-action", "run_abc"]);
+    expect(notAnAction.code).not.toBe(0);
+    expect(notAnAction.stderr).toMatch(/filter\[bulkAction\].*\(HTTP 400\)/);
   });
 
   it("reads the payload from a file or standard input, metadata and options too", async () => {

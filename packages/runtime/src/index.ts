@@ -26,7 +26,19 @@ export type { LogLevel } from "./sdk/task-logs.ts";
 export { locals, type LocalsKey } from "./sdk/locals.ts";
 export { tags } from "./sdk/tags.ts";
 export { metadata, type MetadataUpdater } from "./sdk/metadata.ts";
-export { streams, type InputStream, type InputStreamOnceOptions, type PipedStream, type PipeStreamOptions } from "./sdk/streams.ts";
+export {
+  streams,
+  type AppendStreamOptions,
+  type InferStreamType,
+  type InputStream,
+  type InputStreamOnceOptions,
+  type PipedStream,
+  type PipeStreamOptions,
+  type RealtimeDefinedStream,
+  type StreamWriter,
+  type StreamWriteResult,
+  type WriterStreamOptions,
+} from "./sdk/streams.ts";
 export type { InputWaitOptions, StreamTarget } from "./sdk/run-context.ts";
 export { retry } from "./sdk/retry.ts";
 export type { FetchRetryOptions, FetchRetryStrategy, RetryFetchRequestInit } from "./sdk/retry-fetch.ts";

@@ -2,7 +2,8 @@
 // for the live statuses, a task filter one lane per task, each in the index order of its own; the
 // page is the newest of their union. Whatever the mix, pages walked forwards and backwards must be
 // exactly the matching runs in (created_at, id) order — checked against the same filter in JS.
-// Test runs and worker versions (migration 0033) are filters of the same kind: checked the same way.
+// Test runs and worker versions (migration 0033) are filters of the same kind: checked the same way,
+// and so are bulk actions (bulk_action_runs, migration 0051: a lane per action, before any other).
 // Statuses are matched as presented: a QUEUED run of a task its environment never registered
 // (no worker_tasks row) is PENDING_VERSION, as Trigger.dev shows it (pending-version.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,8 +28,10 @@ let te: TestEngine;
 let envs: Environment[];
 let all: {
   id: string; created_at: Date; environment_id: string; status: RunStatus; presented: RunStatus; task_identifier: string; queue_name: string; list_status: string; tags: string[];
-  is_test: boolean; worker_version: string | null;
+  is_test: boolean; worker_version: string | null; bulk: string[];
 }[];
+/** Bulk actions and the runs each touched: A every third run of the first environment, B (overlapping A) every fourth, C three in five runs of the second. */
+const BULK = { A: "bulk_lanesa", B: "bulk_lanesb", C: "bulk_lanesc" } as const;
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
@@ -58,8 +61,26 @@ beforeAll(async () => {
     await te.db.pool.query(`INSERT INTO worker_tasks (environment_id, task_identifier, queue_name, worker_version) VALUES ($1, $2, 'task/' || $2, 'v1')`, [env, task]);
   }
   const isRegistered = (env: string, task: string) => registered.some(([e, t]) => e === env && t === task);
-  all = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags, is_test, worker_version FROM runs ORDER BY created_at DESC, id DESC`)).rows
-    .map((r) => ({ ...r, presented: r.status === "QUEUED" && !isRegistered(r.environment_id, r.task_identifier) ? "PENDING_VERSION" : r.status }));
+  const rows = (await te.db.pool.query(`SELECT id, created_at, environment_id, status, task_identifier, queue_name, list_status, tags, is_test, worker_version FROM runs ORDER BY created_at DESC, id DESC`)).rows;
+  const touched: [string, string, Date, string][] = [];
+  const seen = new Map<string, number>();
+  const bulkOf = (r: { id: string; created_at: Date; environment_id: string }): string[] => {
+    // The run's place among its environment's runs (newest first).
+    const i = seen.get(r.environment_id) ?? 0;
+    seen.set(r.environment_id, i + 1);
+    const own = r.environment_id === envs[0]!.id
+      ? [...(i % 3 === 0 ? [BULK.A] : []), ...(i % 4 === 0 ? [BULK.B] : [])]
+      : i % 5 < 3 ? [BULK.C] : [];
+    for (const action of own) touched.push([r.environment_id, action, r.created_at, r.id]);
+    return own;
+  };
+  all = rows.map((r) => ({ ...r, bulk: bulkOf(r), presented: r.status === "QUEUED" && !isRegistered(r.environment_id, r.task_identifier) ? "PENDING_VERSION" : r.status }));
+  for (const [action, env] of [[BULK.A, envs[0]!.id], [BULK.B, envs[0]!.id], [BULK.C, envs[1]!.id]] as const) {
+    await te.db.pool.query(`INSERT INTO bulk_actions (id, environment_id, action, status, run_ids, total, created_at, updated_at) VALUES ($1, $2, 'CANCEL', 'COMPLETED', '{}', 0, $3, $3)`, [action, env, T0]);
+  }
+  for (const [env, action, at, run] of touched) {
+    await te.db.pool.query(`INSERT INTO bulk_action_runs (environment_id, bulk_action_id, created_at, run_id) VALUES ($1, $2, $3, $4)`, [env, action, at, run]);
+  }
 });
 afterAll(async () => te?.close());
 
@@ -98,6 +119,7 @@ function expected(environmentIds: string[], filters: RunListFilters) {
     (!filters.tags || filters.tags.some((t) => r.tags.includes(t))) &&
     (filters.isTest === undefined || r.is_test === filters.isTest) &&
     (!filters.versions || (r.worker_version !== null && filters.versions.includes(r.worker_version))) &&
+    (!filters.bulkActionIds || filters.bulkActionIds.some((b) => r.bulk.includes(b))) &&
     (!filters.createdFrom || r.created_at >= filters.createdFrom) &&
     (!filters.createdTo || r.created_at <= filters.createdTo)));
 }
@@ -143,6 +165,13 @@ describe("run list lanes", () => {
     ["a version that nothing has, and one no worker ever had", { versions: ["absent", "no-such-version"] }],
     ["a version with a status, and with a tag", { versions: ["v1"], statuses: ["FAILED", "COMPLETED", "WAITING"], tags: ["five", "odd"] }],
     ["a version with a task", { versions: ["v1", "v2"], taskIdentifiers: ["beta"] }],
+    ["one bulk action", { bulkActionIds: [BULK.A] }],
+    ["two bulk actions that touched some runs both", { bulkActionIds: [BULK.A, BULK.B] }],
+    ["bulk actions of both environments, and one of none", { bulkActionIds: [BULK.B, BULK.C, "bulk_nosuchaction"] }],
+    ["a bulk action and statuses", { bulkActionIds: [BULK.A, BULK.C], statuses: ["FAILED", "WAITING", "COMPLETED", "QUEUED", "PENDING_VERSION"] }],
+    ["a bulk action, a task and a queue", { bulkActionIds: [BULK.A, BULK.B, BULK.C], taskIdentifiers: ["alpha", "beta"], queues: ["shared", "task/beta", "task/alpha"] }],
+    ["a bulk action, tags, a window and a version", { bulkActionIds: [BULK.B, BULK.C], tags: ["odd", "five"], createdFrom: new Date(T0.getTime() + 5_000), versions: ["v1", "v2"] }],
+    ["a bulk action and test runs", { bulkActionIds: [BULK.A, BULK.C], isTest: false }],
   ];
   for (const [name, filters] of cases) {
     it(`pages through ${name} over two environments, forwards and backwards`, async () => {
@@ -212,6 +241,38 @@ describe("run list lanes", () => {
     expect(forwards).toEqual(expected(both, filters));
     expect(backwards).toEqual(forwards);
     expect(forwards.length).toBeGreaterThan(2);
+  });
+
+  it("the bulk action fixtures hold what the cases need", () => {
+    for (const action of Object.values(BULK)) expect(all.filter((r) => r.bulk.includes(action)).length).toBeGreaterThan(5);
+    expect(all.some((r) => r.bulk.includes(BULK.A) && r.bulk.includes(BULK.B))).toBe(true);
+  });
+
+  it("past the lane limit, bulk actions become one condition per lane and the list is still exact", async () => {
+    const many = [...Array.from({ length: MAX_RUN_LIST_LANES }, (_, i) => `bulk_absent${i}`), BULK.B, BULK.C];
+    const filters: RunListFilters = { bulkActionIds: many, statuses: ["FAILED", "WAITING", "COMPLETED"] };
+    const both = envs.map((e) => e.id);
+    const { forwards, backwards } = await walk(both, filters, 2);
+    expect(forwards).toEqual(expected(both, filters));
+    expect(backwards).toEqual(forwards);
+    expect(forwards.length).toBeGreaterThan(2);
+  });
+
+  it("a bulk action's lane walks bulk_action_runs' primary key in page order and stops after a page", async () => {
+    const plan: string[] = [];
+    const explaining = {
+      query: async (text: string | { text: string; values?: unknown[] }, values?: unknown[]) => {
+        const [sql, params] = typeof text === "string" ? [text, values] : [text.text, text.values];
+        if (!/^\s*(SELECT|WITH)/i.test(sql)) return te.db.pool.query(sql, params);
+        plan.push(...(await te.db.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, FORMAT TEXT) ${sql}`, params)).rows.map((r) => r["QUERY PLAN"]));
+        return { rows: [], rowCount: 0 };
+      },
+    } as unknown as Parameters<typeof listRuns>[0];
+    await listRuns(explaining, [envs[0]!.id], { bulkActionIds: [BULK.A] }, { keyset: null, direction: "desc", limit: 2 });
+    const scan = plan.find((line) => /bulk_action_runs_pkey/.test(line));
+    expect(scan, plan.join("\n")).toMatch(/Index (Only )?Scan Backward using bulk_action_runs_pkey/);
+    // A page of 2 reads 2 of the action's runs, not all of them (more than 5, above).
+    expect(plan.join("\n")).toMatch(/bulk_action_runs_pkey[^\n]*\n?[^\n]*actual time=[0-9.]+\.\.[0-9.]+ rows=2 /);
   });
 
   it("past the lane limit, tasks become one condition per lane and the list is still exact", async () => {

@@ -82,6 +82,13 @@ describe("the retention sweep", () => {
     await bulk("bulk_old", "COMPLETED", 0);
     await bulk("bulk_pending", "PENDING", 0);
     await bulk("bulk_recent", "ABORTED", 29);
+    // The runs they touched (the run list's filter[bulkAction]): go with their run, or their action.
+    const touched = async (action: string, runId: string) =>
+      db.query(`INSERT INTO bulk_action_runs (environment_id, bulk_action_id, created_at, run_id) SELECT environment_id, $1, created_at, id FROM runs WHERE id = $2`, [action, runId]);
+    await touched("bulk_pending", stored.id);
+    await touched("bulk_pending", queued.id);
+    await touched("bulk_old", recent);
+    await touched("bulk_recent", recent);
     // What both streamed (realtime stream chunks).
     for (const id of [stored.id, recent]) await appendStreamChunks(te.engine, env.id, id, "out", "tokens", [{ data: '"a"' }, { data: '"b"' }]);
 
@@ -101,6 +108,8 @@ describe("the retention sweep", () => {
     expect(await exists(db, "bulk_actions", "id", "bulk_old")).toBe(false);
     expect(await exists(db, "bulk_actions", "id", "bulk_pending")).toBe(true);
     expect(await exists(db, "bulk_actions", "id", "bulk_recent")).toBe(true);
+    const touchedRows = (await db.query(`SELECT bulk_action_id, run_id FROM bulk_action_runs WHERE environment_id = $1 ORDER BY bulk_action_id, run_id`, [env.id])).rows;
+    expect(touchedRows).toEqual([{ bulk_action_id: "bulk_pending", run_id: queued.id }, { bulk_action_id: "bulk_recent", run_id: recent }]);
     expect(await exists(db, "run_logs", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_log_totals", "run_id", stored.id)).toBe(false);
     expect(await exists(db, "run_logs", "run_id", recent)).toBe(true);

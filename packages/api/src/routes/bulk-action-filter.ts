@@ -29,6 +29,7 @@ export function resolveBulkActionFilter(filter: BulkActionFilter, now: Date): Ru
         batch: list(filter.batch),
         schedule: list(filter.schedule),
         queue: queues,
+        bulkAction: list(filter.bulkAction),
         ...(filter.isTest !== undefined ? { isTest: filter.isTest } : {}),
         ...(filter.period !== undefined ? { period: filter.period } : {}),
         ...(filter.from !== undefined ? { from: String(filter.from) } : {}),

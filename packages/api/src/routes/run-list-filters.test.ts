@@ -28,6 +28,13 @@ describe("resolveRunListFilters", () => {
     expect(resolveRunListFilters({ tag: ["a"], taskIdentifier: [], period: "7d" }, now)).not.toHaveProperty("taskIdentifiers");
   });
 
+  it("lists a bulk action's runs from any time (a period still narrows), each id once; refuses what is no bulk action id", () => {
+    expect(resolveRunListFilters({ bulkAction: ["bulk_abc", "bulk_def", "bulk_abc"] }, now)).toEqual({ bulkActionIds: ["bulk_abc", "bulk_def"] });
+    expect(resolveRunListFilters({ bulkAction: ["bulk_abc"], period: "1h" }, now).createdFrom).toEqual(new Date(now.getTime() - 3_600_000));
+    expect(resolveRunListFilters({ bulkAction: [] }, now)).toEqual({ createdFrom: new Date(now.getTime() - DEFAULT_RUN_LIST_WINDOW_MS) });
+    expect(() => resolveRunListFilters({ bulkAction: ["bulk_ok", "run_abc", "BULK_X"] }, now)).toThrow(/filter\[bulkAction\]: "run_abc", "BULK_X" are not bulk action ids/);
+  });
+
   it("rejects unparseable periods and dates with a ValidationError naming the parameter", () => {
     expect(() => resolveRunListFilters({ period: "soon" }, now)).toThrow(ValidationError);
     expect(() => resolveRunListFilters({ period: "0d" }, now)).toThrow(/filter\[createdAt\]\[period\]/);

@@ -1,5 +1,8 @@
 import { isRealCalendarDate, isRunStatus, LEGACY_RUN_STATUSES, MAX_DURATION_MS, parseDuration, RUN_STATUSES, storableDate, ValidationError, type RunListFilters, type RunStatus } from "@svc/runtime/engine";
 
+/** What a bulk action id looks like (ids.ts: `bulk_` and a time-ordered base-36 id). */
+const BULK_ACTION_ID = /^bulk_[0-9a-z]{1,64}$/;
+
 /** Without a period or from/to, run lists cover the last 7 days (as Trigger.dev's do). */
 export const DEFAULT_RUN_LIST_WINDOW_MS = 7 * 86_400_000;
 
@@ -15,6 +18,8 @@ export interface RunListQueryFilters {
   isTest?: "true" | "false" | boolean;
   /** Session ids (already resolved from ids or externalIds): the runs they started, from any time. */
   sessionIds?: string[];
+  /** Bulk action ids: the runs they touched, from any time (as the action reached them). */
+  bulkAction?: string[];
   /** A run id prefix (the dashboard's search; not a query parameter of the API): from any time, as ids are. */
   idPrefix?: string;
   period?: string;
@@ -69,7 +74,13 @@ export function resolveRunListFilters(query: RunListQueryFilters, now: Date): Ru
   if (query.to !== undefined) filters.createdTo = parseInstant(query.to, "filter[createdAt][to]");
   if (query.sessionIds !== undefined) filters.sessionIds = query.sessionIds;
   if (query.idPrefix !== undefined) filters.idPrefix = query.idPrefix;
-  if (query.sessionIds === undefined && query.idPrefix === undefined && query.period === undefined && query.from === undefined && query.to === undefined) {
+  const bulkActions = nonEmpty(query.bulkAction);
+  if (bulkActions) {
+    const invalid = bulkActions.filter((id) => !BULK_ACTION_ID.test(id));
+    if (invalid.length > 0) throw new ValidationError(`filter[bulkAction]: ${invalid.map((id) => `"${id}"`).join(", ")} ${invalid.length === 1 ? "is not a bulk action id" : "are not bulk action ids"} (bulk_ and lowercase letters and digits)`);
+    filters.bulkActionIds = [...new Set(bulkActions)];
+  }
+  if (!bulkActions && query.sessionIds === undefined && query.idPrefix === undefined && query.period === undefined && query.from === undefined && query.to === undefined) {
     filters.createdFrom = new Date(now.getTime() - DEFAULT_RUN_LIST_WINDOW_MS);
   }
   return filters;

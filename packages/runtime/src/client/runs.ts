@@ -102,6 +102,8 @@ export interface ListRunsQuery {
   schedule?: string;
   /** Queue names (`task/<id>` for a task's default queue). */
   queue?: string | string[];
+  /** The runs a bulk action touched (its `bulk_…` id): a cancel's runs, a replay's new runs; from any time. */
+  bulkAction?: string;
   /** Page size (1–100). @default 25 */
   limit?: number;
   after?: string;
@@ -140,6 +142,7 @@ function runQuery(query: ListProjectRunsQuery): Record<string, string | number |
     "filter[batch]": query.batch,
     "filter[schedule]": query.schedule,
     "filter[queue]": listParam(query.queue),
+    "filter[bulkAction]": query.bulkAction,
     "filter[env]": listParam(query.env),
     "page[size]": query.limit,
     "page[after]": query.after,

@@ -13,6 +13,8 @@ export interface ReadStreamOptions {
   /** How long the server keeps the stream open without a new chunk, in seconds (default 60). */
   timeoutInSeconds?: number;
   signal?: AbortSignal;
+  /** `"latest"`: only chunks stored after the read starts (ignored with `startIndex`). @default "beginning" */
+  from?: "beginning" | "latest";
 }
 
 /** How many times a read reconnects after a lost connection before it gives up. */
@@ -59,6 +61,7 @@ async function* readChunks<T>(http: HttpTransport, runId: string, key: string, o
   for (let reconnects = 0; !options.signal?.aborted; ) {
     const headers: Record<string, string> = {};
     if (cursor !== undefined) headers["last-event-id"] = String(cursor);
+    else if (options.from === "latest" && !options.startIndex) headers["x-trigger-stream-start"] = "latest";
     if (options.timeoutInSeconds !== undefined) headers["timeout-seconds"] = String(options.timeoutInSeconds);
     try {
       const response = await http.openEventStream({ path, headers, ...(options.signal ? { signal: options.signal } : {}) });

@@ -19,13 +19,14 @@ const QueueTypeName = z.strictObject({
   name: Text,
 });
 
-const FILTER_FIELDS = ["status", "taskIdentifier", "version", "tag", "from", "to", "period", "schedule", "batch", "isTest", "queue"] as const;
+const FILTER_FIELDS = ["status", "taskIdentifier", "version", "tag", "from", "to", "period", "schedule", "batch", "isTest", "queue", "bulkAction"] as const;
 
 /**
  * The runs a bulk action handles, by the filters of `runs.list()` (Trigger.dev's
  * BulkActionFilter, sent as JSON): they combine with AND, and at least one must be given. Without
- * `period` or `from`/`to`, the last 7 days, as the run list. `machine`, `region` and `bulkAction`
- * are refused (400): svc does not record them, and a bulk action must not widen silently.
+ * `period` or `from`/`to`, the last 7 days, as the run list (from any time with `bulkAction`).
+ * `machine` and `region` are refused (400): svc does not record them, and a bulk action must not
+ * widen silently.
  */
 export const BulkActionFilter = z
   .strictObject({
@@ -40,6 +41,11 @@ export const BulkActionFilter = z
     batch: Text.optional(),
     isTest: z.boolean().optional(),
     queue: z.union([QueueTypeName, z.array(QueueTypeName).min(1).max(200)]).optional(),
+    bulkAction: z
+      .string()
+      .regex(/^bulk_[0-9a-z]{1,64}$/, { message: "must be a bulk action id (bulk_ and lowercase letters and digits)" })
+      .meta({ description: "The runs an earlier bulk action touched (its id): a cancel's runs, a replay's new runs" })
+      .optional(),
   })
   // At least one of them (the handler says so in words).
   .meta({ anyOf: FILTER_FIELDS.map((field) => ({ required: [field] })) });

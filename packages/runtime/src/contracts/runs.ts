@@ -41,6 +41,8 @@ export const RunListFilterQuery = z.object({
   "filter[isTest]": z.enum(["true", "false"]).optional(),
   /** Runs these sessions started (`session_…` ids or externalIds); no default time window then. */
   "filter[session]": CommaList.optional(),
+  /** Runs these bulk actions touched (`bulk_…` ids): a cancel's runs, a replay's new runs; no default time window then. */
+  "filter[bulkAction]": commaList({ pattern: "^bulk_[0-9a-z]{1,64}$" }).optional(),
   /** A duration such as 1h, 90m, 1d or 2w (ms, s, m, h, hr, d, w; more than zero). */
   "filter[createdAt][period]": z
     .string()

@@ -201,6 +201,7 @@ export class LocalExecution implements RunExecution {
     waitForInput: (key) => this.#halt(null, `input stream ${key}: input streams are not replayed locally`),
     onceInput: (key) => this.#halt(null, `input stream ${key}: input streams are not replayed locally`),
     onInput: () => ({ off: () => {} }),
+    peekInput: () => undefined,
   };
 
   async trimChannel(sessionRef: string): Promise<void> {

@@ -49,6 +49,13 @@ interface OutState {
 /** How long `.on()` waits for a notice before it looks at the stream again anyway. */
 const ON_POLL_MS = 30_000;
 
+/** What `.peek()` knows of one input stream: the first chunk after the cursor, once loaded. */
+interface PeekTail {
+  head: { seq: number; data: unknown } | null;
+  /** Wakes the tail when the cursor moved past `head` (the code received it). */
+  wake: (() => void) | null;
+}
+
 /**
  * A run's realtime streams and input streams as its code uses them (`streams.*`).
  *
@@ -58,12 +65,14 @@ const ON_POLL_MS = 30_000;
  * (ChannelOutQueue), fenced by the claim for the run's own streams. Reads of input streams follow
  * a cursor per stream that moves past each chunk the code received: `wait()` (checkpointed: a
  * MANUAL waitpoint that the next chunk completes, the ledger records it), `once()` (keeps the
- * slot; recorded as a step), `on()` (live only, not recorded).
+ * slot; recorded as a step), `on()` (live only, not recorded); `peek()` shows the chunk after the
+ * cursor as a live tail has loaded it (not recorded).
  */
 export class RunStreams implements RunStreamAccess {
   readonly #out = new Map<string, OutState>();
   readonly #cursors = new Map<string, number>();
   readonly #pipes = new Set<Promise<void>>();
+  readonly #peeks = new Map<string, PeekTail>();
   #rootRunId: Promise<string> | null = null;
 
   constructor(private readonly core: StreamsCore) {}
@@ -177,6 +186,43 @@ export class RunStreams implements RunStreamAccess {
     };
   }
 
+  peekInput(key: string): unknown | undefined {
+    const tail = this.#peeks.get(key) ?? this.#startPeekTail(key);
+    const head = tail.head;
+    return head && head.seq > (this.#cursors.get(key) ?? 0) ? head.data : undefined;
+  }
+
+  /**
+   * Keeps `head` the first chunk of input stream `key` after the cursor, for as long as the
+   * execution goes on: it reads it when a notice says one may have come (or every ON_POLL_MS), and
+   * reads the next once the code received it (wait/once moved the cursor past it). Not recorded.
+   */
+  #startPeekTail(key: string): PeekTail {
+    const { core } = this;
+    const arrivals = this.#arrivals("peek");
+    const tail: PeekTail = { head: null, wake: null };
+    this.#peeks.set(key, tail);
+    const cursorMoved = () => new Promise<void>((resolve) => (tail.wake = resolve));
+    void (async () => {
+      while (!core.isFenced()) {
+        const after = this.#cursors.get(key) ?? 0;
+        if (tail.head && tail.head.seq > after) {
+          await Promise.race([cursorMoved(), core.ended]);
+          continue;
+        }
+        const watch = await arrivals.watch(`${core.runId}/${key}`, after);
+        try {
+          const [row] = await retryWhileUnavailable(() => readStreamChunks(core.deps.db, core.runId, "in", key, after, 1));
+          if (row) tail.head = { seq: Number(row.seq), data: JSON.parse(row.data) as unknown };
+          else await Promise.race([watch.wait(ON_POLL_MS), core.ended, cursorMoved()]);
+        } finally {
+          watch.cancel();
+        }
+      }
+    })().catch((error: unknown) => core.report(`streams.input("${key}").peek() stopped`, error instanceof Error ? { name: error.name, message: error.message } : { error }));
+    return tail;
+  }
+
   #arrivals(what: string): ChannelArrivals {
     if (!this.core.arrivals) throw new Error(`streams.input().${what}(): this worker does not listen for input stream chunks`);
     return this.core.arrivals;
@@ -198,6 +244,7 @@ export class RunStreams implements RunStreamAccess {
 
   #advance(key: string, seq: number): void {
     this.#cursors.set(key, Math.max(this.#cursors.get(key) ?? 0, seq));
+    this.#peeks.get(key)?.wake?.();
   }
 
   #state(key: string, target: StreamTarget): OutState {

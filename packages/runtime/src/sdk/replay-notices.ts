@@ -19,6 +19,10 @@ export const REPLAY_NOTICES = {
     "maxDuration limits each execution of an attempt: a run resumed after a wait starts a fresh count (waiting does not count, replaying does).",
   "replayed-logs":
     "logger and console lines a resumed run logs again while it replays up to the wait it resumed from are marked replayed: true (the worker writes them at debug level) and are not stored with the run again.",
+  "input-peek-live":
+    "streams.input().peek() is live, not recorded: a run resumed after a wait replays its code from the top, and a peek on the way sees the values not received yet as they are now, which may differ from what the first execution saw; choose waits and steps by what wait() and once() return.",
+  "writer-merge-order":
+    "streams.writer()'s merge() stores chunks in the order they arrive, and a run resumed after a wait writes its chunks again: those already stored are skipped by their place in that order, so merged chunks written before a wait can be stored twice or left out when the replay's order differs. Write them in a fixed order (write(), pipe()) before a wait.",
 } as const;
 
 export type ReplayNoticeCode = keyof typeof REPLAY_NOTICES;

@@ -104,6 +104,12 @@ export interface RunStreamAccess {
   waitForInput(key: string, options?: InputWaitOptions): Promise<RawInputResult>;
   /** The same, keeping the slot, up to `timeoutMs` (recorded). */
   onceInput(key: string, timeoutMs: number): Promise<RawInputResult>;
+  /**
+   * The first chunk of input stream `key` the code has not received (the one the next wait/once
+   * returns), as far as this execution has loaded it: undefined until loaded, or when there is none
+   * (not recorded; the first call starts a live tail of the stream).
+   */
+  peekInput(key: string): unknown | undefined;
   /** Calls `handler` with each chunk of input stream `key`, from the first, while the execution runs (not recorded). */
   onInput(key: string, handler: (data: unknown) => void | Promise<void>, onError: (error: unknown) => void): { off(): void };
 }

@@ -28,7 +28,8 @@ ${pending ? html`<form method="post" action="${bulkHref(scope, action.id)}/abort
 <dt>Ended</dt><dd>${timeCell(action.completed_at)}</dd>
 </dl>
 ${pending ? html`<p class="live">Workers work through it a chunk at a time; refreshes every 2 s.</p>` : null}
-<h2>Runs</h2>${jsonBlock(selection)}</section>
+<h2>Runs</h2>${jsonBlock(selection)}
+<p><a href="${scopeHref(scope, "runs")}?bulk=${encodeURIComponent(action.id)}">The runs it ${action.action === "CANCEL" ? "reached" : "made"}</a></p></section>
 </div>`;
 }
 

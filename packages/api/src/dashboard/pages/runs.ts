@@ -14,7 +14,7 @@ import { csrfField } from "../layout.ts";
 import type { DashboardSession } from "@svc/runtime/engine";
 
 /** The run list's filters as the page's query string carries them (one name per field of the form); `q` is the id search. */
-export const RUN_PAGE_FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "version", "test", "from", "to"] as const;
+export const RUN_PAGE_FILTERS = ["q", "status", "task", "tag", "queue", "batch", "schedule", "session", "bulk", "version", "test", "from", "to"] as const;
 export type RunPageFilters = Partial<Record<(typeof RUN_PAGE_FILTERS)[number], string>>;
 const FILTERS = RUN_PAGE_FILTERS;
 type Filters = RunPageFilters;
@@ -40,6 +40,7 @@ export function toRunListQuery(filters: Filters, cursor: { after?: string; befor
     "filter[batch]": filters.batch,
     "filter[schedule]": filters.schedule,
     "filter[session]": filters.session,
+    "filter[bulkAction]": filters.bulk,
     "filter[version]": filters.version,
     "filter[isTest]": filters.test,
     "filter[createdAt][from]": instant(filters.from),
@@ -75,7 +76,7 @@ function filterForm(scope: DashboardScope, filters: Filters): Html {
 ${scope.branch ? html`<input type="hidden" name="branch" value="${scope.branch}">` : null}
 <label class="search">Run id or prefix<input type="search" name="q" value="${filters.q ?? ""}" placeholder="run_…" spellcheck="false" autocomplete="off"></label>
 <label>Status<select name="status"><option value="">any</option>${RUN_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></label>
-${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue", "Queue", "queue")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}${input("version", "Version", "worker version")}
+${input("task", "Task", "task id")}${input("tag", "Tag", "tag")}${input("queue", "Queue", "queue")}${input("batch", "Batch", "batch_…")}${input("schedule", "Schedule", "sched_…")}${input("session", "Session", "session_… or external id")}${input("bulk", "Bulk action", "bulk_…")}${input("version", "Version", "worker version")}
 <label>Test runs<select name="test"><option value="">any</option>${(["true", "false"] as const).map((v) => html`<option value="${v}"${filters.test === v ? html` selected` : null}>${v === "true" ? "only" : "none"}</option>`)}</select></label>
 <label>Created from (UTC)<input type="datetime-local" name="from" value="${filters.from ?? ""}"></label>
 <label>to (UTC)<input type="datetime-local" name="to" value="${filters.to ?? ""}"></label>

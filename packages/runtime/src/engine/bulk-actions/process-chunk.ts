@@ -63,10 +63,11 @@ export async function processNextChunk(deps: EngineDeps, options: { chunkSize?: 
     if (!env) throw new Error(`bulk action ${action.id}: environment ${action.environment_id} not found`);
     const chunk = await nextChunk(tx, action, chunkSize);
     const result: ChunkResult = { bulkActionId: action.id, handled: 0, succeeded: 0, failed: chunk.missing, status: "PENDING", canceledRuns: 0, replayedRuns: 0, failures: [] };
+    const touched: string[] = [];
     for (const run of chunk.runs) {
       await tx.query("SAVEPOINT bulk_action_run");
       try {
-        const done = await applyTo(deps, tx, env, action, run, result);
+        const done = await applyTo(deps, tx, env, action, run, result, touched);
         await tx.query("RELEASE SAVEPOINT bulk_action_run");
         if (done) result.succeeded++;
         else result.failed++;
@@ -78,6 +79,7 @@ export async function processNextChunk(deps: EngineDeps, options: { chunkSize?: 
       }
     }
     result.handled = result.succeeded + result.failed;
+    await recordTouchedRuns(tx, action, touched);
     const last = chunk.taken < chunkSize;
     const now = deps.clock.now();
     const { rows: updated } = await tx.query<{ status: BulkActionStatus }>(
@@ -118,17 +120,40 @@ async function nextChunk(tx: Queryable, action: BulkActionRow, size: number): Pr
   return { runs: rows, taken: ids.length, missing: ids.length - rows.length, cursor: ids.length > 0 ? { createdAt: null, runId: ids.at(-1)! } : before };
 }
 
-/** Cancels or replays one run; whether it did. */
-async function applyTo(deps: EngineDeps, tx: Queryable, env: Environment, action: BulkActionRow, run: RunRow, result: ChunkResult): Promise<boolean> {
+/**
+ * Cancels or replays one run; whether it did. Adds the runs it touched to `touched`, as Trigger.dev
+ * marks them: a cancel's run, also one already finished (a failure); a replay's new run.
+ */
+async function applyTo(deps: EngineDeps, tx: Queryable, env: Environment, action: BulkActionRow, run: RunRow, result: ChunkResult, touched: string[]): Promise<boolean> {
   if (action.action === "CANCEL") {
-    if (isFinal(run.status)) return false;
+    if (isFinal(run.status)) {
+      touched.push(run.id);
+      return false;
+    }
     const { canceledRunIds } = await cancelRunInTransaction(deps, tx, env.id, run.id);
     result.canceledRuns += canceledRunIds.length;
+    touched.push(run.id);
     return canceledRunIds[0] === run.id;
   }
   const replay = await replayRunInTransaction(deps, tx, env, run);
   if (!replay.isCached) result.replayedRuns++;
+  touched.push(replay.id);
   return true;
+}
+
+/**
+ * The chunk's touched runs into bulk_action_runs (migration 0051), with their created_at, for the
+ * run list's filter[bulkAction]: in the chunk's transaction, so a chunk done again after a crash
+ * records them once. A run whose cancel or replay failed was rolled back and is not in `touched`.
+ */
+async function recordTouchedRuns(tx: Queryable, action: BulkActionRow, touched: string[]): Promise<void> {
+  if (touched.length === 0) return;
+  await tx.query(
+    `INSERT INTO bulk_action_runs (environment_id, bulk_action_id, created_at, run_id)
+     SELECT r.environment_id, $1, r.created_at, r.id FROM runs r WHERE r.id = ANY($2::text[]) AND r.environment_id = $3
+     ON CONFLICT DO NOTHING`,
+    [action.id, touched, action.environment_id],
+  );
 }
 
 /**

@@ -16,6 +16,8 @@ export interface RunListFilters {
   isTest?: boolean;
   /** Runs a session started (session ids). */
   sessionIds?: string[];
+  /** Runs these bulk actions touched (bulk_action_runs, migration 0051: a cancel's runs, a replay's new runs). */
+  bulkActionIds?: string[];
   createdFrom?: Date;
   createdTo?: Date;
   /**
@@ -65,6 +67,9 @@ const ANY_ROW: Alternative = { from: [], where: [] };
  * - a task: runs_task_list (environment_id, task_identifier, …);
  * - a queue: two lanes, as runs_queue_list holds only the runs on a queue other than their task's
  *   default `task/<id>`: those, and the runs of task <id> on `task/<id>` (runs_task_list);
+ * - a bulk action, before any other filter: bulk_action_runs (environment_id, bulk_action_id,
+ *   created_at, run_id), joined to runs, as tags are (below): its runs are at most the runs it
+ *   touched, which every other filter is tested on;
  * - a tag, when no task or queue is asked for: run_tags (environment_id, tag, created_at, run_id),
  *   joined to runs; statuses are then a condition, and a run with two of the tags is listed once;
  * - isTest=true, with none of those: runs_test_list, which holds only test runs (migration 0033);
@@ -90,12 +95,15 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
   for (const status of filters.statuses ?? []) if (!isRunStatus(status)) throw new ValidationError(`filter[status]: "${status}" is not a run status`);
   const versionBound = filters.versions ? `runs.created_at <= env.version_bound` : null;
   const envs = environmentsFrom(environmentIds, filters.versions, param);
+  // Bulk actions choose the lanes before anything else: one per action, read from bulk_action_runs.
+  const bulk = filters.bulkActionIds && environmentIds.length * filters.bulkActionIds.length <= MAX_RUN_LIST_LANES ? filters.bulkActionIds : null;
   // Tags choose the lanes when neither tasks nor queues do: one per tag, read from run_tags.
-  const tags = filters.tags && !filters.taskIdentifiers && !filters.queues && environmentIds.length * filters.tags.length <= MAX_RUN_LIST_LANES ? filters.tags : null;
-  const statuses = tags ? [statusCondition(filters, param)] : statusAlternatives(filters, param);
-  const room = Math.floor(MAX_RUN_LIST_LANES / (environmentIds.length * statuses.length));
+  const tags = !bulk && filters.tags && !filters.taskIdentifiers && !filters.queues && environmentIds.length * filters.tags.length <= MAX_RUN_LIST_LANES ? filters.tags : null;
+  const statuses = tags || bulk ? [statusCondition(filters, param)] : statusAlternatives(filters, param);
+  // Under bulk action lanes, tasks and queues are conditions (no room for lanes of their own).
+  const room = bulk ? 0 : Math.floor(MAX_RUN_LIST_LANES / (environmentIds.length * statuses.length));
   const keys = keyAlternatives(filters, room, param);
-  const rest = [...keys.filters, ...filterConditions(filters, param, { tagCondition: !tags })];
+  const rest = [...keys.filters, ...filterConditions(filters, param, { tagCondition: !tags, bulkActionCondition: !bulk })];
   const keyset = keysetCondition(page, values);
   const dir = page.direction === "desc" ? "DESC" : "ASC";
   const limit = param(page.limit);
@@ -104,7 +112,23 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
        LATERAL (SELECT runs.* FROM runs WHERE ${["runs.environment_id = env.id", ...status.where, ...key.where, ...rest, ...(versionBound ? [versionBound] : []), ...(keyset ? [keyset] : [])].join(" AND ")}
                 ORDER BY runs.created_at ${dir}, runs.id ${dir} LIMIT ${limit}) r`;
   let lanes: string[];
-  if (tags) {
+  if (bulk) {
+    // As the tag lanes below: the window and the cursor on bulk_action_runs' own created_at and id.
+    const window = [
+      ...(filters.createdFrom ? [`created_at >= ${param(filters.createdFrom)}`] : []),
+      ...(filters.createdTo ? [`created_at <= ${param(filters.createdTo)}`] : []),
+      ...(versionBound ? ["created_at <= env.version_bound"] : []),
+      ...(keyset ? [keyset] : []),
+    ];
+    const wanted = `unnest(${param(bulk)}::text[]) AS wanted_action(id)`;
+    lanes = statuses.map((status) =>
+      `SELECT r.* FROM ${envs}, ${wanted},
+         LATERAL (SELECT runs.* FROM (SELECT * FROM (SELECT ba.created_at, ba.run_id AS id FROM bulk_action_runs ba WHERE ba.environment_id = env.id AND ba.bulk_action_id = wanted_action.id) touched
+                                      ${window.length > 0 ? `WHERE ${window.join(" AND ")}` : ""}) tb
+                  JOIN runs ON runs.id = tb.id
+                  WHERE ${["runs.environment_id = env.id", ...status.where, ...keys.alternatives[0]!.where, ...rest].join(" AND ")}
+                  ORDER BY tb.created_at ${dir}, tb.id ${dir} LIMIT ${limit}) r`);
+  } else if (tags) {
     // The window and the cursor are read from run_tags itself (its created_at is the run's), so
     // that the walk starts at the cursor and stops at the window's edge; in `tagged` the
     // cursor's unqualified created_at and id are run_tags' own.
@@ -125,8 +149,8 @@ export function runListStatement(environmentIds: string[], filters: RunListFilte
   } else {
     lanes = statuses.flatMap((status) => keys.alternatives.map((key) => runsLane(status, key)));
   }
-  // A run with two of the tags is in two lanes: the page takes it once.
-  const distinct = tags && tags.length > 1 ? "DISTINCT ON (r.created_at, r.id) " : "";
+  // A run with two of the tags (or touched by two of the actions) is in two lanes: the page takes it once.
+  const distinct = (tags && tags.length > 1) || (bulk && bulk.length > 1) ? "DISTINCT ON (r.created_at, r.id) " : "";
   const text = `SELECT ${distinct}r.*, (SELECT slug FROM environments e WHERE e.id = r.environment_id) AS environment_slug,
             ${presentedStatusSql("r")} AS presented_status
      FROM (${lanes.join("\n     UNION ALL ")}) r
@@ -206,7 +230,7 @@ function keyAlternatives(filters: RunListFilters, room: number, param: (value: u
 const DEFAULT_QUEUE_PREFIX = "task/";
 
 /** The conditions of the filters that do not choose a lane (status, task and queue do; tags when `options.tagCondition` is false). */
-function filterConditions(filters: RunListFilters, param: (value: unknown) => string, options: { tagCondition: boolean }): string[] {
+function filterConditions(filters: RunListFilters, param: (value: unknown) => string, options: { tagCondition: boolean; bulkActionCondition: boolean }): string[] {
   const where: string[] = [];
   if (filters.versions) where.push(`runs.worker_version = ANY(${param(filters.versions)}::text[])`);
   // `tags <> '{}'` lets the planner use the partial GIN index (only runs with tags are in it).
@@ -214,6 +238,9 @@ function filterConditions(filters: RunListFilters, param: (value: unknown) => st
   if (filters.batchIds) where.push(`runs.batch_id = ANY(${param(filters.batchIds)}::text[])`);
   if (filters.scheduleIds) where.push(`runs.schedule_id = ANY(${param(filters.scheduleIds)}::text[])`);
   if (filters.sessionIds) where.push(`runs.id IN (SELECT run_id FROM session_runs WHERE session_id = ANY(${param(filters.sessionIds)}::text[]))`);
+  if (filters.bulkActionIds && options.bulkActionCondition) {
+    where.push(`runs.id IN (SELECT run_id FROM bulk_action_runs WHERE environment_id = runs.environment_id AND bulk_action_id = ANY(${param(filters.bulkActionIds)}::text[]))`);
+  }
   // Written as is: runs_test_list (migration 0033) is partial, WHERE is_test.
   if (filters.isTest !== undefined) where.push(filters.isTest ? "runs.is_test" : "NOT runs.is_test");
   if (filters.createdFrom) where.push(`runs.created_at >= ${param(filters.createdFrom)}`);
