@@ -74,8 +74,14 @@ export const LIMITED_CLAIM_WINDOW = 1000;
  * The lock a claim of a limited queue holds until it commits (`$1` the environment, `$2` the
  * queue): claims of one queue take turns, so that each counts the executions the one before it
  * committed. A transaction-level advisory lock; two queues whose keys collide only take turns too.
+ *
+ * It also has the rest of the claim's transaction run its prepared statements on their generic
+ * plans (plan_cache_mode, until the commit). The planner prefers a custom plan for
+ * CLAIM_LIMITED_SQL, planned again on every call, and planning its CTEs costs several times what
+ * running them does once the head spares it the window; the generic plan, made once per
+ * connection, reads the same indexes for any queue.
  */
-export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))`;
+export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0)), set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 /**
  * The lock a limited claim that takes runs holding named concurrency limits holds until it commits,
