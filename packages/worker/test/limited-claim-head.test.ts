@@ -3,7 +3,7 @@
 // leaves) instead of ranking its window; it must pick exactly what ranking the window picks. The
 // claims are called directly, two claimers racing where it matters; no worker runs here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeClock, triggerRun, triggerRuns } from "@svc/runtime/engine";
+import { CLAIM_LIMITED_SQL, FakeClock, LIMITED_QUEUE_LOCK_SQL, triggerRun, triggerRuns } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, type Claimer } from "../src/execution/claim.ts";
 import { startTestEngine, type TestEngine } from "./harness.ts";
 
@@ -126,5 +126,62 @@ describe("a limited claim that reads only the head of its queue", () => {
     const next = await claimRateLimited(te.engine.db, claimer("w-b", "paced"), "task/paced", 1, clock.now(), 60_000);
     expect(next.claims.map((c) => [c.run.id, c.previousStatus])).toEqual([[first, "WAITING"]]);
     expect(await executing("paced")).toEqual([first]);
+  });
+
+  it("picks exactly what ranking the window picks, over queues of every shape", async () => {
+    // The claim with its head turned off, so that `ready` is always the ranked window.
+    const head = "SELECT * FROM head WHERE (SELECT head FROM enough)";
+    const gate = " AND NOT (SELECT head FROM enough)";
+    expect(CLAIM_LIMITED_SQL.split(head)).toHaveLength(2);
+    expect(CLAIM_LIMITED_SQL.split(gate)).toHaveLength(2);
+    const windowOnly = CLAIM_LIMITED_SQL.replace(head, "SELECT * FROM head WHERE false").replace(gate, "");
+    // Whether the head decides: the claim's CTEs up to `enough`.
+    const enough = `WITH ${CLAIM_LIMITED_SQL.slice("WITH ".length, CLAIM_LIMITED_SQL.indexOf(",\n     ready AS ("))}
+      SELECT e.head FROM enough e, (SELECT $5::text, $6::text, $8::float8) AS unused`;
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    /** What `sql` claims for `task`, rolled back. */
+    const picks = async (sql: string, task: string, batch: number) => {
+      const client = await te.db.pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query(LIMITED_QUEUE_LOCK_SQL, [te.env.id, `task/${task}`]);
+        const { rows } = await client.query<{ id: string }>(sql, [te.env.id, `task/${task}`, [task], batch, "w-eq", "v1", clock.now(), 60_000, false]);
+        return rows.map((r) => r.id).sort();
+      } finally {
+        await client.query("ROLLBACK");
+        client.release();
+      }
+    };
+    let headDecided = 0;
+    for (let n = 0; n < 100; n++) {
+      const task = `shape-${n}`;
+      const limit = 1 + random(5);
+      await register(task, limit, random(3) === 0 ? { limit: 1 + random(4), periodMs: 60_000 } : null);
+      const keys = random(3) === 0 ? ["a", "b"] : [];
+      const rateKeys = random(3) === 0 ? ["x", "y"] : [];
+      const runs = await triggerRuns(te.engine, te.env, Array.from({ length: random(25) }, (_, i) => {
+        const key = keys.length && random(2) ? keys[random(2)] : undefined;
+        const rateKey = rateKeys.length && random(2) ? rateKeys[random(2)] : undefined;
+        return { taskIdentifier: task, payload: { i }, options: { ...(key ? { concurrencyKey: key } : {}), ...(rateKey ? { rateLimit: { key: rateKey } } : {}) } };
+      }));
+      // Some runs executing, some waiting with their resume due, each keeping its place in the queue.
+      for (const run of runs) {
+        const roll = random(5);
+        if (roll === 0) await te.db.pool.query(`UPDATE runs SET status = 'EXECUTING', claim_token = 't', lease_expires_at = $2 WHERE id = $1`, [run.id, clock.now()]);
+        if (roll === 1) await te.db.pool.query(`UPDATE runs SET status = 'WAITING', resume_due_at = $2, attempt_number = 1 WHERE id = $1`, [run.id, clock.now()]);
+      }
+      const batch = 1 + random(8);
+      const withHead = await picks(CLAIM_LIMITED_SQL, task, batch);
+      expect(await picks(windowOnly, task, batch), `${task}: limit ${limit}, batch ${batch}`).toEqual(withHead);
+      const { rows } = await te.db.pool.query<{ head: boolean }>(enough, [te.env.id, `task/${task}`, [task], batch, "w-eq", "v1", clock.now(), 60_000, false]);
+      if (rows[0]?.head) headDecided++;
+    }
+    // Most shapes are decided by the head, and some are not: both paths are compared.
+    expect(headDecided).toBeGreaterThan(20);
+    expect(headDecided).toBeLessThan(100);
   });
 });
