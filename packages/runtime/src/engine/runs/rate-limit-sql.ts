@@ -14,22 +14,37 @@
 
 /**
  * CTEs (each with its leading comma) for the limited claim, after its CTE `ready` (ready runs with
- * their rate key `rk`): `rate`, the queue's rate limit (the lowest rate any of its tasks
- * registered; no row: none), and `rate_room`, how many more runs each key of `ready` may start at
- * `now` (a key without a row may start `rate.n`).
+ * their rate key `rk`): `rate` (rateCte) and `rate_room` (rateRoomCte over `ready`).
  */
 export function rateRoomCtes(env: string, queue: string, now: string): string {
+  return `${rateCte(env, queue)}${rateRoomCte(env, queue, now)}`;
+}
+
+/**
+ * A CTE (with its leading comma), `rate`: the queue's rate limit (the lowest rate any of its tasks
+ * registered; no row: none).
+ */
+export function rateCte(env: string, queue: string): string {
   return `,
      rate AS (
        SELECT wt.rate_limit AS n, wt.rate_period_ms AS ms FROM worker_tasks wt
        WHERE wt.environment_id = ${env} AND wt.queue_name = ${queue} AND wt.rate_limit IS NOT NULL
-       ORDER BY wt.rate_limit::float8 / wt.rate_period_ms, wt.rate_period_ms DESC LIMIT 1),
-     rate_room AS (
+       ORDER BY wt.rate_limit::float8 / wt.rate_period_ms, wt.rate_period_ms DESC LIMIT 1)`;
+}
+
+/**
+ * A CTE (with its leading comma) after `rate` and the CTE `keys` (runs with their rate key `rk`):
+ * `name` (rate_room), how many more runs each key of `keys` may start at `now` (a key without a
+ * row may start `rate.n`).
+ */
+export function rateRoomCte(env: string, queue: string, now: string, name = "rate_room", keys = "ready"): string {
+  return `,
+     ${name} AS (
        SELECT w.rate_key AS rk, rate.n - (
            SELECT coalesce(sum(e.n), 0) FROM unnest(w.started_at, w.started_n) AS e(at, n)
            WHERE e.at > ${now}::timestamptz - make_interval(secs => rate.ms / 1000.0)) AS n
        FROM rate_limit_windows w CROSS JOIN rate
-       WHERE w.environment_id = ${env} AND w.queue_name = ${queue} AND w.rate_key IN (SELECT DISTINCT rk FROM ready))`;
+       WHERE w.environment_id = ${env} AND w.queue_name = ${queue} AND w.rate_key IN (SELECT DISTINCT rk FROM ${keys}))`;
 }
 
 /**

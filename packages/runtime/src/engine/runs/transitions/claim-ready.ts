@@ -2,7 +2,7 @@ import { RETURN_CLAIMED, SELECT_CLAIMED_READY_WITH_LEDGER } from "../claimed-col
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
 import { GATE_CTES, GATE_READY, GATED_RUNNING_JOIN, GATES_ALLOW } from "../gate-sql.ts";
-import { RATE_ALLOWS, RATE_KEY, RATE_ROOM_JOIN, rateRoomCtes, rateTakenCte } from "../rate-limit-sql.ts";
+import { RATE_ALLOWS, RATE_KEY, RATE_ROOM_JOIN, rateCte, rateRoomCte, rateTakenCte } from "../rate-limit-sql.ts";
 
 /**
  * A worker claims runs of its tasks straight from `runs`: the run row is the queue entry. Two
@@ -65,18 +65,27 @@ export const CLAIM_READY_SQL = `WITH resumes AS (
      ${claimPicked("$4", "$5", "$6", "$7")}`;
 
 /**
- * How many of a limited queue's ready runs, oldest first, one claim looks through to find runs
- * whose concurrency key has a free slot. A key whose runs all sit behind this many runs of keys
- * that are at their limit waits until those move.
+ * How many of a limited queue's ready runs, oldest first, a claim that ranks (LIMITED_READY_HEAD
+ * says when) looks through to find runs whose concurrency key has a free slot. A key whose runs
+ * all sit behind this many runs of keys that are at their limit waits until those move.
  */
 export const LIMITED_CLAIM_WINDOW = 1000;
+
+/** Has the rest of a limited claim's transaction use generic plans: set_config(…, true) lasts until the commit. */
+const GENERIC_PLANS = `set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 /**
  * The lock a claim of a limited queue holds until it commits (`$1` the environment, `$2` the
  * queue): claims of one queue take turns, so that each counts the executions the one before it
  * committed. A transaction-level advisory lock; two queues whose keys collide only take turns too.
+ *
+ * It also has the rest of the claim's transaction run its prepared statements on their generic
+ * plans (plan_cache_mode, until the commit). The planner prefers a custom plan for
+ * CLAIM_LIMITED_SQL, planned again on every call, and planning its CTEs costs several times what
+ * running them does once the head spares it the window; the generic plan, made once per
+ * connection, reads the same indexes for any queue.
  */
-export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(${queueLockKey("$1", "$2")})`;
+export const LIMITED_QUEUE_LOCK_SQL = `SELECT pg_advisory_xact_lock(${queueLockKey("$1", "$2")}), ${GENERIC_PLANS}`;
 
 /** The advisory lock key of queue `queue` of environment `env` (SQL texts). */
 function queueLockKey(env: string, queue: string): string {
@@ -96,7 +105,7 @@ function queueLockKey(env: string, queue: string): string {
  * Gates that ready runs name after this statement read them are not locked: those runs wait for a
  * later claim.
  */
-export const GATE_QUEUE_LOCKS_SQL = `SELECT array_agg(l.q) AS queues FROM (
+export const GATE_QUEUE_LOCKS_SQL = `SELECT array_agg(l.q) AS queues, ${GENERIC_PLANS} FROM (
        SELECT s.q, pg_advisory_xact_lock(${queueLockKey("$1", "s.q")}) AS locked FROM (
          SELECT $2::text AS q
          UNION
@@ -119,6 +128,56 @@ export const GATE_QUEUE_LOCKS_SQL = `SELECT array_agg(l.q) AS queues FROM (
 export const NAMED_LIMITS_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('concurrency-limits' || E'\\u0001' || $1, 0))`;
 
 /**
+ * The ready runs of queue `$2` of environment `$1` a limited claim may take (as `r`; $3 the tasks,
+ * $9 whether it holds the named limits' lock; after the CTE `lim`): starts unless the queue is
+ * paused, due resumes, and runs holding named limits only with that lock, not a paused limit's starts;
+ * gated runs only when the claim holds their gate queues' locks (GATE_READY).
+ */
+const LIMITED_READY = `r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
+         AND ((r.status = 'QUEUED' AND r.available_at IS NULL AND NOT (SELECT paused FROM lim)) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
+         AND r.task_identifier = ANY ($3::text[])
+         AND (r.concurrency_limits IS NULL OR ($9::boolean AND NOT (r.status = 'QUEUED' AND EXISTS (
+           SELECT 1 FROM concurrency_limits c WHERE c.environment_id = $1 AND c.name = ANY (r.concurrency_limits) AND c.paused))))
+         AND ${GATE_READY}`;
+
+/** What the limited claim ranks of each ready run `r`: its concurrency key `k`, its rate key `rk`, whether it is a start, its named limits `cl`, its gates. */
+const LIMITED_READY_COLUMNS = `r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates`;
+
+/**
+ * The CTEs (after `lim`, `running` and `rate`) that spare a limited claim its window when the first
+ * ready runs in queue order already decide it: `room`, how many runs without a concurrency key may
+ * still start (`conc`: the limit less their executions); `head`, the first least($4, conc) ready
+ * runs, read from runs_limited_ready; `enough`, whether ranking `head` alone picks what ranking
+ * the window would. Ranks count only runs before a run, so the head's runs rank alike in both; the
+ * window adds a pick only past the head, and no run past it can be picked when
+ *   - the head is every ready run (fewer than it asked for), or
+ *   - the head's runs all pass (no concurrency key, no named limit, no gate, each rate key's starts within
+ *     its room: `head_rate_room`) and fill the claim ($4), or
+ *   - runs without a concurrency key fill the free slots `conc` in the head (a later one ranks
+ *     past them) and no run of the window has a concurrency key: the one read of the window left,
+ *     made only in this case, without ranking.
+ * Otherwise the claim ranks the window (LIMITED_CLAIM_WINDOW runs), as it must for keys.
+ */
+const LIMITED_READY_HEAD = `room AS (
+       SELECT greatest(0, (SELECT n FROM lim) - coalesce((SELECT n FROM running WHERE k = ''), 0)) AS conc),
+     head AS (
+       SELECT ${LIMITED_READY_COLUMNS} FROM runs r
+       WHERE ${LIMITED_READY}
+       ORDER BY r.created_at, r.id
+       LIMIT (SELECT least($4, conc) FROM room))${rateRoomCte("$1", "$2", "$7", "head_rate_room", "head")},
+     enough AS (
+       SELECT count(*) < (SELECT least($4, conc) FROM room)
+         OR (count(*) = $4 AND NOT bool_or(h.k <> '' OR h.cl IS NOT NULL OR h.gates IS NOT NULL) AND NOT EXISTS (
+           SELECT 1 FROM head s LEFT JOIN head_rate_room rr ON rr.rk = s.rk WHERE s.start
+           GROUP BY s.rk, rr.n HAVING count(*) > coalesce(rr.n, (SELECT rate.n FROM rate), 2147483647)))
+         OR (count(*) FILTER (WHERE h.k = '') = (SELECT conc FROM room) AND NOT EXISTS (
+           SELECT 1 FROM (
+             SELECT r.concurrency_key FROM runs r WHERE ${LIMITED_READY}
+             ORDER BY r.created_at, r.id LIMIT ${LIMITED_CLAIM_WINDOW}) w
+           WHERE w.concurrency_key <> '')) AS head
+       FROM head h)`;
+
+/**
  * The prepared statement svc_claim_limited, run after LIMITED_QUEUE_LOCK_SQL (or GATE_QUEUE_LOCKS_SQL) in the same
  * transaction (its snapshot, taken after the lock, sees every claim of the queue before it): up to
  * `$4` runs of queue `$2` of environment `$1` (a queue with a concurrencyLimit: NOT
@@ -127,7 +186,10 @@ export const NAMED_LIMITS_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextexten
  * queue's tasks registered; no starts while the queue is paused, only resumes), counted per concurrency
  * key (each key has its own copy of the limit; runs without one share one), against the queue's
  * EXECUTING runs (offered or leased: a run that waits holds no slot). Indexes runs_limited_ready
- * and runs_limited_executing (migration 0036) hold only these runs. A queue with a rateLimit also
+ * and runs_limited_executing (migration 0036) hold only these runs. It reads the first ready runs,
+ * as many as the limit leaves free (LIMITED_READY_HEAD), and reads and ranks its window of
+ * LIMITED_CLAIM_WINDOW only when those do not decide the claim: the same picks either way, the
+ * window's cost only for keys, named limits, or a rate that holds the head back. A queue with a rateLimit also
  * starts at most what its rate leaves, per rate key, and records the starts it makes (rate_room,
  * RATE_ALLOWS, rate_taken: engine/runs/rate-limit-sql.ts). $5 worker id, $6 worker version, $7 now,
  * $8 the lease in ms. Constant text.
@@ -154,17 +216,15 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
      running AS (
        SELECT coalesce(r.concurrency_key, '') AS k, count(*) AS n FROM runs r
        WHERE r.environment_id = $1 AND r.queue_name = $2 AND r.status = 'EXECUTING' AND NOT r.claim_from_runs
-       GROUP BY 1),
+       GROUP BY 1)${rateCte("$1", "$2")},
+     ${LIMITED_READY_HEAD},
      ready AS (
-       SELECT r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates FROM runs r
-       WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
-         AND ((r.status = 'QUEUED' AND r.available_at IS NULL AND NOT (SELECT paused FROM lim)) OR (r.status = 'WAITING' AND r.resume_due_at IS NOT NULL))
-         AND r.task_identifier = ANY ($3::text[])
-         AND (r.concurrency_limits IS NULL OR ($9::boolean AND NOT (r.status = 'QUEUED' AND EXISTS (
-           SELECT 1 FROM concurrency_limits c WHERE c.environment_id = $1 AND c.name = ANY (r.concurrency_limits) AND c.paused))))
-         AND ${GATE_READY}
+       SELECT * FROM head WHERE (SELECT head FROM enough)
+       UNION ALL (
+       SELECT ${LIMITED_READY_COLUMNS} FROM runs r
+       WHERE ${LIMITED_READY} AND NOT (SELECT head FROM enough)
        ORDER BY r.created_at, r.id
-       LIMIT ${LIMITED_CLAIM_WINDOW})${rateRoomCtes("$1", "$2", "$7")}${GATE_CTES},
+       LIMIT ${LIMITED_CLAIM_WINDOW}))${rateRoomCte("$1", "$2", "$7")}${GATE_CTES},
      named AS (
        SELECT ready.id, ready.k, l.name,
          coalesce(ko.per_key, c.per_key_override, c.per_key) AS per_key, coalesce(c.total_override, c.total) AS total,
