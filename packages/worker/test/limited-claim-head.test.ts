@@ -149,7 +149,7 @@ describe("a limited claim that reads only the head of its queue", () => {
       try {
         await client.query("BEGIN");
         await client.query(LIMITED_QUEUE_LOCK_SQL, [te.env.id, `task/${task}`]);
-        const { rows } = await client.query<{ id: string }>(sql, [te.env.id, `task/${task}`, [task], batch, "w-eq", "v1", clock.now(), 60_000, false]);
+        const { rows } = await client.query<{ id: string }>(sql, [te.env.id, `task/${task}`, [task], batch, "w-eq", "v1", clock.now(), 60_000, false, []]);
         return rows.map((r) => r.id).sort();
       } finally {
         await client.query("ROLLBACK");
@@ -177,7 +177,7 @@ describe("a limited claim that reads only the head of its queue", () => {
       const batch = 1 + random(8);
       const withHead = await picks(CLAIM_LIMITED_SQL, task, batch);
       expect(await picks(windowOnly, task, batch), `${task}: limit ${limit}, batch ${batch}`).toEqual(withHead);
-      const { rows } = await te.db.pool.query<{ head: boolean }>(enough, [te.env.id, `task/${task}`, [task], batch, "w-eq", "v1", clock.now(), 60_000, false]);
+      const { rows } = await te.db.pool.query<{ head: boolean }>(enough, [te.env.id, `task/${task}`, [task], batch, "w-eq", "v1", clock.now(), 60_000, false, []]);
       if (rows[0]?.head) headDecided++;
     }
     // Most shapes are decided by the head, and some are not: both paths are compared.
