@@ -1,6 +1,6 @@
 // Run status changes have one home: every TypeScript write of runs.status lives in
 // packages/runtime/src/engine/runs/, each transition module's guard and target agree with the
-// transition table, and the one SQL-side transition (svc_complete_waitpoint's offer) is one the
+// transition table, and the SQL-side transitions (svc_complete_waitpoint's and svc_offer_at_commit's offers) are ones the
 // table allows. Source scans, no database.
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
@@ -111,14 +111,20 @@ describe("run status writes", () => {
     }
   });
 
-  it("the one SQL-side transition, svc_complete_waitpoint's offer (WAITING → EXECUTING), is allowed by the table", () => {
+  it("the two SQL-side transitions, svc_complete_waitpoint's resume offer (WAITING → EXECUTING) and svc_offer_at_commit's start offer (QUEUED → EXECUTING), are allowed by the table", () => {
     const functions = join(root, "packages/runtime/sql/functions");
     const writers = readdirSync(functions).filter((f) => runSetClauses(readFileSync(join(functions, f), "utf8")).some(writesStatus));
-    expect(writers).toEqual(["svc_complete_waitpoint.sql"]);
+    expect(writers.sort()).toEqual(["svc_complete_waitpoint.sql", "svc_offer_at_commit.sql"]);
     const sql = readFileSync(join(functions, "svc_complete_waitpoint.sql"), "utf8");
     const marked = /marked AS \(\s*UPDATE runs r SET([\s\S]*?)RETURNING/.exec(sql)?.[1] ?? "";
     expect(marked).toMatch(/status = CASE WHEN chosen\.id IS NULL THEN r\.status ELSE 'EXECUTING' END/);
     expect(marked).toMatch(/WHERE r\.id = waiting\.id AND r\.status = 'WAITING'\s*$/);
     expect(canTransition("WAITING", "EXECUTING")).toBe(true);
+    // The start offer made at COMMIT: the same transition as a trigger's INSERT (offer-start.ts), guarded.
+    const atCommit = readFileSync(join(functions, "svc_offer_at_commit.sql"), "utf8");
+    const offer = /UPDATE runs r SET([\s\S]*?)RETURNING/.exec(atCommit)?.[1] ?? "";
+    expect(offer).toMatch(/^\s*status = 'EXECUTING',/);
+    expect(offer).toMatch(/WHERE r\.id = NEW\.id AND r\.environment_id = NEW\.environment_id AND r\.status = 'QUEUED'/);
+    expect(canTransition("QUEUED", "EXECUTING")).toBe(true);
   });
 });
