@@ -1,4 +1,4 @@
-import { controlledQueues, queuesWithGatedRuns, queuesWithNamedLimitRuns, wakeLimitWaiters } from "@svc/runtime/engine";
+import { controlledQueues, queuesGatedOn, queuesWithGatedRuns, queuesWithNamedLimitRuns, wakeGateWaiters, wakeLimitWaiters } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
 import { namedLimitQueues } from "../tasks/register-tasks.ts";
 import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
@@ -39,6 +39,8 @@ export class ReadyRuns {
   readonly #named = new Set<string>();
   /** Its queues that have had runs with gates, kept once seen likewise. */
   readonly #gated = new Set<string>();
+  /** Its queues that live runs of any queue name in a gate (re-read with the controls): a run of theirs that ends frees a pool others wait for. */
+  #gatedOn = new Set<string>();
   /** Bumped by each read of the controlled queues: only the latest one's answer is kept. */
   #controlsRead = 0;
   /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
@@ -75,12 +77,14 @@ export class ReadyRuns {
   async readControls(): Promise<void> {
     const read = ++this.#controlsRead;
     const { engine, worker } = this.#resources;
-    const [controlled, named, gated] = await Promise.all([
+    const [controlled, named, gated, gatedOn] = await Promise.all([
       controlledQueues(engine.db, worker.environment.id, this.#queues),
       queuesWithNamedLimitRuns(engine.db, worker.environment.id, this.#queues),
       queuesWithGatedRuns(engine.db, worker.environment.id, this.#queues),
+      queuesGatedOn(engine.db, worker.environment.id, this.#queues),
     ]);
     if (read !== this.#controlsRead) return;
+    this.#gatedOn = new Set(gatedOn);
     for (const queue of named) this.#named.add(queue);
     for (const queue of gated) this.#gated.add(queue);
     this.#limited = [...new Set([...this.#declared, ...controlled, ...this.#named, ...this.#gated])];
@@ -178,12 +182,17 @@ export class ReadyRuns {
     return claims;
   }
 
-  /** A run this worker claimed from a limited queue ended: claim again, and wake the workers waiting for the named limits it held. */
-  #ended(runId: string, named: boolean): void {
+  /**
+   * A run this worker claimed from a limited queue ended: claim again, and wake the workers waiting
+   * for the named limits it held, or for the gate pools it freed (its gates', or its queue's when
+   * others are gated on it).
+   */
+  #ended(runId: string, queue: string): void {
     this.notify();
-    if (!named) return;
     const { engine } = this.#resources;
-    wakeLimitWaiters(engine.db, runId, engine.clock.now()).catch((error) => this.#resources.report(error, "claim"));
+    const report = (error: unknown) => this.#resources.report(error, "claim");
+    if (this.#named.has(queue)) wakeLimitWaiters(engine.db, runId, engine.clock.now()).catch(report);
+    if (this.#gated.has(queue) || this.#gatedOn.has(queue)) wakeGateWaiters(engine.db, runId, engine.clock.now()).catch(report);
   }
 
   /** Claims with `claim` until it finds fewer runs than free slots; true when the slots ran out first, null on an error. */
@@ -197,10 +206,10 @@ export class ReadyRuns {
         claimed = claims.length;
         for (const c of claims) {
           // A run of a limited queue that ends (finished, waiting, retrying) frees a slot of its
-          // queue: claim again, as no trigger will say so. One that may hold named limits frees a
-          // slot of each of them too: wake the workers of the other queues waiting for them.
-          const named = this.#named.has(c.run.queue_name);
-          const onEnded = this.#limitedSet.has(c.run.queue_name) ? () => this.#ended(c.run.id, named) : undefined;
+          // queue: claim again, as no trigger will say so. One that may hold named limits or gates
+          // frees a slot of each of them too: wake the workers of the other queues waiting for them.
+          const queue = c.run.queue_name;
+          const onEnded = this.#limitedSet.has(queue) ? () => this.#ended(c.run.id, queue) : undefined;
           this.#slots.run({ kind: "claimed", runId: c.run.id, claimed: c }, { reserved: true, onEnded });
         }
       } catch (error) {
