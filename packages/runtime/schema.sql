@@ -449,6 +449,7 @@ CREATE UNIQUE INDEX runs_idempotency ON public.runs USING btree (environment_id,
 CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lease_expires_at IS NOT NULL);
 CREATE INDEX runs_limited_executing ON public.runs USING btree (environment_id, queue_name, concurrency_key) WHERE ((status = 'EXECUTING'::text) AND (NOT claim_from_runs));
 CREATE INDEX runs_limited_ready ON public.runs USING btree (environment_id, queue_name, created_at, id) WHERE ((NOT claim_from_runs) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
+CREATE INDEX runs_limited_ready_keyed ON public.runs USING btree (environment_id, queue_name) WHERE ((NOT claim_from_runs) AND (concurrency_key <> ''::text) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
 CREATE INDEX runs_named_executing ON public.runs USING btree (environment_id) WHERE ((status = 'EXECUTING'::text) AND (concurrency_limits IS NOT NULL));
 CREATE INDEX runs_named_live ON public.runs USING btree (environment_id, queue_name) WHERE ((concurrency_limits IS NOT NULL) AND (list_status = 'LIVE'::text));

@@ -154,8 +154,9 @@ const LIMITED_READY_COLUMNS = `r.id, coalesce(r.concurrency_key, '') AS k, r.cre
  *   - the head's runs all pass (no concurrency key, no named limit, no gate, each rate key's starts within
  *     its room: `head_rate_room`) and fill the claim ($4), or
  *   - runs without a concurrency key fill the free slots `conc` in the head (a later one ranks
- *     past them) and no run of the window has a concurrency key: the one read of the window left,
- *     made only in this case, without ranking.
+ *     past them) and no ready run has a concurrency key: one probe of index
+ *     runs_limited_ready_keyed (migration 0054), which holds only ready runs with a key (a keyed
+ *     run past the window, which the window would not see, only sends the claim to the window).
  * Otherwise the claim ranks the window (LIMITED_CLAIM_WINDOW runs), as it must for keys.
  */
 const LIMITED_READY_HEAD = `room AS (
@@ -171,10 +172,7 @@ const LIMITED_READY_HEAD = `room AS (
            SELECT 1 FROM head s LEFT JOIN head_rate_room rr ON rr.rk = s.rk WHERE s.start
            GROUP BY s.rk, rr.n HAVING count(*) > coalesce(rr.n, (SELECT rate.n FROM rate), 2147483647)))
          OR (count(*) FILTER (WHERE h.k = '') = (SELECT conc FROM room) AND NOT EXISTS (
-           SELECT 1 FROM (
-             SELECT r.concurrency_key FROM runs r WHERE ${LIMITED_READY}
-             ORDER BY r.created_at, r.id LIMIT ${LIMITED_CLAIM_WINDOW}) w
-           WHERE w.concurrency_key <> '')) AS head
+           SELECT 1 FROM runs r WHERE ${LIMITED_READY} AND r.concurrency_key <> '')) AS head
        FROM head h)`;
 
 /**
