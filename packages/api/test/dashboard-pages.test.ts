@@ -87,6 +87,25 @@ describe("runs list", () => {
 });
 
 describe("run page", () => {
+  it("says where the run waits its turn: its queue, keys, named limits and gates, escaped", async () => {
+    const runId = await trigger("alpha", {
+      options: { concurrencyKey: "<b>acme</b>", rateLimit: { key: "rk-1" }, concurrency: ["image-api"], gates: [{ queue: "emails", concurrencyKey: "k2" }] },
+    });
+    const page = await browser.get(`${base}/runs/${runId}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`href="${base}/runs?queue=task%2Falpha"`);
+    expect(page.body).toContain("<dt>Concurrency key</dt><dd class=\"mono\">&lt;b&gt;acme&lt;/b&gt;</dd>");
+    expect(page.body).not.toContain("<b>acme</b>");
+    expect(page.body).toContain("<dt>Rate key</dt><dd class=\"mono\">rk-1</dd>");
+    expect(page.body).toContain("<dt>Concurrency limits</dt><dd class=\"mono\">image-api</dd>");
+    expect(page.body).toContain("<dt>Gates</dt><dd class=\"mono\">emails (key k2)</dd>");
+    // A plain run shows its queue and nothing it does not have.
+    const plain = await browser.get(`${base}/runs/${await trigger("beta")}`);
+    expect(plain.body).toContain("<dt>Queue</dt>");
+    expect(plain.body).not.toContain("<dt>Gates</dt>");
+    expect(plain.body).not.toContain("<dt>Concurrency key</dt>");
+  });
+
   it("cancels a run and replays it", async () => {
     const runId = await trigger("alpha", { payload: { hello: "world" } });
     const page = await browser.get(`${base}/runs/${runId}`);

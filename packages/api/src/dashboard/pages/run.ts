@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { cancelRun, isFinalRunStatus, REPLAYABLE_FROM_FAILURE, replayRunFromFailure, retrieveRun, runTimeline, type RunStatus } from "@svc/runtime/engine";
+import { cancelRun, isFinalRunStatus, REPLAYABLE_FROM_FAILURE, replayRunFromFailure, retrieveRun, runTimeline, type RunRow, type RunStatus } from "@svc/runtime/engine";
 import type { RelatedRun, RetrieveRunResponse } from "@svc/runtime/contracts";
 import type { AppDeps } from "../../deps.ts";
 import { presentRetrievedRun } from "../../presenters/retrieved-run.ts";
@@ -28,11 +28,26 @@ function relatedLink(scope: DashboardScope, run: RelatedRun): Html {
   return html`<a class="mono" href="${runHref(scope, run.id)}">${run.id}</a> ${run.taskIdentifier} ${statusBadge(run.status)}`;
 }
 
-function facts(scope: DashboardScope, run: RetrieveRunResponse): Html {
+/**
+ * Where the run waits its turn: its queue (linking to the queue's runs), and what else decides
+ * when it may start, when anything does: its concurrency and rate keys, the named limits it holds
+ * and its gates (docs/queues-and-concurrency.md, docs/rate-limits.md).
+ */
+function schedulingFacts(scope: DashboardScope, row: Pick<RunRow, "queue_name" | "concurrency_key" | "rate_limit_key" | "concurrency_limits" | "gates">): Html {
+  const gates = row.gates ?? [];
+  return html`<dt>Queue</dt><dd><a class="mono" href="${scopeHref(scope, "runs", { queue: row.queue_name })}">${row.queue_name}</a></dd>
+${row.concurrency_key ? html`<dt>Concurrency key</dt><dd class="mono">${row.concurrency_key}</dd>` : null}
+${row.rate_limit_key ? html`<dt>Rate key</dt><dd class="mono">${row.rate_limit_key}</dd>` : null}
+${row.concurrency_limits?.length ? html`<dt>Concurrency limits</dt><dd class="mono">${row.concurrency_limits.join(", ")}</dd>` : null}
+${gates.length > 0 ? html`<dt>Gates</dt><dd class="mono">${gates.map((g, i) => html`${i > 0 ? ", " : ""}${g.queue}${g.concurrencyKey ? ` (key ${g.concurrencyKey})` : ""}`)}</dd>` : null}`;
+}
+
+function facts(scope: DashboardScope, run: RetrieveRunResponse, row: Parameters<typeof schedulingFacts>[1]): Html {
   const related = run.relatedRuns;
   return html`<dl class="facts">
 <dt>Status</dt><dd>${statusBadge(run.status)}</dd>
 <dt>Task</dt><dd>${run.taskIdentifier}</dd>
+${schedulingFacts(scope, row)}
 <dt>Created</dt><dd>${timeCell(run.createdAt)}</dd>
 <dt>Started</dt><dd>${timeCell(run.startedAt)}</dd>
 <dt>Finished</dt><dd>${timeCell(run.finishedAt)}</dd>
@@ -61,7 +76,8 @@ ${REPLAYABLE_FROM_FAILURE.includes(run.status as RunStatus) ? html`<form method=
 export function registerRunPage(dash: FastifyInstance, deps: AppDeps) {
   scopedGet<RunParams>(dash, deps, "runs/:runId", "runs", async ({ scope, params, query, session, now }) => {
     // Another environment's (or project's) run is "Run not found", as over the API.
-    const run = presentRetrievedRun(await retrieveRun(deps.engine, scope.environment.id, params.runId));
+    const detail = await retrieveRun(deps.engine, scope.environment.id, params.runId);
+    const run = presentRetrievedRun(detail);
     const timeline = await runTimeline(deps.engine.db, scope.environment.id, run.id);
     const tokenHref = (id: string) => scopeHref(scope, `tokens/${encodeURIComponent(id)}`);
     const notice = typeof query.notice === "string" ? NOTICES[query.notice] : undefined;
@@ -71,7 +87,7 @@ ${run.relatedRuns.parent ? html`<p class="child-of">Child run of ${relatedLink(s
 ${notice ? html`<p class="notice">${notice}</p>` : null}
 ${actions(scope, run, csrfField(session))}
 <div class="grid2">
-<section class="card"><h2>Run</h2>${facts(scope, run)}</section>
+<section class="card"><h2>Run</h2>${facts(scope, run, detail.run)}</section>
 <section class="card"><h2>Payload</h2>${run.payloadPresignedUrl ? html`<p>Too large to show: <a href="${run.payloadPresignedUrl}">download</a></p>` : jsonBlock(run.payload)}
 ${run.error ? html`<h2>Error</h2><pre class="json">${run.error.name ? `${run.error.name}: ` : ""}${run.error.message}${run.error.stackTrace ? `\n\n${run.error.stackTrace}` : ""}</pre>` : null}
 ${run.status === "COMPLETED" ? html`<h2>Output</h2>${run.outputPresignedUrl ? html`<p>Too large to show: <a href="${run.outputPresignedUrl}">download</a></p>` : jsonBlock(run.output)}` : null}
