@@ -1,11 +1,5 @@
 import type { Queryable } from "../../db/queryable.ts";
-import { wakeWorkers } from "../runs/wake-workers.ts";
-
-/**
- * At most this many waiting runs are read to find their queues: a longer backlog costs no more,
- * and a queue none of them is in waits for its workers' next poll.
- */
-const WAITERS_READ = 1000;
+import { WAITERS_READ, wakeOneSlotEach } from "../runs/wake-workers.ts";
 
 /**
  * After run `runId` stopped executing (it finished, failed, waits or goes back to its queue), wakes
@@ -29,7 +23,5 @@ export async function wakeLimitWaiters(db: Queryable, runId: string, now: Date):
        LIMIT $2) waiting`,
     [runId, WAITERS_READ],
   );
-  if (rows.length === 0) return [];
-  await wakeWorkers(db, rows.map((r) => ({ environmentId: r.environment_id, queueName: r.queue_name, count: 1 })), now);
-  return rows.map((r) => r.queue_name);
+  return wakeOneSlotEach(db, rows, now);
 }

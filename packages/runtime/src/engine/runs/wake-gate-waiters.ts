@@ -1,8 +1,5 @@
 import type { Queryable } from "../../db/queryable.ts";
-import { wakeWorkers } from "./wake-workers.ts";
-
-/** At most this many waiting runs are read per kind: a longer backlog costs no more, and a queue none of them is in waits for its workers' next poll. */
-const WAITERS_READ = 1000;
+import { WAITERS_READ, wakeOneSlotEach } from "./wake-workers.ts";
 
 /** A ready run `w` of a limited claim (as index runs_limited_ready holds them). */
 const READY = `NOT w.claim_from_runs AND ((w.status = 'QUEUED' AND w.available_at IS NULL) OR (w.status = 'WAITING' AND w.resume_due_at IS NOT NULL))`;
@@ -34,7 +31,5 @@ export async function wakeGateWaiters(db: Queryable, runId: string, now: Date): 
         LIMIT $2)) x`,
     [runId, WAITERS_READ],
   );
-  if (rows.length === 0) return [];
-  await wakeWorkers(db, rows.map((r) => ({ environmentId: r.environment_id, queueName: r.queue_name, count: 1 })), now);
-  return rows.map((r) => r.queue_name);
+  return wakeOneSlotEach(db, rows, now);
 }

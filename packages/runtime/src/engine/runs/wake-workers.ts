@@ -64,3 +64,20 @@ export async function wakeWorkers(tx: Queryable, ready: ReadyRuns[], now: Date):
     [ready.map((r) => r.environmentId), ready.map((r) => r.queueName), ready.map((r) => r.count), now, CHANNELS.wakePrefix, CHANNELS.runsReady],
   ));
 }
+
+/**
+ * How many waiting runs a run that freed a slot reads to find the queues waiting for it
+ * (wakeLimitWaiters, wakeGateWaiters): a longer backlog costs no more, and a queue none of them is
+ * in waits for its workers' next poll.
+ */
+export const WAITERS_READ = 1000;
+
+/**
+ * Wakes, for each queue of `waiting` (one slot was freed), a worker of it with a free slot
+ * (wakeWorkers, one run each), and returns the queues; nothing to wake costs no statement.
+ */
+export async function wakeOneSlotEach(db: Queryable, waiting: { environment_id: string; queue_name: string }[], now: Date): Promise<string[]> {
+  if (waiting.length === 0) return [];
+  await wakeWorkers(db, waiting.map((w) => ({ environmentId: w.environment_id, queueName: w.queue_name, count: 1 })), now);
+  return waiting.map((w) => w.queue_name);
+}
