@@ -240,8 +240,10 @@ CREATE TABLE rate_limit_windows (
     rate_key text NOT NULL,
     started_at timestamp with time zone[] NOT NULL,
     started_n integer[] NOT NULL,
+    period_ms integer NOT NULL,
     CONSTRAINT rate_limit_windows_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
-    CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (environment_id, queue_name, rate_key)
+    CONSTRAINT rate_limit_windows_period_check CHECK ((period_ms > 0)),
+    CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (environment_id, queue_name, rate_key, period_ms)
 );
 
 CREATE TABLE realtime_watches (
@@ -436,8 +438,11 @@ END) STORED NOT NULL,
     concurrency_limits text[],
     gates jsonb,
     offer_at_commit boolean DEFAULT false NOT NULL,
+    rate_limit integer,
+    rate_period_ms integer,
     CONSTRAINT runs_idempotency_key_scope_check CHECK ((idempotency_key_scope = ANY (ARRAY['run'::text, 'attempt'::text, 'global'::text]))),
     CONSTRAINT runs_pkey PRIMARY KEY (id),
+    CONSTRAINT runs_rate_limit_check CHECK ((((rate_limit IS NULL) = (rate_period_ms IS NULL)) AND ((rate_limit IS NULL) OR ((rate_limit > 0) AND (rate_period_ms > 0))))) NOT VALID,
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['PENDING_VERSION'::text, 'QUEUED'::text, 'DEQUEUED'::text, 'EXECUTING'::text, 'WAITING'::text, 'COMPLETED'::text, 'CANCELED'::text, 'FAILED'::text, 'CRASHED'::text, 'SYSTEM_FAILURE'::text, 'DELAYED'::text, 'EXPIRED'::text, 'TIMED_OUT'::text])))
 ) WITH (fillfactor=50);
 CREATE INDEX runs_batch ON public.runs USING btree (batch_id, batch_index) WHERE (batch_id IS NOT NULL);
@@ -454,6 +459,7 @@ CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DE
 CREATE INDEX runs_named_executing ON public.runs USING btree (environment_id) WHERE ((status = 'EXECUTING'::text) AND (concurrency_limits IS NOT NULL));
 CREATE INDEX runs_named_live ON public.runs USING btree (environment_id, queue_name) WHERE ((concurrency_limits IS NOT NULL) AND (list_status = 'LIVE'::text));
 CREATE UNIQUE INDEX runs_one_time_use_token ON public.runs USING btree (one_time_use_token) WHERE (one_time_use_token IS NOT NULL);
+CREATE INDEX runs_own_rate_live ON public.runs USING btree (environment_id, queue_name) WHERE ((rate_limit IS NOT NULL) AND (list_status = 'LIVE'::text));
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE UNIQUE INDEX runs_pending_debounce_key ON public.runs USING btree (environment_id, task_identifier, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'DELAYED'::text));
 CREATE INDEX runs_queue_list ON public.runs USING btree (environment_id, queue_name, created_at DESC, id DESC) WHERE (queue_name <> ('task/'::text || task_identifier));
@@ -1337,23 +1343,31 @@ AS $function$
     WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name AND wt.rate_limit IS NOT NULL
     ORDER BY wt.rate_limit::float8 / wt.rate_period_ms, wt.rate_period_ms DESC LIMIT 1),
   ready AS (
-    SELECT coalesce(r.rate_limit_key, '') AS rk, count(*) AS n FROM (
-      SELECT r.rate_limit_key FROM runs r
+    SELECT r.id, r.rk, row_number() OVER (PARTITION BY r.rk ORDER BY r.created_at, r.id) AS rank, r.rl, r.rp FROM (
+      SELECT r.id, coalesce(r.rate_limit_key, '') AS rk, r.rate_limit AS rl, r.rate_period_ms AS rp, r.created_at FROM runs r
       WHERE r.environment_id = p_environment_id AND r.queue_name = p_queue_name AND NOT r.claim_from_runs
         AND r.status = 'QUEUED' AND r.available_at IS NULL AND (p_tasks IS NULL OR r.task_identifier = ANY (p_tasks))
-      ORDER BY r.created_at, r.id LIMIT p_window) r
-    GROUP BY 1),
+      ORDER BY r.created_at, r.id LIMIT p_window) r),
+  bounds AS (
+    SELECT x.id, x.rk, x.rank, b.n, b.ms FROM ready x
+    CROSS JOIN LATERAL (SELECT x.rl, x.rp WHERE x.rp IS NOT NULL UNION ALL SELECT rate.n, rate.ms FROM rate) b(n, ms)),
   log AS (
-    SELECT w.rate_key AS rk, e.at, sum(e.n) OVER (PARTITION BY w.rate_key ORDER BY e.at DESC ROWS UNBOUNDED PRECEDING) AS newer
-    FROM rate_limit_windows w CROSS JOIN rate CROSS JOIN LATERAL unnest(w.started_at, w.started_n) AS e(at, n)
-    WHERE w.environment_id = p_environment_id AND w.queue_name = p_queue_name AND w.rate_key IN (SELECT rk FROM ready)
-      AND e.at > p_now - make_interval(secs => rate.ms / 1000.0)),
-  used AS (
-    SELECT log.rk, max(log.at) FILTER (WHERE log.newer >= rate.n) + make_interval(secs => rate.ms / 1000.0) AS due_at,
-      rate.n - max(log.newer) AS room
-    FROM log CROSS JOIN rate GROUP BY log.rk, rate.n, rate.ms)
-  SELECT min(u.due_at) FILTER (WHERE u.room <= 0), coalesce(sum(greatest(ready.n - greatest(u.room, 0), 0)), 0)::int
-  FROM ready JOIN used u ON u.rk = ready.rk
+    SELECT p.rk, p.ms, e.at, sum(e.n) OVER (PARTITION BY p.rk, p.ms ORDER BY e.at DESC ROWS UNBOUNDED PRECEDING) AS newer
+    FROM (SELECT DISTINCT rk, ms FROM bounds) p
+    CROSS JOIN LATERAL (
+      SELECT w.started_at, w.started_n FROM rate_limit_windows w
+      WHERE w.environment_id = p_environment_id AND w.queue_name = p_queue_name AND w.rate_key = p.rk
+      ORDER BY w.period_ms = p.ms DESC, w.period_ms DESC LIMIT 1) s
+    CROSS JOIN LATERAL unnest(s.started_at, s.started_n) AS e(at, n)
+    WHERE e.at > p_now - make_interval(secs => p.ms / 1000.0)),
+  held AS (
+    SELECT b.id, (SELECT max(l.at) FROM log l WHERE l.rk = b.rk AND l.ms = b.ms AND l.newer >= b.n - b.rank + 1)
+      + make_interval(secs => b.ms / 1000.0) AS due_at, b.rank > b.n AS behind
+    FROM bounds b
+    WHERE b.rank + coalesce((SELECT max(l.newer) FROM log l WHERE l.rk = b.rk AND l.ms = b.ms), 0) > b.n),
+  runs_held AS (
+    SELECT h.id, CASE WHEN bool_or(h.behind) THEN NULL ELSE max(h.due_at) END AS due_at FROM held h GROUP BY h.id)
+  SELECT min(h.due_at), count(*)::int FROM runs_held h
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_run_changed()
@@ -1486,6 +1500,8 @@ DECLARE
   v_queue text;
   v_concurrency_key text;
   v_rate_key text;
+  v_rate_limit integer;
+  v_rate_period_ms integer;
   v_limits text[];
   v_plain boolean;
   v_task record;
@@ -1620,14 +1636,15 @@ BEGIN
     END IF;
     v_concurrency_key := o ->> 'concurrencyKey';
   END IF;
-  -- Only the key is set per trigger; the limit and period are the task's or queue's (plan-run.ts).
+  -- The rate key, and the run's own bound (migration 0055): limit and period together
+  -- (engine/runs/trigger-rate-limit.ts). A JSON null counts as absent.
   IF o ? 'rateLimit' THEN
     IF jsonb_typeof(o -> 'rateLimit') <> 'object' THEN
-      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit: must be an object ({ "key": … })';
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit: must be an object ({ "key"?, "limit"?, "period"? })';
     END IF;
-    SELECT string_agg(format('`%s`', k), ', ' ORDER BY k) INTO v_text FROM jsonb_object_keys(o -> 'rateLimit') k WHERE k <> 'key';
+    SELECT string_agg(format('`%s`', k), ', ' ORDER BY k) INTO v_text FROM jsonb_object_keys(o -> 'rateLimit') k WHERE k NOT IN ('key', 'limit', 'period');
     IF v_text IS NOT NULL THEN
-      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('options.rateLimit: only `key` can be set when triggering (got %s); a rate limit''s limit and period are declared on the task or its queue (task({ rateLimit }) or queue({ rateLimit }))', v_text);
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('options.rateLimit: takes key, limit and period (got %s)', v_text);
     END IF;
     IF (o -> 'rateLimit') ? 'key' AND jsonb_typeof(o -> 'rateLimit' -> 'key') <> 'null' THEN
       IF jsonb_typeof(o -> 'rateLimit' -> 'key') NOT IN ('string', 'number') OR (o -> 'rateLimit' ->> 'key') = ''
@@ -1635,6 +1652,24 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.key: must be a string of 1 to 512 characters, or a number';
       END IF;
       v_rate_key := o -> 'rateLimit' ->> 'key';
+    END IF;
+    IF coalesce(jsonb_typeof(o -> 'rateLimit' -> 'limit'), 'null') <> 'null' OR coalesce(jsonb_typeof(o -> 'rateLimit' -> 'period'), 'null') <> 'null' THEN
+      IF coalesce(jsonb_typeof(o -> 'rateLimit' -> 'limit'), 'null') = 'null' OR coalesce(jsonb_typeof(o -> 'rateLimit' -> 'period'), 'null') = 'null' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+          MESSAGE = 'options.rateLimit: limit and period go together (the run starts only while its key''s starts in the last `period` number fewer than `limit`)';
+      END IF;
+      IF jsonb_typeof(o -> 'rateLimit' -> 'limit') <> 'number' OR (o -> 'rateLimit' ->> 'limit')::numeric NOT BETWEEN 1 AND 1000000
+         OR (o -> 'rateLimit' ->> 'limit')::numeric <> trunc((o -> 'rateLimit' ->> 'limit')::numeric) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.limit: must be a whole number from 1 to 1,000,000';
+      END IF;
+      v_ms := CASE jsonb_typeof(o -> 'rateLimit' -> 'period')
+        WHEN 'number' THEN (o -> 'rateLimit' ->> 'period')::numeric
+        WHEN 'string' THEN svc_parse_duration(o -> 'rateLimit' ->> 'period') END;
+      IF v_ms IS NULL OR v_ms NOT BETWEEN 1 AND 7 * 86400000 OR v_ms <> trunc(v_ms) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.period: must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days';
+      END IF;
+      v_rate_limit := (o -> 'rateLimit' ->> 'limit')::integer;
+      v_rate_period_ms := v_ms::integer;
     END IF;
   END IF;
   -- Named concurrency limits (migration 0048): at most two names; a run holding one is always the
@@ -1724,20 +1759,20 @@ BEGIN
     v_held := CASE WHEN v_limits IS NULL THEN v_task.concurrency_limits
                    WHEN 'task/' || p_task = ANY (v_task.concurrency_limits) THEN v_limits || ('task/' || p_task)
                    ELSE v_limits END;
-    v_plain := v_held IS NULL AND v_gates IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
+    v_plain := v_held IS NULL AND v_gates IS NULL AND v_rate_limit IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
       delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits, gates,
-      offer_at_commit)
+      rate_limit, rate_period_ms, offer_at_commit)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
       p_batch_id, p_batch_index, v_test, p_now, p_now,
-      v_plain, v_rate_key, v_held, v_gates,
+      v_plain, v_rate_key, v_held, v_gates, v_rate_limit, v_rate_period_ms,
       v_plain AND p_batch_id IS NULL AND v_status = 'QUEUED' AND v_expire IS NULL)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
-      IF v_limits IS NOT NULL OR v_gates IS NOT NULL THEN
+      IF v_limits IS NOT NULL OR v_gates IS NOT NULL OR v_rate_limit IS NOT NULL THEN
         PERFORM pg_notify('svc_queues_changed', p_environment_id);
       END IF;
       IF cardinality(v_tags) > 0 THEN

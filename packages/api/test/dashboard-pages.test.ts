@@ -89,7 +89,7 @@ describe("runs list", () => {
 describe("run page", () => {
   it("says where the run waits its turn: its queue, keys, named limits and gates, escaped", async () => {
     const runId = await trigger("alpha", {
-      options: { concurrencyKey: "<b>acme</b>", rateLimit: { key: "rk-1" }, concurrency: ["image-api"], gates: [{ queue: "emails", concurrencyKey: "k2" }] },
+      options: { concurrencyKey: "<b>acme</b>", rateLimit: { key: "rk-1", limit: 5, period: "1h" }, concurrency: ["image-api"], gates: [{ queue: "emails", concurrencyKey: "k2" }] },
     });
     const page = await browser.get(`${base}/runs/${runId}`);
     expect(page.statusCode).toBe(200);
@@ -97,6 +97,7 @@ describe("run page", () => {
     expect(page.body).toContain("<dt>Concurrency key</dt><dd class=\"mono\">&lt;b&gt;acme&lt;/b&gt;</dd>");
     expect(page.body).not.toContain("<b>acme</b>");
     expect(page.body).toContain("<dt>Rate key</dt><dd class=\"mono\">rk-1</dd>");
+    expect(page.body).toContain("<dt>Own rate</dt><dd>5 per 1 h</dd>");
     expect(page.body).toContain("<dt>Concurrency limits</dt><dd class=\"mono\">image-api</dd>");
     expect(page.body).toContain("<dt>Gates</dt><dd class=\"mono\">emails (key k2)</dd>");
     // A plain run shows its queue and nothing it does not have.
@@ -104,6 +105,7 @@ describe("run page", () => {
     expect(plain.body).toContain("<dt>Queue</dt>");
     expect(plain.body).not.toContain("<dt>Gates</dt>");
     expect(plain.body).not.toContain("<dt>Concurrency key</dt>");
+    expect(plain.body).not.toContain("<dt>Own rate</dt>");
   });
 
   it("cancels a run and replays it", async () => {
@@ -233,6 +235,13 @@ describe("queues and workers", () => {
     const row = /<tr>\s*<td><a href="[^"]*queue=q-reports[^"]*">q-reports<\/a><\/td><td>(\d+)<\/td>/.exec(page.body);
     expect(row?.[1]).toBe("2");
     expect(page.body).toContain("No worker of this environment is running");
+  });
+
+  it("says which queues have runs with their own rate, and how many of them wait for a slot", async () => {
+    for (let i = 0; i < 2; i++) await trigger("queue-own", { options: { queue: { name: "q-own-rate" }, rateLimit: { key: "c", limit: 1, period: "1h" } } });
+    const page = await browser.get(`${base}/queues`);
+    const row = /q-own-rate<\/a><\/td>.*?<\/tr>/s.exec(page.body)?.[0] ?? "";
+    expect(row).toContain('<span class="muted">runs with their own rate</span><br><span class="rate-waiting">1 waiting for their slot</span>');
   });
 
   it("marks a paused queue and shows an overridden limit beside the declared one", async () => {

@@ -1,5 +1,5 @@
 // options.rateLimit on a trigger (svc's extension, docs/rate-limits.md): `{ key }` gives the run its
-// rate key; a limit or a period is refused with 400 and why (they are the task's or queue's).
+// rate key, `limit` with `period` its own bound; bad values are refused with 400 and why.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApi, type TestApi } from "./harness.ts";
 
@@ -41,13 +41,38 @@ describe("options.rateLimit on a trigger", () => {
     expect(await rateKeyOf(replay.json().id)).toBe("replayed");
   });
 
-  it("refuses a limit or a period with 400 and where they belong", async () => {
-    const res = await trigger({ rateLimit: { key: "k", limit: 10, period: "1s" } });
-    expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({
-      error:
-        "options.rateLimit: only `key` can be set when triggering (got `limit`, `period`); a rate limit's limit and period are declared on the task or its queue (task({ rateLimit }) or queue({ rateLimit }))",
-    });
+  it("gives the run its own bound (limit and period), kept by a replay and given to the limited claim", async () => {
+    const res = await trigger({ rateLimit: { key: "k", limit: 10, period: "1m30s" } });
+    expect(res.statusCode).toBe(200);
+    const own = async (id: string) =>
+      (await api.db.pool.query(`SELECT rate_limit_key, rate_limit, rate_period_ms, claim_from_runs FROM runs WHERE id = $1`, [id])).rows[0];
+    expect(await own(res.json().id)).toEqual({ rate_limit_key: "k", rate_limit: 10, rate_period_ms: 90_000, claim_from_runs: false });
+    const replay = await api.app.inject({ method: "POST", url: `/api/v1/runs/${res.json().id}/replay`, headers: api.devAuth });
+    expect(replay.statusCode).toBe(200);
+    expect(await own(replay.json().id)).toEqual({ rate_limit_key: "k", rate_limit: 10, rate_period_ms: 90_000, claim_from_runs: false });
+    // Without a key, in whole milliseconds.
+    expect(await own((await trigger({ rateLimit: { limit: 1, period: 250 } })).json().id)).toEqual({ rate_limit_key: null, rate_limit: 1, rate_period_ms: 250, claim_from_runs: false });
+  });
+
+  it("refuses a limit without a period, bad values and other keys with 400 and why", async () => {
+    for (const [rateLimit, error] of [
+      [{ key: "k", limit: 10 }, "options.rateLimit: limit and period go together (the run starts only while its key's starts in the last `period` number fewer than `limit`)"],
+      [{ limit: 0, period: "1s" }, "options.rateLimit.limit: must be a whole number from 1 to 1,000,000"],
+      [{ limit: 1_000_001, period: "1s" }, "options.rateLimit.limit: must be a whole number from 1 to 1,000,000"],
+      [{ limit: 2, period: "8d" }, 'options.rateLimit.period: must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days'],
+      [{ limit: 2, period: 1.5 }, 'options.rateLimit.period: must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days'],
+      [{ key: "k", burst: 5 }, "options.rateLimit: takes key, limit and period (got `burst`)"],
+    ] as const) {
+      const res = await trigger({ rateLimit });
+      expect(res.statusCode, JSON.stringify(rateLimit)).toBe(400);
+      expect(res.json(), JSON.stringify(rateLimit)).toEqual({ error });
+    }
+    // Wrong types are the schema's to refuse, naming the field.
+    for (const rateLimit of [{ limit: "10", period: "1s" }, { limit: 10, period: null }, { limit: 10, period: { ms: 5 } }]) {
+      const res = await trigger({ rateLimit });
+      expect(res.statusCode, JSON.stringify(rateLimit)).toBe(400);
+      expect(res.json().error, JSON.stringify(rateLimit)).toMatch(/rateLimit\.(limit|period)/);
+    }
   });
 
   it("refuses a key that is not a text of 1 to 512 characters or a number, and a rateLimit that is not an object, with 400", async () => {

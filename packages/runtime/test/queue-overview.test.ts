@@ -78,11 +78,11 @@ describe("queueOverview", () => {
     // An operator paused "idle" and overrode its limit (queue-controls.ts); "mail" in prod is paused.
     await te.db.pool.query(`INSERT INTO queues (environment_id, name, paused, concurrency_limit_override) VALUES ($1, 'idle', true, 1), ($2, 'mail', true, NULL)`, [te.env.id, prod.id]);
     expect(await queueOverview(te.db.pool, te.env.id, clock.now())).toEqual([
-      { queue: "idle", queued: 0, oldestQueuedAt: null, running: 0, waiting: 0, delayed: 0, concurrencyLimit: 3, limitOverride: 1, paused: true, rateLimit: null, tasks: ["idle"] },
+      { queue: "idle", queued: 0, oldestQueuedAt: null, running: 0, waiting: 0, delayed: 0, concurrencyLimit: 3, limitOverride: 1, paused: true, rateLimit: null, ownRates: null, tasks: ["idle"] },
       // Ready: the run triggered at +10 s and the retry (ready since +30 s); the one in its backoff is delayed.
-      { queue: "mail", queued: 2, oldestQueuedAt: at(10_000), running: 2, waiting: 1, delayed: 1, concurrencyLimit: 2, limitOverride: null, paused: false, rateLimit: null, tasks: ["email", "sms"] },
-      { queue: "task/orphan", queued: 1, oldestQueuedAt: at(10_000), running: 0, waiting: 0, delayed: 0, concurrencyLimit: null, limitOverride: null, paused: false, rateLimit: null, tasks: ["orphan"] },
-      { queue: "task/report", queued: 1, oldestQueuedAt: at(40_000), running: 0, waiting: 0, delayed: 1, concurrencyLimit: null, limitOverride: null, paused: false, rateLimit: null, tasks: ["report"] },
+      { queue: "mail", queued: 2, oldestQueuedAt: at(10_000), running: 2, waiting: 1, delayed: 1, concurrencyLimit: 2, limitOverride: null, paused: false, rateLimit: null, ownRates: null, tasks: ["email", "sms"] },
+      { queue: "task/orphan", queued: 1, oldestQueuedAt: at(10_000), running: 0, waiting: 0, delayed: 0, concurrencyLimit: null, limitOverride: null, paused: false, rateLimit: null, ownRates: null, tasks: ["orphan"] },
+      { queue: "task/report", queued: 1, oldestQueuedAt: at(40_000), running: 0, waiting: 0, delayed: 1, concurrencyLimit: null, limitOverride: null, paused: false, rateLimit: null, ownRates: null, tasks: ["report"] },
     ]);
     expect((await te.db.pool.query(`SELECT status FROM runs WHERE id = $1`, [stillDelayed])).rows[0].status).toBe("DELAYED");
 
@@ -93,7 +93,7 @@ describe("queueOverview", () => {
 
     // The other environment sees its own runs and its own limit only.
     expect(await queueOverview(te.db.pool, prod.id, clock.now())).toEqual([
-      { queue: "mail", queued: 1, oldestQueuedAt: at(10_000), running: 1, waiting: 1, delayed: 0, concurrencyLimit: 1, limitOverride: null, paused: true, rateLimit: null, tasks: ["email"] },
+      { queue: "mail", queued: 1, oldestQueuedAt: at(10_000), running: 1, waiting: 1, delayed: 0, concurrencyLimit: 1, limitOverride: null, paused: true, rateLimit: null, ownRates: null, tasks: ["email"] },
     ]);
   });
 

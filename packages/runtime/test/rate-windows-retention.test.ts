@@ -16,7 +16,7 @@ afterAll(async () => te?.close());
 
 async function log(environmentId: string, key: string, newest: Date) {
   await te.db.pool.query(
-    `INSERT INTO rate_limit_windows (environment_id, queue_name, rate_key, started_at, started_n) VALUES ($1, 'sms', $2, ARRAY[$3::timestamptz - interval '1 hour', $3::timestamptz], ARRAY[1, 2])`,
+    `INSERT INTO rate_limit_windows (environment_id, queue_name, rate_key, period_ms, started_at, started_n) VALUES ($1, 'sms', $2, 3600000, ARRAY[$3::timestamptz - interval '1 hour', $3::timestamptz], ARRAY[1, 2])`,
     [environmentId, key, newest],
   );
 }

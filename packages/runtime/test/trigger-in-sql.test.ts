@@ -20,7 +20,7 @@ const SAME = [
   "idempotency_key_user", "idempotency_key_scope", "tags", "metadata", "max_attempts", "max_duration_s", "ttl", "parent_run_id",
   "root_run_id", "depth", "trigger_function", "batch_id", "batch_index", "schedule_id", "is_test", "attempt_number", "claim_token",
   "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at", "claim_from_runs", "ledger_epoch",
-  "available_at", "debounce_key", "list_status", "rate_limit_key", "concurrency_limits", "gates",
+  "available_at", "debounce_key", "list_status", "rate_limit_key", "concurrency_limits", "gates", "rate_limit", "rate_period_ms",
 ] as const;
 const RELATIVE = ["idempotency_key_expires_at", "expire_at", "delay_until"] as const;
 
@@ -59,6 +59,8 @@ const CASES: [string, unknown, Record<string, unknown>][] = [
   ["numeric concurrency key", null, { concurrencyKey: 7 }],
   ["rate key", { n: 1 }, { rateLimit: { key: "customer-9" } }],
   ["numeric rate key", { n: 1 }, { rateLimit: { key: 9 } }],
+  ["a run's own rate", { n: 1 }, { rateLimit: { key: "customer-9", limit: 5, period: "1m30s" } }],
+  ["a run's own rate in milliseconds, no key", { n: 1 }, { rateLimit: { limit: 1, period: 1500 } }],
   ["named concurrency limits", { n: 1 }, { concurrency: ["zeta", "openai"], concurrencyKey: "u" }],
   ["no named concurrency limit", { n: 1 }, { concurrency: [] }],
   ["gates", { n: 1 }, { gates: [{ queue: "emails", concurrencyKey: "k" }, { queue: "billing" }, { queue: "emails", concurrencyKey: "k" }] }],
@@ -194,7 +196,14 @@ describe("svc_trigger makes the run the engine's trigger makes", () => {
     ["a gate with another key", { gates: [{ queue: "a", limit: 2 }] }, /options\.gates: must be a list of at most 3 gates/],
     ["a gate that is a string", { gates: ["a"] }, /options\.gates: must be a list of at most 3 gates/],
     ["gates that are an object", { gates: { queue: "a" } }, /options\.gates: must be a list of at most 3 gates/],
-    ["a rate limit's limit per trigger", { rateLimit: { key: "a", limit: 5, period: "1s" } }, /only `key` can be set when triggering \(got `limit`, `period`\)/],
+    ["a rate limit's limit without a period", { rateLimit: { key: "a", limit: 5 } }, /options\.rateLimit: limit and period go together/],
+    ["a rate limit's period without a limit", { rateLimit: { period: "1s" } }, /options\.rateLimit: limit and period go together/],
+    ["a rate limit of 0", { rateLimit: { limit: 0, period: "1s" } }, /options\.rateLimit\.limit: must be a whole number from 1 to 1,000,000/],
+    ["a rate limit of 1.5", { rateLimit: { limit: 1.5, period: "1s" } }, /options\.rateLimit\.limit: must be a whole number/],
+    ["a rate limit's period that is no duration", { rateLimit: { limit: 1, period: "soon" } }, /options\.rateLimit\.period: must be a duration/],
+    ["a rate limit's period of 8 days", { rateLimit: { limit: 1, period: "8d" } }, /options\.rateLimit\.period: must be a duration .* from 1 ms to 7 days/],
+    ["a rate limit's period of 0 ms", { rateLimit: { limit: 1, period: 0 } }, /options\.rateLimit\.period: must be a duration/],
+    ["a rate limit's other key", { rateLimit: { key: "a", burst: 5 } }, /options\.rateLimit: takes key, limit and period \(got `burst`\)/],
   ];
   for (const [name, options, message] of REFUSED) {
     it(`refuses ${name} both ways`, async () => {

@@ -2,6 +2,7 @@
 // to 10 starts per second, for 30 s. The claim records each start's time (runs.started_at, the
 // claiming worker's clock, which is this machine's); no 1-second window may hold more than 10 of
 // them, and the workers must keep up with the rate (not starve the queue): at least 90 % of it.
+// Then runs of a task without a declared rate, whose triggers give each key its own rate.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { triggerRuns } from "@svc/runtime/engine";
 import { eventually, startTestEngine, type TestEngine } from "./harness.ts";
@@ -74,4 +75,39 @@ describe("rateLimit { limit: 10, period: 1s } with 4 worker processes", () => {
     const gaps = starts.slice(1, target).map((at, i) => at - starts[i]!);
     expect(Math.max(...gaps)).toBeLessThan(PERIOD_MS * 1.5);
   }, (SECONDS + 60) * 1000);
+});
+
+describe("a trigger's own rate with 4 worker processes", () => {
+  it("holds each key to its runs' own bound, and keeps up with it", async () => {
+    // Fresh processes (the first test's were killed), which learn of the queue from the trigger
+    // (queuesChanged): they start before it.
+    const fresh = Array.from({ length: 4 }, () => spawnWorker(te.db.url, te.project.environments.dev.secretKey, RATE_FIXTURE, { WORKER_CONCURRENCY: "8" }));
+    workers.push(...fresh);
+    await Promise.all(fresh.map((w) => w.ready));
+    const bounds = { gold: 6, free: 2 };
+    const SPAN_S = 8;
+    const items = Object.entries(bounds).flatMap(([key, limit]) =>
+      Array.from({ length: limit * SPAN_S + 4 }, (_, i) => ({ taskIdentifier: "own-rate", payload: { i }, options: { rateLimit: { key, limit, period: "1s" } } })),
+    );
+    const triggered = await triggerRuns(te.engine, te.env, items);
+    const ids = triggered.map((r) => r.id);
+    for (const [key, limit] of Object.entries(bounds)) {
+      await eventually(async () => {
+        const { rows } = await te.db.pool.query(`SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND rate_limit_key = $2 AND started_at IS NOT NULL`, [ids, key]);
+        return rows[0].n >= limit * SPAN_S;
+      }, (SPAN_S + 15) * 1000, 200);
+    }
+    for (const [key, limit] of Object.entries(bounds)) {
+      const { rows } = await te.db.pool.query<{ at: number }>(
+        `SELECT extract(epoch FROM started_at) * 1000 AS at FROM runs WHERE id = ANY($1) AND rate_limit_key = $2 AND started_at IS NOT NULL ORDER BY started_at`,
+        [ids, key],
+      );
+      const starts = rows.map((r) => Number(r.at));
+      const busiest = busiestWindow(starts);
+      expect(busiest.count, `key ${key}: ${busiest.count} starts in the second from ${new Date(busiest.from).toISOString()}`).toBeLessThanOrEqual(limit);
+      const target = limit * SPAN_S;
+      const perSecond = (target - 1) / ((starts[target - 1]! - starts[0]!) / 1000);
+      expect(perSecond, `key ${key}: ${perSecond.toFixed(2)} starts per second`).toBeGreaterThanOrEqual(limit * 0.85);
+    }
+  }, 60_000);
 });

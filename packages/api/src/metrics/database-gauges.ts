@@ -26,13 +26,14 @@ const QUEUE_STATE_SQL = `
     FROM runs WHERE status IN ('QUEUED', 'WAITING') GROUP BY queue_name`;
 
 /**
- * Per rate-limited queue (a queue whose tasks registered a rateLimit, in any environment), the
- * ready runs that wait for their rate key's slot now (sql/functions/svc_rate_wait.sql). Reads
- * nothing else when no queue has a rate limit.
+ * Per rate-limited queue (a queue whose tasks registered a rateLimit, or with live runs that carry
+ * their own, in any environment), the ready runs that wait for their rate key's slot now
+ * (sql/functions/svc_rate_wait.sql). Reads nothing else when no queue has a rate limit.
  */
 const RATE_WAITING_SQL = `
   SELECT q.queue_name, sum(w.waiting)::int AS waiting
-    FROM (SELECT DISTINCT environment_id, queue_name FROM worker_tasks WHERE rate_limit IS NOT NULL) q
+    FROM (SELECT environment_id, queue_name FROM worker_tasks WHERE rate_limit IS NOT NULL
+          UNION SELECT environment_id, queue_name FROM runs WHERE rate_limit IS NOT NULL AND list_status = 'LIVE') q
     CROSS JOIN LATERAL svc_rate_wait(q.environment_id, q.queue_name, NULL, $1, 2147483647) w
    GROUP BY q.queue_name`;
 

@@ -13,7 +13,7 @@
 -- nothing was written and nothing is sent.
 --
 -- Options (camelCase, as the HTTP trigger's): idempotencyKey, idempotencyKeyTTL, delay, ttl, tags,
--- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key }), concurrency (named limits),
+-- metadata, maxAttempts, maxDuration, queue, concurrencyKey, rateLimit ({ key?, limit?, period? }), concurrency (named limits),
 -- gates ([{ queue, concurrencyKey? }]), test. A JSON null counts as absent; any
 -- other key is refused (debounce, parentRunId and uploaded payloads need the HTTP API). Bad input
 -- raises invalid_parameter_value (22023) with the message the HTTP API would answer.
@@ -41,6 +41,8 @@ DECLARE
   v_queue text;
   v_concurrency_key text;
   v_rate_key text;
+  v_rate_limit integer;
+  v_rate_period_ms integer;
   v_limits text[];
   v_plain boolean;
   v_task record;
@@ -175,14 +177,15 @@ BEGIN
     END IF;
     v_concurrency_key := o ->> 'concurrencyKey';
   END IF;
-  -- Only the key is set per trigger; the limit and period are the task's or queue's (plan-run.ts).
+  -- The rate key, and the run's own bound (migration 0055): limit and period together
+  -- (engine/runs/trigger-rate-limit.ts). A JSON null counts as absent.
   IF o ? 'rateLimit' THEN
     IF jsonb_typeof(o -> 'rateLimit') <> 'object' THEN
-      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit: must be an object ({ "key": … })';
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit: must be an object ({ "key"?, "limit"?, "period"? })';
     END IF;
-    SELECT string_agg(format('`%s`', k), ', ' ORDER BY k) INTO v_text FROM jsonb_object_keys(o -> 'rateLimit') k WHERE k <> 'key';
+    SELECT string_agg(format('`%s`', k), ', ' ORDER BY k) INTO v_text FROM jsonb_object_keys(o -> 'rateLimit') k WHERE k NOT IN ('key', 'limit', 'period');
     IF v_text IS NOT NULL THEN
-      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('options.rateLimit: only `key` can be set when triggering (got %s); a rate limit''s limit and period are declared on the task or its queue (task({ rateLimit }) or queue({ rateLimit }))', v_text);
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('options.rateLimit: takes key, limit and period (got %s)', v_text);
     END IF;
     IF (o -> 'rateLimit') ? 'key' AND jsonb_typeof(o -> 'rateLimit' -> 'key') <> 'null' THEN
       IF jsonb_typeof(o -> 'rateLimit' -> 'key') NOT IN ('string', 'number') OR (o -> 'rateLimit' ->> 'key') = ''
@@ -190,6 +193,24 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.key: must be a string of 1 to 512 characters, or a number';
       END IF;
       v_rate_key := o -> 'rateLimit' ->> 'key';
+    END IF;
+    IF coalesce(jsonb_typeof(o -> 'rateLimit' -> 'limit'), 'null') <> 'null' OR coalesce(jsonb_typeof(o -> 'rateLimit' -> 'period'), 'null') <> 'null' THEN
+      IF coalesce(jsonb_typeof(o -> 'rateLimit' -> 'limit'), 'null') = 'null' OR coalesce(jsonb_typeof(o -> 'rateLimit' -> 'period'), 'null') = 'null' THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+          MESSAGE = 'options.rateLimit: limit and period go together (the run starts only while its key''s starts in the last `period` number fewer than `limit`)';
+      END IF;
+      IF jsonb_typeof(o -> 'rateLimit' -> 'limit') <> 'number' OR (o -> 'rateLimit' ->> 'limit')::numeric NOT BETWEEN 1 AND 1000000
+         OR (o -> 'rateLimit' ->> 'limit')::numeric <> trunc((o -> 'rateLimit' ->> 'limit')::numeric) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.limit: must be a whole number from 1 to 1,000,000';
+      END IF;
+      v_ms := CASE jsonb_typeof(o -> 'rateLimit' -> 'period')
+        WHEN 'number' THEN (o -> 'rateLimit' ->> 'period')::numeric
+        WHEN 'string' THEN svc_parse_duration(o -> 'rateLimit' ->> 'period') END;
+      IF v_ms IS NULL OR v_ms NOT BETWEEN 1 AND 7 * 86400000 OR v_ms <> trunc(v_ms) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'options.rateLimit.period: must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days';
+      END IF;
+      v_rate_limit := (o -> 'rateLimit' ->> 'limit')::integer;
+      v_rate_period_ms := v_ms::integer;
     END IF;
   END IF;
   -- Named concurrency limits (migration 0048): at most two names; a run holding one is always the
@@ -279,20 +300,20 @@ BEGIN
     v_held := CASE WHEN v_limits IS NULL THEN v_task.concurrency_limits
                    WHEN 'task/' || p_task = ANY (v_task.concurrency_limits) THEN v_limits || ('task/' || p_task)
                    ELSE v_limits END;
-    v_plain := v_held IS NULL AND v_gates IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
+    v_plain := v_held IS NULL AND v_gates IS NULL AND v_rate_limit IS NULL AND NOT (SELECT l.limited FROM svc_queue_is_limited(p_environment_id, v_queue) l);
     INSERT INTO runs (id, environment_id, project_id, task_identifier, status, queue_name, concurrency_key, payload, payload_type,
       idempotency_key, idempotency_key_user, idempotency_key_expires_at, tags, metadata, max_attempts, max_duration_s, ttl, expire_at,
       delay_until, trigger_function, batch_id, batch_index, is_test, created_at, updated_at, claim_from_runs, rate_limit_key, concurrency_limits, gates,
-      offer_at_commit)
+      rate_limit, rate_period_ms, offer_at_commit)
     VALUES (v_id, p_environment_id, p_project_id, p_task, v_status, v_queue, v_concurrency_key, p_payload::text, 'application/json',
       v_key, v_key, CASE WHEN v_key IS NOT NULL THEN p_now + make_interval(secs => v_key_ttl_ms / 1000) END, v_tags, o -> 'metadata',
       v_max_attempts, v_max_duration, v_ttl, v_expire, v_delay, CASE WHEN p_batch_id IS NULL THEN 'trigger' ELSE 'batchTrigger' END,
       p_batch_id, p_batch_index, v_test, p_now, p_now,
-      v_plain, v_rate_key, v_held, v_gates,
+      v_plain, v_rate_key, v_held, v_gates, v_rate_limit, v_rate_period_ms,
       v_plain AND p_batch_id IS NULL AND v_status = 'QUEUED' AND v_expire IS NULL)
     ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
     IF FOUND THEN
-      IF v_limits IS NOT NULL OR v_gates IS NOT NULL THEN
+      IF v_limits IS NOT NULL OR v_gates IS NOT NULL OR v_rate_limit IS NOT NULL THEN
         PERFORM pg_notify('svc_queues_changed', p_environment_id);
       END IF;
       IF cardinality(v_tags) > 0 THEN

@@ -35,10 +35,12 @@ export interface TriggerOptions {
    */
   concurrency?: string | string[];
   /**
-   * svc's extension: the run's rate key. Each key of a queue with a rateLimit has its own copy of
-   * the limit; runs without one share one. docs/rate-limits.md
+   * svc's extension: the run's rate key, and its own bound. Each key of a queue with a rateLimit
+   * has its own copy of the limit; runs without one share one. `limit` with `period`: this run also
+   * starts only while its key's starts in the last `period` number fewer than `limit`.
+   * docs/rate-limits.md
    */
-  rateLimit?: { key: string };
+  rateLimit?: { key?: string; limit?: number; period?: string | number };
   machine?: string;
   priority?: number;
   /** Marks the run as a test run. @default false */

@@ -88,16 +88,21 @@ export const TriggerOptions = z
       .meta({ description: "Other queues the run must also fit in while it executes, each `{ queue, concurrencyKey? }` (at most 3): a gate's pool is that queue's concurrencyKey (none: its runs without a key), bounded by that queue's concurrencyLimit, counting its own executing runs and those gated on it. A queue without a limit (or unknown to svc) gates nothing; a paused one starts no run gated on it" })
       .optional(),
     /**
-     * svc's extension: the run's rate key (docs/rate-limits.md). Each key of a rate-limited queue
-     * has its own copy of the task's or queue's `rateLimit`; runs without one share one. Only `key`
-     * is set per trigger: planRun refuses anything else with its own message.
+     * svc's extension: the run's rate key and its own bound (docs/rate-limits.md). Each key of a
+     * rate-limited queue has its own copy of the task's or queue's `rateLimit`; runs without one
+     * share one. `limit` with `period` bound this run too. planRun checks the values and refuses
+     * other keys with its own messages.
      */
     rateLimit: z
-      .object({ key: z.union([storedText(z.string().min(1).max(512)), z.number()]).optional() })
+      .object({
+        key: z.union([storedText(z.string().min(1).max(512)), z.number()]).optional(),
+        limit: z.number().meta({ description: "with `period`: this run starts only while its key's starts in the last `period` number fewer than `limit` (a whole number, 1 to 1,000,000)" }).optional(),
+        period: z.union([z.string(), z.number()]).meta({ description: 'a duration ("1s", "10m", "1h") or whole milliseconds, 1 ms to 7 days' }).optional(),
+      })
       .passthrough()
       .meta({
         description:
-          "svc extension: `{ key }`, the run's rate key. Each key of a queue with a rateLimit (declared on the task or queue) has its own copy of the limit; runs without a key share one. The limit and period are the task's or queue's: setting them here is refused (400)",
+          "svc extension: `{ key?, limit?, period? }`. `key` is the run's rate key: each key of a queue with a rateLimit (declared on the task or queue) has its own copy of the limit; runs without a key share one. `limit` and `period` (together) give the run its own bound besides its queue's: it starts only while its key's starts in the last `period` number fewer than `limit`",
         additionalProperties: false,
       })
       .optional(),

@@ -52,7 +52,8 @@ export { getRun, transitionRun, type RunRow } from "./runs/store.ts";
 export { CLAIMED_COLUMNS, RETURN_CLAIMED, SELECT_CLAIMED_WITH_LEDGER, type ClaimedRun } from "./runs/claimed-columns.ts";
 export { CLAIM_READY_SQL } from "./runs/transitions/claim-ready.ts";
 export { CLAIM_LIMITED_SQL, GATE_QUEUE_LOCKS_SQL, LIMITED_QUEUE_LOCK_SQL, NAMED_LIMITS_LOCK_SQL } from "./runs/transitions/claim-ready.ts";
-export { queuesGatedOn, queuesWithGatedRuns } from "./runs/gated-queues.ts";
+export { queuesGatedOn } from "./runs/gated-queues.ts";
+export { queuesWithLiveRuns, type QueuesWithLiveRuns } from "./runs/queues-with-live-runs.ts";
 export { wakeGateWaiters } from "./runs/wake-gate-waiters.ts";
 export { gatesOf, type Gate } from "./runs/gates.ts";
 export { RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL } from "./runs/rate-limit-sql.ts";
@@ -211,7 +212,7 @@ export { METADATA_UPDATABLE_AFTER_FINISH_MS, getRunMetadata, updateRunMetadata, 
 
 // Named concurrency limits: list, retrieve, override (per key too), pause, reset (issue 34 §4)
 export {
-  listConcurrencyLimits, queuesWithNamedLimitRuns, retrieveConcurrencyLimit, retrieveConcurrencyLimitKey,
+  listConcurrencyLimits, retrieveConcurrencyLimit, retrieveConcurrencyLimitKey,
   type ConcurrencyLimitKeyState, type ConcurrencyLimitState,
 } from "./concurrency-limits/concurrency-limits.ts";
 export {

@@ -1,4 +1,4 @@
-import { controlledQueues, queuesGatedOn, queuesWithGatedRuns, queuesWithNamedLimitRuns, wakeGateWaiters, wakeLimitWaiters } from "@svc/runtime/engine";
+import { controlledQueues, queuesGatedOn, queuesWithLiveRuns, wakeGateWaiters, wakeLimitWaiters } from "@svc/runtime/engine";
 import { claimLimited, claimRateLimited, claimReady, type Claim, type Claimer } from "../execution/claim.ts";
 import { namedLimitQueues } from "../tasks/register-tasks.ts";
 import { limitedQueues, rateLimitedQueues, startQueues } from "./queues.ts";
@@ -20,7 +20,7 @@ const CLAIM_BATCH = 100;
  * and those that have had runs holding a named concurrency limit (a trigger of one tells:
  * queuesChanged; the queues of its tasks that declare `concurrency` from the start), whose claims
  * also take the named limits' lock, or runs with gates (likewise), whose claims also take their
- * gate queues' locks.
+ * gate queues' locks, or runs with their own rate (likewise), claimed as a rate-limited queue is.
  */
 export class ReadyRuns {
   readonly #resources: WorkerResources;
@@ -43,7 +43,10 @@ export class ReadyRuns {
   #gatedOn = new Set<string>();
   /** Bumped by each read of the controlled queues: only the latest one's answer is kept. */
   #controlsRead = 0;
-  /** The limited queues with a rateLimit, and the timer of each whose next run's slot is due later. */
+  /**
+   * The limited queues with a rateLimit, or that have had runs with their own (kept once seen, as
+   * #named), and the timer of each whose next run's slot is due later.
+   */
   readonly #rated: Set<string>;
   readonly #rateTimers = new Map<string, () => void>();
   #running = false;
@@ -77,17 +80,17 @@ export class ReadyRuns {
   async readControls(): Promise<void> {
     const read = ++this.#controlsRead;
     const { engine, worker } = this.#resources;
-    const [controlled, named, gated, gatedOn] = await Promise.all([
+    const [controlled, { named, gated, ownRated }, gatedOn] = await Promise.all([
       controlledQueues(engine.db, worker.environment.id, this.#queues),
-      queuesWithNamedLimitRuns(engine.db, worker.environment.id, this.#queues),
-      queuesWithGatedRuns(engine.db, worker.environment.id, this.#queues),
+      queuesWithLiveRuns(engine.db, worker.environment.id, this.#queues),
       queuesGatedOn(engine.db, worker.environment.id, this.#queues),
     ]);
     if (read !== this.#controlsRead) return;
     this.#gatedOn = new Set(gatedOn);
     for (const queue of named) this.#named.add(queue);
     for (const queue of gated) this.#gated.add(queue);
-    this.#limited = [...new Set([...this.#declared, ...controlled, ...this.#named, ...this.#gated])];
+    for (const queue of ownRated) this.#rated.add(queue);
+    this.#limited = [...new Set([...this.#declared, ...controlled, ...this.#named, ...this.#gated, ...this.#rated])];
     this.#limitedSet = new Set(this.#limited);
     this.notify();
   }

@@ -19,10 +19,14 @@ export function unservedView(scope: DashboardScope, unserved: UnservedTask[], no
 </section>`;
 }
 
-/** A queue's rate limit, and how many ready runs wait for their rate key's slot (docs/rate-limits.md). */
-export function rateLimitCell(rate: QueueOverview["rateLimit"]): Html {
-  if (rate === null) return html`<span class="muted">none</span>`;
-  return html`${rate.limit} per ${formatDuration(rate.periodMs)}${rate.waiting > 0 ? html`<br><span class="rate-waiting">${rate.waiting} waiting for their slot</span>` : null}`;
+/**
+ * A queue's rate limit, whether its runs carry their own, and how many ready runs wait for their
+ * rate key's slot (docs/rate-limits.md).
+ */
+export function rateLimitCell(rate: QueueOverview["rateLimit"], ownRates: QueueOverview["ownRates"] = null): Html {
+  if (rate === null && ownRates === null) return html`<span class="muted">none</span>`;
+  const waiting = rate?.waiting ?? ownRates?.waiting ?? 0;
+  return html`${rate ? html`${rate.limit} per ${formatDuration(rate.periodMs)}` : null}${rate && ownRates ? html`<br>` : null}${ownRates ? html`<span class="muted">runs with their own rate</span>` : null}${waiting > 0 ? html`<br><span class="rate-waiting">${waiting} waiting for their slot</span>` : null}`;
 }
 
 /** The limit in force: an override says so and what the tasks declare. */
@@ -61,7 +65,7 @@ ${workers.length === 0 ? html`<tr><td colspan="6" class="muted">No worker of thi
 ${queues.length === 0 ? html`<tr><td colspan="9" class="muted">No queues yet: a worker registers its tasks' queues when it starts.</td></tr>` : queues.map((q) => html`<tr>
 <td><a href="${scopeHref(scope, "runs", { queue: q.queue })}">${q.queue}</a>${q.paused ? html` <span class="badge" title="Paused: none of its runs start until it is resumed">paused</span>` : null}</td><td>${q.queued}</td>
 <td>${q.oldestQueuedAt ? formatDuration(Math.max(0, now.getTime() - q.oldestQueuedAt.getTime())) : html`<span class="muted">—</span>`}</td>
-<td>${q.running}</td><td>${limitCell(q)}</td><td>${rateLimitCell(q.rateLimit)}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
+<td>${q.running}</td><td>${limitCell(q)}</td><td>${rateLimitCell(q.rateLimit, q.ownRates)}</td><td>${q.waiting}</td><td>${q.delayed}</td><td>${q.tasks.join(", ")}</td></tr>`)}
 </tbody></table>`;
     return { title: "Queues & workers", content };
   });

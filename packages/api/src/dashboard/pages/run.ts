@@ -33,11 +33,12 @@ function relatedLink(scope: DashboardScope, run: RelatedRun): Html {
  * when it may start, when anything does: its concurrency and rate keys, the named limits it holds
  * and its gates (docs/queues-and-concurrency.md, docs/rate-limits.md).
  */
-function schedulingFacts(scope: DashboardScope, row: Pick<RunRow, "queue_name" | "concurrency_key" | "rate_limit_key" | "concurrency_limits" | "gates">): Html {
+function schedulingFacts(scope: DashboardScope, row: Pick<RunRow, "queue_name" | "concurrency_key" | "rate_limit_key" | "rate_limit" | "rate_period_ms" | "concurrency_limits" | "gates">): Html {
   const gates = row.gates ?? [];
   return html`<dt>Queue</dt><dd><a class="mono" href="${scopeHref(scope, "runs", { queue: row.queue_name })}">${row.queue_name}</a></dd>
 ${row.concurrency_key ? html`<dt>Concurrency key</dt><dd class="mono">${row.concurrency_key}</dd>` : null}
 ${row.rate_limit_key ? html`<dt>Rate key</dt><dd class="mono">${row.rate_limit_key}</dd>` : null}
+${row.rate_limit && row.rate_period_ms ? html`<dt>Own rate</dt><dd>${row.rate_limit} per ${formatDuration(row.rate_period_ms)}</dd>` : null}
 ${row.concurrency_limits?.length ? html`<dt>Concurrency limits</dt><dd class="mono">${row.concurrency_limits.join(", ")}</dd>` : null}
 ${gates.length > 0 ? html`<dt>Gates</dt><dd class="mono">${gates.map((g, i) => html`${i > 0 ? ", " : ""}${g.queue}${g.concurrencyKey ? ` (key ${g.concurrencyKey})` : ""}`)}</dd>` : null}`;
 }

@@ -108,17 +108,3 @@ export async function retrieveConcurrencyLimitKey(db: Queryable, environmentId: 
   if (!row) throw new NotFoundError(`No concurrency limit named "${name}" (set one with POST /api/v1/concurrency-limits/${name}/override)`);
   return { name, concurrencyKey, perKey: row.per_key, keyOverride: row.key_per_key, expiresAt: row.expires_at, paused: row.paused, running: row.running };
 }
-
-/**
- * Of the queues `names` of an environment, those with live runs that hold a named limit (index
- * runs_named_live): a worker claims them with their queue's limited claim, under the named limits'
- * lock (workers' ready-runs.ts).
- */
-export async function queuesWithNamedLimitRuns(db: Queryable, environmentId: string, names: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>(
-    `SELECT q.name FROM unnest($2::text[]) AS q(name)
-     WHERE EXISTS (SELECT 1 FROM runs r WHERE r.environment_id = $1 AND r.queue_name = q.name AND r.concurrency_limits IS NOT NULL AND r.list_status = 'LIVE')`,
-    [environmentId, names],
-  );
-  return rows.map((r) => r.name);
-}

@@ -20,6 +20,12 @@ export interface QueueOverview {
    * ready runs that wait for their rate key's slot now (`waiting`); null: no rate limit.
    */
   rateLimit: { limit: number; periodMs: number; waiting: number } | null;
+  /**
+   * Whether some of its live runs carry their own rate (a trigger's `rateLimit: { limit, period }`),
+   * with the ready runs that wait for a slot now, by any bound (the same count as `rateLimit.waiting`);
+   * null: none do.
+   */
+  ownRates: { waiting: number } | null;
   /** An operator's override of that limit (queue-controls.ts), in force until reset; null: none. */
   limitOverride: number | null;
   /** Paused by an operator: none of its runs start. */
@@ -39,6 +45,7 @@ interface QueueRow {
   rate_limit: number | null;
   rate_period_ms: number | null;
   rate_waiting: number | null;
+  own_rates: boolean;
   concurrency_limit_override: number | null;
   paused: boolean | null;
   tasks: string[];
@@ -77,15 +84,19 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
        SELECT queue_name, min(concurrency_limit) AS concurrency_limit, array_agg(task_identifier) AS tasks,
               (array_agg(rate_limit ORDER BY rate_limit::float8 / rate_period_ms, rate_period_ms DESC) FILTER (WHERE rate_limit IS NOT NULL))[1] AS rate_limit,
               (array_agg(rate_period_ms ORDER BY rate_limit::float8 / rate_period_ms, rate_period_ms DESC) FILTER (WHERE rate_limit IS NOT NULL))[1] AS rate_period_ms
-         FROM worker_tasks WHERE environment_id = $1 GROUP BY queue_name)
+         FROM worker_tasks WHERE environment_id = $1 GROUP BY queue_name),
+     own AS (
+       SELECT DISTINCT queue_name AS own_queue FROM runs WHERE environment_id = $1 AND rate_limit IS NOT NULL AND list_status = 'LIVE')
      SELECT queue_name AS queue,
             coalesce(live.queued, 0) AS queued, live.oldest_queued_at,
             coalesce(live.running, 0) AS running, coalesce(live.waiting, 0) AS waiting, coalesce(live.delayed, 0) AS delayed,
             declared.concurrency_limit, declared.rate_limit, declared.rate_period_ms, q.concurrency_limit_override, q.paused,
+            own.own_queue IS NOT NULL AS own_rates,
             -- Runs waiting for their rate (sql/functions/svc_rate_wait.sql): only queues with one.
-            CASE WHEN declared.rate_limit IS NOT NULL THEN (SELECT w.waiting FROM svc_rate_wait($1, queue_name, NULL, $2, 2147483647) w) END AS rate_waiting,
+            CASE WHEN declared.rate_limit IS NOT NULL OR own.own_queue IS NOT NULL THEN (SELECT w.waiting FROM svc_rate_wait($1, queue_name, NULL, $2, 2147483647) w) END AS rate_waiting,
             ARRAY(SELECT DISTINCT t FROM unnest(coalesce(declared.tasks, '{}') || coalesce(live.tasks, '{}')) t ORDER BY t) AS tasks
        FROM live FULL JOIN declared USING (queue_name)
+       LEFT JOIN own ON own.own_queue = live.queue_name
        LEFT JOIN queues q ON q.environment_id = $1 AND q.name = queue_name
       ORDER BY queue_name`,
     [environmentId, now],
@@ -99,6 +110,7 @@ export async function queueOverview(db: Queryable, environmentId: string, now: D
     delayed: r.delayed,
     concurrencyLimit: r.concurrency_limit,
     rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: r.rate_period_ms, waiting: r.rate_waiting ?? 0 },
+    ownRates: r.own_rates ? { waiting: r.rate_waiting ?? 0 } : null,
     limitOverride: r.concurrency_limit_override,
     paused: r.paused ?? false,
     tasks: r.tasks,

@@ -11,7 +11,7 @@ const COLUMNS = [
   "idempotency_key", "idempotency_key_user", "idempotency_key_expires_at", "tags", "metadata", "max_attempts", "max_duration_s",
   "ttl", "expire_at", "delay_until", "parent_run_id", "root_run_id", "depth", "trigger_function", "batch_id", "batch_index",
   "schedule_id", "is_test", "created_at", "updated_at", "one_time_use_token", "traceparent", "claim_from_runs", "idempotency_key_scope", "ledger_epoch",
-  "rate_limit_key", "concurrency_limits", "gates",
+  "rate_limit_key", "concurrency_limits", "gates", "rate_limit", "rate_period_ms",
   // An offered start's claim (offer-start.ts); NULL, 0 or false for any other run.
   "attempt_number", "claim_token", "worker_id", "worker_version", "lease_expires_at", "offered_at", "offered_start", "started_at",
 ];
@@ -81,6 +81,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
       concurrency_limits: p.concurrencyLimits,
       // Absent for a plain run (json_to_recordset reads NULL): its JSON is as before gates.
       ...(p.gates === null ? {} : { gates: p.gates }),
+      ...(p.ownRate === null ? {} : { rate_limit: p.ownRate.limit, rate_period_ms: p.ownRate.periodMs }),
     }));
     const { rows } = await db.query<InsertedRun>(
       preparedText(
@@ -96,7 +97,8 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              payload text, payload_type text, idempotency_key text, idempotency_key_user text, idempotency_key_expires_at timestamptz,
              tags text[], metadata text, max_attempts int, max_duration_s int, ttl text, expire_at timestamptz, delay_until timestamptz,
              parent_run_id text, root_run_id text, depth int, trigger_function text, batch_id text, batch_index int, schedule_id text,
-             is_test boolean, created_at timestamptz, one_time_use_token text, traceparent text, idempotency_key_scope text, ledger_epoch int, rate_limit_key text, concurrency_limits text[], gates jsonb)
+             is_test boolean, created_at timestamptz, one_time_use_token text, traceparent text, idempotency_key_scope text, ledger_epoch int, rate_limit_key text, concurrency_limits text[], gates jsonb,
+             rate_limit int, rate_period_ms int)
            -- A lookup by primary key per run (LIMIT 1 keeps the planner from hashing the whole table).
            LEFT JOIN LATERAL (
              SELECT wt.queue_name, wt.concurrency_limits FROM worker_tasks wt
@@ -106,9 +108,10 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
          -- rate key only splits a limit: in a queue without one it changes nothing. (What
          -- svc_queue_is_limited says, written out: that function is not inlined here, and planning
          -- its body on every call cost a fifth of this statement.) A run that holds a named
-         -- concurrency limit (migration 0048) or has gates (0049) is always the limited claim's.
+         -- concurrency limit (migration 0048), has gates (0049) or its own rate (0055) is always
+         -- the limited claim's.
          p AS MATERIALIZED (
-           SELECT u.*, u.limits IS NULL AND u.gates IS NULL AND NOT EXISTS (
+           SELECT u.*, u.limits IS NULL AND u.gates IS NULL AND u.rate_limit IS NULL AND NOT EXISTS (
              SELECT 1 FROM worker_tasks wt WHERE wt.environment_id = $2 AND wt.queue_name = u.queue
                AND (wt.concurrency_limit IS NOT NULL OR wt.rate_limit IS NOT NULL))
              AND NOT EXISTS (
@@ -124,7 +127,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              u.tags, u.metadata::jsonb, u.max_attempts, u.max_duration_s,
              u.ttl, u.expire_at, u.delay_until, u.parent_run_id, u.root_run_id, u.depth, u.trigger_function, u.batch_id,
              u.batch_index, u.schedule_id, u.is_test, u.created_at, u.created_at, u.one_time_use_token, u.traceparent, u.plain, u.idempotency_key_scope, u.ledger_epoch,
-             u.rate_limit_key, u.limits, u.gates,
+             u.rate_limit_key, u.limits, u.gates, u.rate_limit, u.rate_period_ms,
              CASE WHEN u.offered_to IS NULL THEN 0 ELSE 1 END, CASE WHEN u.offered_to IS NOT NULL THEN gen_random_uuid()::text END,
              u.offered_to, u.offered_version,
              CASE WHEN u.offered_to IS NOT NULL THEN $4::timestamptz + make_interval(secs => u.offered_lease_ms / 1000.0) END,
@@ -155,12 +158,13 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
       throw error;
     });
     for (const { offered: _, ...row } of rows as (InsertedRun & { offered: unknown })[]) inserted.push(row);
-    // Runs that hold a named concurrency limit or have gates are claimed by their queue's limited
-    // claim, which a worker runs (with the named limits' or the gate queues' locks) only for the
-    // queues it knows to have such runs: tell the environment's workers to look again (a plain
-    // trigger sends nothing). Runs that hold only the limits their task declares need no word: the
-    // workers serving the task know its queue from their own tasks.
-    if (chunk.some((p) => p.concurrencyLimits !== null || p.gates !== null)) await db.query(`SELECT pg_notify($1, $2)`, [CHANNELS.queuesChanged, env.id]);
+    // Runs that hold a named concurrency limit, have gates or their own rate are claimed by their
+    // queue's limited claim, which a worker runs (with the named limits' or the gate queues' locks;
+    // with a timer for the next rate slot) only for the queues it knows to have such runs: tell the
+    // environment's workers to look again (a plain trigger sends nothing). Runs that hold only the
+    // limits their task declares need no word: the workers serving the task know its queue from
+    // their own tasks.
+    if (chunk.some((p) => p.concurrencyLimits !== null || p.gates !== null || p.ownRate !== null)) await db.query(`SELECT pg_notify($1, $2)`, [CHANNELS.queuesChanged, env.id]);
   }
   return inserted;
 }

@@ -8,6 +8,7 @@ import { debounceWindow } from "./debounce-window.ts";
 import { gatesOf, type Gate } from "./gates.ts";
 import { encodePayload, type Packet } from "./payloads.ts";
 import type { RunRow } from "./store.ts";
+import { runRateOf, type RunRate } from "./trigger-rate-limit.ts";
 
 export const MAX_TAGS = 10;
 export const MAX_TAG_LENGTH = 128;
@@ -41,6 +42,8 @@ export interface RunPlan {
   concurrencyKey: string | null;
   /** The run's rate key (options.rateLimit.key): its copy of its queue's rateLimit. */
   rateLimitKey: string | null;
+  /** The run's own rate bound (options.rateLimit's limit and period), besides its queue's. */
+  ownRate: RunRate["own"];
   /** The named concurrency limits the run holds (options.concurrency), distinct and sorted (as svc_trigger_run stores them); null: none. */
   concurrencyLimits: string[] | null;
   /** The other queues the run must also fit in (options.gates), distinct, in the order given; null: none. */
@@ -104,6 +107,7 @@ export function planRun(
   if (options.metadata !== undefined && (typeof options.metadata !== "object" || options.metadata === null || Array.isArray(options.metadata))) {
     throw new ValidationError("metadata: must be a JSON object");
   }
+  const rate = runRateOf(options.rateLimit);
   const idempotencyKey = options.idempotencyKey ?? null;
   const keyTtlMs = options.idempotencyKeyTTL ? parseTtl(options.idempotencyKeyTTL, "idempotencyKeyTTL") : DEFAULT_IDEMPOTENCY_TTL_MS;
   return {
@@ -112,7 +116,8 @@ export function planRun(
     status: isDelayed ? "DELAYED" : "QUEUED",
     queueName: options.queue?.name ?? null,
     concurrencyKey: options.concurrencyKey !== undefined ? String(options.concurrencyKey) : null,
-    rateLimitKey: rateLimitKeyOf(options.rateLimit),
+    rateLimitKey: rate.key,
+    ownRate: rate.own,
     concurrencyLimits: concurrencyLimitsOf(options.concurrency),
     gates: gatesOf(options.gates),
     packet,
@@ -144,21 +149,6 @@ function concurrencyLimitsOf(option: unknown): string[] | null {
     throw new ValidationError("options.concurrency: must be a list of at most 2 names of 1-122 letters, digits, `_` or `-`");
   }
   return option.length === 0 ? null : [...new Set(option as string[])].sort();
-}
-
-/**
- * The run's rate key from a trigger's `rateLimit` option: only `key` is set per trigger, the limit
- * and period are its task's or queue's (one limit per queue, which every run of it shares).
- */
-function rateLimitKeyOf(option: TriggerOptions["rateLimit"]): string | null {
-  if (option === undefined) return null;
-  const other = Object.keys(option).filter((k) => k !== "key");
-  if (other.length > 0) {
-    throw new ValidationError(
-      `options.rateLimit: only \`key\` can be set when triggering (got ${other.map((k) => `\`${k}\``).join(", ")}); a rate limit's limit and period are declared on the task or its queue (task({ rateLimit }) or queue({ rateLimit }))`,
-    );
-  }
-  return option.key === undefined ? null : String(option.key);
 }
 
 export type { Environment };

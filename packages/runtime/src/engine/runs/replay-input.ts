@@ -14,8 +14,13 @@ export function replayInput(run: RunRow, overrides: ReplayRunBody): { payload: u
   if (metadata !== null && metadata !== undefined) options.metadata = metadata;
   const concurrencyKey = overrides.concurrencyKey ?? run.concurrency_key;
   if (concurrencyKey !== null) options.concurrencyKey = concurrencyKey;
-  // A replay keeps its run's rate key: it is rate-limited as the run was.
-  if (run.rate_limit_key !== null && run.rate_limit_key !== undefined) options.rateLimit = { key: run.rate_limit_key };
+  // A replay keeps its run's rate key and own bound: it is rate-limited as the run was.
+  if (run.rate_limit_key != null || run.rate_limit != null) {
+    options.rateLimit = {
+      ...(run.rate_limit_key != null ? { key: run.rate_limit_key } : {}),
+      ...(run.rate_limit != null && run.rate_period_ms != null ? { limit: run.rate_limit, period: run.rate_period_ms } : {}),
+    };
+  }
   // And the named concurrency limits it held (its task's inline limit, task/<id>, is not a name a
   // trigger may give: the replay holds it again from the task's declaration).
   const named = run.concurrency_limits?.filter((name) => !name.includes("/")) ?? [];

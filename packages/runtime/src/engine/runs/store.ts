@@ -13,6 +13,9 @@ export interface RunRow {
   concurrency_key: string | null;
   /** Its trigger's rateLimit.key (migration 0047). */
   rate_limit_key?: string | null;
+  /** Its trigger's rateLimit.limit and period, its own bound (migration 0055); null: none. */
+  rate_limit?: number | null;
+  rate_period_ms?: number | null;
   /** The named concurrency limits the run holds (migration 0048); null: none. */
   concurrency_limits?: string[] | null;
   /** The other queues the run must also fit in (migration 0049); null: none. */

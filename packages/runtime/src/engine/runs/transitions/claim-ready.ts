@@ -2,7 +2,7 @@ import { RETURN_CLAIMED, SELECT_CLAIMED_READY_WITH_LEDGER } from "../claimed-col
 import { statusGuard, transition } from "../statuses.ts";
 import { versionSeenTouch } from "../../workers/worker-versions.ts";
 import { GATE_CTES, GATE_READY, GATED_RUNNING_JOIN, GATES_ALLOW } from "../gate-sql.ts";
-import { RATE_ALLOWS, RATE_KEY, RATE_ROOM_JOIN, rateCte, rateRoomCte, rateTakenCte } from "../rate-limit-sql.ts";
+import { RATE_ALLOWS, RATE_COLUMNS, rateCte, rateTakenCte, rateUsedCte, rateUsedJoins } from "../rate-limit-sql.ts";
 
 /**
  * A worker claims runs of its tasks straight from `runs`: the run row is the queue entry. Two
@@ -140,8 +140,8 @@ const LIMITED_READY = `r.environment_id = $1 AND r.queue_name = $2 AND NOT r.cla
            SELECT 1 FROM concurrency_limits c WHERE c.environment_id = $1 AND c.name = ANY (r.concurrency_limits) AND c.paused))))
          AND ${GATE_READY}`;
 
-/** What the limited claim ranks of each ready run `r`: its concurrency key `k`, its rate key `rk`, whether it is a start, its named limits `cl`, its gates. */
-const LIMITED_READY_COLUMNS = `r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_KEY} AS rk, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates`;
+/** What the limited claim ranks of each ready run `r`: its concurrency key `k`, its rate key `rk` and own rate bound, whether it is a start, its named limits `cl`, its gates. */
+const LIMITED_READY_COLUMNS = `r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_COLUMNS}, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates`;
 
 /**
  * The CTEs (after `lim`, `running` and `rate`) that spare a limited claim its window when the first
@@ -151,8 +151,8 @@ const LIMITED_READY_COLUMNS = `r.id, coalesce(r.concurrency_key, '') AS k, r.cre
  * the window would. Ranks count only runs before a run, so the head's runs rank alike in both; the
  * window adds a pick only past the head, and no run past it can be picked when
  *   - the head is every ready run (fewer than it asked for), or
- *   - the head's runs all pass (no concurrency key, no named limit, no gate, each rate key's starts within
- *     its room: `head_rate_room`) and fill the claim ($4), or
+ *   - the head's runs all pass (no concurrency key, no named limit, no gate, each start within the
+ *     rate bounds that hold it: `head_rate_used`) and fill the claim ($4), or
  *   - runs without a concurrency key fill the free slots `conc` in the head (a later one ranks
  *     past them) and no ready run has a concurrency key: one probe of index
  *     runs_limited_ready_keyed (migration 0054), which holds only ready runs with a key (a keyed
@@ -165,12 +165,12 @@ const LIMITED_READY_HEAD = `room AS (
        SELECT ${LIMITED_READY_COLUMNS} FROM runs r
        WHERE ${LIMITED_READY}
        ORDER BY r.created_at, r.id
-       LIMIT (SELECT least($4, conc) FROM room))${rateRoomCte("$1", "$2", "$7", "head_rate_room", "head")},
+       LIMIT (SELECT least($4, conc) FROM room))${rateUsedCte("$1", "$2", "$7", "head_rate_used", "head")},
      enough AS (
        SELECT count(*) < (SELECT least($4, conc) FROM room)
          OR (count(*) = $4 AND NOT bool_or(h.k <> '' OR h.cl IS NOT NULL OR h.gates IS NOT NULL) AND NOT EXISTS (
-           SELECT 1 FROM head s LEFT JOIN head_rate_room rr ON rr.rk = s.rk WHERE s.start
-           GROUP BY s.rk, rr.n HAVING count(*) > coalesce(rr.n, (SELECT rate.n FROM rate), 2147483647)))
+           SELECT 1 FROM (SELECT s.*, row_number() OVER (PARTITION BY s.rk, s.start ORDER BY s.created_at, s.id) AS rate_rank FROM head s) x
+           ${rateUsedJoins("head_rate_used")} WHERE NOT ${RATE_ALLOWS}))
          OR (count(*) FILTER (WHERE h.k = '') = (SELECT conc FROM room) AND NOT EXISTS (
            SELECT 1 FROM runs r WHERE ${LIMITED_READY} AND r.concurrency_key <> '')) AS head
        FROM head h)`;
@@ -188,8 +188,9 @@ const LIMITED_READY_HEAD = `room AS (
  * as many as the limit leaves free (LIMITED_READY_HEAD), and reads and ranks its window of
  * LIMITED_CLAIM_WINDOW only when those do not decide the claim: the same picks either way, the
  * window's cost only for keys, named limits, or a rate that holds the head back. A queue with a rateLimit also
- * starts at most what its rate leaves, per rate key, and records the starts it makes (rate_room,
- * RATE_ALLOWS, rate_taken: engine/runs/rate-limit-sql.ts). $5 worker id, $6 worker version, $7 now,
+ * starts at most what its rate leaves, per rate key, and so does a run whose trigger gave it its own
+ * rate; it records the starts it makes (rate_used, RATE_ALLOWS, rate_taken:
+ * engine/runs/rate-limit-sql.ts). $5 worker id, $6 worker version, $7 now,
  * $8 the lease in ms. Constant text.
  *
  * $9: whether the claim holds NAMED_LIMITS_LOCK_SQL too (taken after the queue's lock, always in
@@ -222,7 +223,7 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT ${LIMITED_READY_COLUMNS} FROM runs r
        WHERE ${LIMITED_READY} AND NOT (SELECT head FROM enough)
        ORDER BY r.created_at, r.id
-       LIMIT ${LIMITED_CLAIM_WINDOW}))${rateRoomCte("$1", "$2", "$7")}${GATE_CTES},
+       LIMIT ${LIMITED_CLAIM_WINDOW}))${rateUsedCte("$1", "$2", "$7")}${GATE_CTES},
      named AS (
        SELECT ready.id, ready.k, l.name,
          coalesce(ko.per_key, c.per_key_override, c.per_key) AS per_key, coalesce(c.total_override, c.total) AS total,
@@ -243,7 +244,7 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
          row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
-       SELECT r.id, r.status, x.rk FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${RATE_ROOM_JOIN}
+       SELECT r.id, r.status, x.rk, x.rp FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${rateUsedJoins()}
        WHERE x.rank + coalesce(running.n, 0) + coalesce(gr.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
          AND NOT EXISTS (SELECT 1 FROM named_blocked b WHERE b.id = x.id) AND ${GATES_ALLOW}
          AND ((${startDue("$7")}) OR (${resumeDue}))
