@@ -9,6 +9,8 @@
 //   rate               a rateLimit (its log read and written by the claim)
 //   rate × 100         a rateLimit, the runs spread over 100 rate keys
 //   both               a concurrencyLimit and a rateLimit
+//   own rate × 100     no declared rate: each run's trigger gives its own (rateLimit { key, limit,
+//                      period }), over 100 rate keys
 // and the plain claim (claimReady) for scale. No worker runs: the claims are called directly, and
 // the claimed runs are ended between calls (untimed) so that no queue fills up. The sides take
 // turns in blocks of 100 claims, the side that starts rotating, so that all see the same machine.
@@ -22,8 +24,8 @@ interface Side {
   task: string;
   queue: string;
   keys: number;
-  /** What the runs' keys are: concurrency keys or rate keys (when `keys` > 1). */
-  keyed?: "concurrency" | "rate";
+  /** What the runs' keys are: concurrency keys, rate keys, or rate keys with the run's own rate (when `keys` > 1). */
+  keyed?: "concurrency" | "rate" | "own";
   /** How many runs a claim asks for, in batches (1: the batch); it takes one batch. */
   asks?: number;
   claim: (claimer: Claimer, limit: number, at: Date) => Promise<{ length: number; ids: string[] }>;
@@ -43,6 +45,7 @@ export async function rateLimitScenario(embedded: { url: string } | undefined, o
     { name: "limited: rateLimit", task: "b-rate", queue: "task/b-rate", keys: 1, claim: async (c, n, at) => ids((await claimRateLimited(pool, c, "task/b-rate", n, at, 60_000)).claims) },
     { name: "limited: rateLimit, 100 rate keys", task: "b-keys", queue: "task/b-keys", keys: 100, keyed: "rate", claim: async (c, n, at) => ids((await claimRateLimited(pool, c, "task/b-keys", n, at, 60_000)).claims) },
     { name: "limited: concurrencyLimit and rateLimit", task: "b-both", queue: "task/b-both", keys: 1, claim: async (c, n, at) => ids((await claimRateLimited(pool, c, "task/b-both", n, at, 60_000)).claims) },
+    { name: "limited: runs' own rate, 100 rate keys", task: "b-own", queue: "task/b-own", keys: 100, keyed: "own", claim: async (c, n, at) => ids((await claimRateLimited(pool, c, "task/b-own", n, at, 60_000)).claims) },
   ];
   // Registered as a worker would; rates far above what one claimer reaches, so they never bind.
   await pool.query(
@@ -53,7 +56,8 @@ export async function rateLimitScenario(embedded: { url: string } | undefined, o
        ($1, 'b-ckeys', 'task/b-ckeys', 1000, 'bench', NULL, NULL),
        ($1, 'b-rate', 'task/b-rate', NULL, 'bench', 10000, 1000),
        ($1, 'b-keys', 'task/b-keys', NULL, 'bench', 10000, 1000),
-       ($1, 'b-both', 'task/b-both', 1000, 'bench', 10000, 1000)`,
+       ($1, 'b-both', 'task/b-both', 1000, 'bench', 10000, 1000),
+       ($1, 'b-own', 'task/b-own', NULL, 'bench', NULL, NULL)`,
     [env.id, options.batch],
   );
   const perSide = options.claims;
@@ -97,8 +101,14 @@ async function fill(engine: EngineDeps, env: Environment, side: Side, count: num
     const inputs = Array.from({ length: n }, (_, i) => ({
       taskIdentifier: side.task,
       payload: { i: start + i },
-      options: side.keys === 1 ? {} : side.keyed === "concurrency" ? { concurrencyKey: `k${(start + i) % side.keys}` } : { rateLimit: { key: `k${(start + i) % side.keys}` } },
+      options: side.keys === 1 ? {} : optionsOf(side.keyed, `k${(start + i) % side.keys}`),
     }));
     await triggerRuns(engine, env, inputs);
   }
+}
+
+/** A run's trigger options for key `key` of a side's kind; an own rate far above what one claimer reaches. */
+function optionsOf(keyed: Side["keyed"], key: string) {
+  if (keyed === "concurrency") return { concurrencyKey: key };
+  return keyed === "own" ? { rateLimit: { key, limit: 10_000, period: 1000 } } : { rateLimit: { key } };
 }
