@@ -40,7 +40,7 @@ export async function listRunsInTransaction(tx: Queryable, environmentIds: strin
   await tx.query(LIST_PLANNER_SETTINGS);
   const rows = await listRuns(tx, environmentIds, filters, page);
   // (A failed list aborts the transaction: nothing after it runs to need the reset.)
-  await tx.query("RESET enable_seqscan; RESET jit");
+  await tx.query("RESET enable_seqscan");
   return rows;
 }
 
@@ -65,7 +65,8 @@ export async function countRuns(db: Queryable, environmentIds: string[], filters
  * for one page; it then prefers reading all of `runs` (its heap is half empty: fillfactor 50,
  * migration 0012) to the window's part of runs_list, 3–6 times slower (a million runs: 470–870 ms
  * against 135–165 ms). A list is always of given environments in created_at order, which
- * runs_list (or a filter's own index) serves; a seq scan of runs is never much better. JIT would
- * compile such a plan (its cost is over jit_above_cost) for another 15–55 ms, to run it once.
+ * runs_list (or a filter's own index) serves; a seq scan of runs is never much better. (JIT, which
+ * would compile such a plan for another 15–55 ms to run it once, is off on every svc connection:
+ * db/queryable.ts, DEFAULT_SETTINGS.)
  */
-const LIST_PLANNER_SETTINGS = "SET LOCAL enable_seqscan = off; SET LOCAL jit = off";
+const LIST_PLANNER_SETTINGS = "SET LOCAL enable_seqscan = off";
