@@ -132,7 +132,7 @@ try {
   await scenario("peers", () =>
     peersScenario(embedded, {
       runs: num("BENCH_PEERS_RUNS", 1000),
-      inFlight: num("BENCH_PEERS_IN_FLIGHT", 3000),
+      inFlight: num("BENCH_PEERS_IN_FLIGHT", 6000),
       waits: num("BENCH_PEERS_WAITS", 1000),
       warmup: num("BENCH_PEERS_WARMUP", 1000),
       repeat: num("BENCH_PEERS_REPEAT", 3),
