@@ -238,7 +238,26 @@ function objectFor(schema: Schema, options: SchemaArbitraryOptions, depth: numbe
     return fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), hostileString.filter((s) => s.length < 300)), values, { maxKeys: 4 });
   }
   // Missing required fields and extra fields are request-level mutations (see requests.ts).
-  return record;
+  const dependent = Object.entries((schema.dependentRequired ?? {}) as Record<string, string[]>);
+  return dependent.length === 0 ? record : record.map((value) => withDependents(value as Record<string, unknown>, dependent));
+}
+
+/**
+ * `value` without the fields whose dependents (JSON Schema's dependentRequired) it lacks, again
+ * until none is left: `{ limit }` of `limit` and `period`, which go together, is `{}`.
+ */
+function withDependents(value: Record<string, unknown>, dependent: [string, string[]][]): Record<string, unknown> {
+  const out = { ...value };
+  for (let dropped = true; dropped; ) {
+    dropped = false;
+    for (const [key, needs] of dependent) {
+      if (key in out && needs.some((need) => !(need in out))) {
+        delete out[key];
+        dropped = true;
+      }
+    }
+  }
+  return out;
 }
 
 /** Strings the schema admits: its pattern (and length), its length, its format; never a NUL. */

@@ -27,14 +27,17 @@ export const MetadataOperationBody = z.discriminatedUnion("type", [
 /**
  * Body of `PUT /api/v1/runs/{id}/metadata` (Trigger.dev's UpdateMetadataRequestBody): `operations`
  * to apply, or else `metadata` to replace the object with; `parentOperations` and
- * `rootOperations` change the run's parent's and root run's metadata.
+ * `rootOperations` change the run's parent's and root run's metadata. At least one of the four
+ * (updateRunMetadata refuses a body without, with its own message; the document says so).
  */
-export const UpdateMetadataBody = z.object({
-  metadata: MetadataObject.optional(),
-  operations: z.array(MetadataOperationBody).max(10_000).optional(),
-  parentOperations: z.array(MetadataOperationBody).max(10_000).optional(),
-  rootOperations: z.array(MetadataOperationBody).max(10_000).optional(),
-});
+export const UpdateMetadataBody = z
+  .object({
+    metadata: MetadataObject.optional(),
+    operations: z.array(MetadataOperationBody).max(10_000).optional(),
+    parentOperations: z.array(MetadataOperationBody).max(10_000).optional(),
+    rootOperations: z.array(MetadataOperationBody).max(10_000).optional(),
+  })
+  .meta({ anyOf: [{ required: ["metadata"] }, { required: ["operations"] }, { required: ["parentOperations"] }, { required: ["rootOperations"] }] });
 export type UpdateMetadataBody = z.infer<typeof UpdateMetadataBody>;
 
 /** The run's metadata after the change (or as it is). */

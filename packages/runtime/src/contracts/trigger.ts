@@ -2,8 +2,21 @@ import { z } from "zod";
 import { CONCURRENCY_LIMIT_NAME } from "./concurrency-limits.ts";
 import { IdempotencyKey, storedText } from "./text.ts";
 import { DurationOrDateText, DurationText, EPOCH_MS_SCHEMA, MAX_DURATION_WHOLE_SECONDS } from "./time.ts";
+import { MAX_RATE_PERIOD_MS } from "../durations.ts";
+import { MAX_RATE_LIMIT } from "../sdk/rate-limit.ts";
 
 /** How a trigger's `payload` is encoded (engine/runs/payloads.ts reads each). */
+/**
+ * A rate period as text, as the document shows it: durations from 1 ms to 7 days, largest unit
+ * first, each unit once and none zero (so none sums to 0 ms), each bounded so that none passes 7
+ * days: `1w` or `7d` alone, else up to 6d23h59m59s999ms. The engine also takes the spellings the
+ * pattern leaves out ("0d1h", "168h", "1m1h"), as for any duration.
+ */
+const RATE_PERIOD_SCHEMA = {
+  pattern: "^(1w|7d|([1-6]d)?(([1-9]|1[0-9]|2[0-3])(hr|h))?(([1-9]|[1-5][0-9])m)?(([1-9]|[1-5][0-9])s)?([1-9][0-9]{0,2}ms)?)$",
+  minLength: 2,
+};
+
 export const PAYLOAD_TYPES = ["application/json", "application/super+json", "text/plain", "application/store"] as const;
 export type PayloadType = (typeof PAYLOAD_TYPES)[number];
 
@@ -96,14 +109,22 @@ export const TriggerOptions = z
     rateLimit: z
       .object({
         key: z.union([storedText(z.string().min(1).max(512)), z.number()]).optional(),
-        limit: z.number().meta({ description: "with `period`: this run starts only while its key's starts in the last `period` number fewer than `limit` (a whole number, 1 to 1,000,000)" }).optional(),
-        period: z.union([z.string(), z.number()]).meta({ description: 'a duration ("1s", "10m", "1h") or whole milliseconds, 1 ms to 7 days' }).optional(),
+        // Plain number and string here, the bounds in the document only: planRun answers for itself.
+        limit: z
+          .number()
+          .meta({ type: "integer", minimum: 1, maximum: MAX_RATE_LIMIT, description: "with `period`: this run starts only while its key's starts in the last `period` number fewer than `limit`" })
+          .optional(),
+        period: z
+          .union([z.string().meta(RATE_PERIOD_SCHEMA), z.number().meta({ type: "integer", minimum: 1, maximum: MAX_RATE_PERIOD_MS })])
+          .meta({ description: 'a duration ("1s", "10m", "1h30m") or whole milliseconds, 1 ms to 7 days' })
+          .optional(),
       })
       .passthrough()
       .meta({
         description:
           "svc extension: `{ key?, limit?, period? }`. `key` is the run's rate key: each key of a queue with a rateLimit (declared on the task or queue) has its own copy of the limit; runs without a key share one. `limit` and `period` (together) give the run its own bound besides its queue's: it starts only while its key's starts in the last `period` number fewer than `limit`",
         additionalProperties: false,
+        dependentRequired: { limit: ["period"], period: ["limit"] },
       })
       .optional(),
     // A duration or date as text, or epoch milliseconds (never null or a boolean, which a coerced date would take as 1970).

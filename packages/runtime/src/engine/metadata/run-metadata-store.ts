@@ -81,7 +81,7 @@ async function planAncestors(tx: Queryable, environmentId: string, run: LockedRu
 
 /**
  * `PUT /api/v1/runs/{id}/metadata`: applies `operations` to the run's metadata (or replaces it with
- * `metadata`; with neither it stays as it is), and `parentOperations`/`rootOperations` to its parent's and root's, in one
+ * `metadata`), and `parentOperations`/`rootOperations` to its parent's and root's, in one
  * transaction. Refused: an unknown run (404), a run that finished more than an hour ago (422),
  * metadata over 256 KiB (413). Returns the run's metadata after the change.
  */
