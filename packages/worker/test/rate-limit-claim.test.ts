@@ -25,9 +25,13 @@ async function register(task: string, queue: string, rate: { limit: number; peri
   );
 }
 
+/** Runs a millisecond apart: queue order is created_at, and runs of one millisecond would be in id order, which is drawn. */
 async function trigger(task: string, count: number, key?: string): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) ids.push((await triggerRun(te.engine, te.env, task, { i }, key === undefined ? {} : { rateLimit: { key } })).id);
+  for (let i = 0; i < count; i++) {
+    clock.advance(1);
+    ids.push((await triggerRun(te.engine, te.env, task, { i }, key === undefined ? {} : { rateLimit: { key } })).id);
+  }
   return ids;
 }
 
