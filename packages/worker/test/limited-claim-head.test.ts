@@ -101,9 +101,14 @@ describe("a limited claim that reads only the head of its queue", () => {
 
   it("still finds runs with a concurrency key behind runs without one that fill the limit", async () => {
     await register("mixed", 2);
+    // A millisecond apart: queue order is created_at, then the id's drawn part.
+    const trigger = async (options = {}) => {
+      clock.advance(1);
+      return (await triggerRun(te.engine, te.env, "mixed", {}, options)).id;
+    };
     const plain: string[] = [];
-    for (let i = 0; i < 5; i++) plain.push((await triggerRun(te.engine, te.env, "mixed", { i })).id);
-    const a = [(await triggerRun(te.engine, te.env, "mixed", {}, { concurrencyKey: "a" })).id, (await triggerRun(te.engine, te.env, "mixed", {}, { concurrencyKey: "a" })).id];
+    for (let i = 0; i < 5; i++) plain.push(await trigger());
+    const a = [await trigger({ concurrencyKey: "a" }), await trigger({ concurrencyKey: "a" })];
     // Each key has its own copy of the limit: two without a key, then both of key a.
     expect(ids(await claim("w-a", "mixed", 10))).toEqual([...plain.slice(0, 2), ...a]);
     // Runs without a key are at their limit, so the head is empty; key b's run is found past them.
@@ -115,6 +120,7 @@ describe("a limited claim that reads only the head of its queue", () => {
   it("takes a due resume past a start its rate holds back, as ranking the window does", async () => {
     await register("paced", null, { limit: 1, periodMs: 60_000 });
     const first = (await triggerRun(te.engine, te.env, "paced", {})).id;
+    clock.advance(1);
     const second = (await triggerRun(te.engine, te.env, "paced", {})).id;
     expect(ids((await claimRateLimited(te.engine.db, claimer("w-a", "paced"), "task/paced", 1, clock.now(), 60_000)).claims)).toEqual([first]);
     // The first run waits and is due again, after the second in queue order: the head (one run,
