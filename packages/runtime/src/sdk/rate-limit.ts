@@ -29,12 +29,23 @@ export function rateLimitOf(value: unknown, where: string): { limit: number; per
   }
   const other = Object.keys(rest);
   if (other.length > 0) throw new Error(`${where}: \`rateLimit\` takes only limit and period (got ${other.join(", ")})`);
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_RATE_LIMIT) {
+  if (!isRateLimit(limit)) {
     throw new Error(`${where}: \`rateLimit.limit\` must be a whole number from 1 to ${MAX_RATE_LIMIT.toLocaleString("en")}`);
   }
-  const periodMs = typeof period === "number" ? period : typeof period === "string" ? parseDuration(period) : null;
-  if (periodMs === null || !Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_RATE_PERIOD_MS) {
+  const periodMs = ratePeriodMsOf(period);
+  if (periodMs === null) {
     throw new Error(`${where}: \`rateLimit.period\` must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days`);
   }
   return { limit, periodMs };
+}
+
+/** Whether `value` is a rate limit's `limit`: a whole number from 1 to MAX_RATE_LIMIT. */
+export function isRateLimit(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_RATE_LIMIT;
+}
+
+/** A rate limit's `period` (a duration or whole milliseconds) in milliseconds, 1 ms to 7 days; null when it is not one. */
+export function ratePeriodMsOf(period: unknown): number | null {
+  const ms = typeof period === "number" ? period : typeof period === "string" ? parseDuration(period) : null;
+  return ms !== null && Number.isInteger(ms) && ms >= 1 && ms <= MAX_RATE_PERIOD_MS ? ms : null;
 }

@@ -1,6 +1,5 @@
-import { MAX_RATE_PERIOD_MS, parseDuration } from "../../durations.ts";
 import { ValidationError } from "../../errors.ts";
-import { MAX_RATE_LIMIT } from "../../sdk/rate-limit.ts";
+import { isRateLimit, MAX_RATE_LIMIT, ratePeriodMsOf } from "../../sdk/rate-limit.ts";
 
 /** A trigger's `rateLimit` option as the HTTP schema lets it through (other keys are refused here, with their names). */
 export type RateLimitOption = { key?: string | number; limit?: number; period?: string | number } & Record<string, unknown>;
@@ -29,11 +28,11 @@ export function runRateOf(option: RateLimitOption | undefined): RunRate {
   if (limit === undefined || period === undefined) {
     throw new ValidationError("options.rateLimit: limit and period go together (the run starts only while its key's starts in the last `period` number fewer than `limit`)");
   }
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_RATE_LIMIT) {
+  if (!isRateLimit(limit)) {
     throw new ValidationError(`options.rateLimit.limit: must be a whole number from 1 to ${MAX_RATE_LIMIT.toLocaleString("en")}`);
   }
-  const periodMs = typeof period === "number" ? period : typeof period === "string" ? parseDuration(period) : null;
-  if (periodMs === null || !Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_RATE_PERIOD_MS) {
+  const periodMs = ratePeriodMsOf(period);
+  if (periodMs === null) {
     throw new ValidationError('options.rateLimit.period: must be a duration ("1s", "10m", "1h") or whole milliseconds, from 1 ms to 7 days');
   }
   return { key, own: { limit, periodMs } };
