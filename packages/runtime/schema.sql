@@ -463,8 +463,8 @@ CREATE INDEX runs_own_rate_live ON public.runs USING btree (environment_id, queu
 CREATE INDEX runs_parent ON public.runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE UNIQUE INDEX runs_pending_debounce_key ON public.runs USING btree (environment_id, task_identifier, debounce_key) WHERE ((debounce_key IS NOT NULL) AND (status = 'DELAYED'::text));
 CREATE INDEX runs_queue_list ON public.runs USING btree (environment_id, queue_name, created_at DESC, id DESC) WHERE (queue_name <> ('task/'::text || task_identifier));
-CREATE INDEX runs_queued ON public.runs USING btree (environment_id, created_at, id) WHERE ((status = 'QUEUED'::text) AND (available_at IS NULL) AND claim_from_runs);
-CREATE INDEX runs_resumable ON public.runs USING btree (environment_id, resume_due_at, id) WHERE ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL) AND claim_from_runs);
+CREATE INDEX runs_queued ON public.runs USING btree (environment_id, created_at, id, task_identifier) WHERE ((status = 'QUEUED'::text) AND (available_at IS NULL) AND claim_from_runs);
+CREATE INDEX runs_resumable ON public.runs USING btree (environment_id, resume_due_at, id, task_identifier) WHERE ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL) AND claim_from_runs);
 CREATE INDEX runs_retrying ON public.runs USING btree (available_at) WHERE (available_at IS NOT NULL);
 CREATE INDEX runs_schedule ON public.runs USING btree (schedule_id, created_at DESC, id DESC) WHERE (schedule_id IS NOT NULL);
 CREATE INDEX runs_status_list ON public.runs USING btree (environment_id, list_status, created_at DESC, id DESC) WHERE (list_status <> 'COMPLETED'::text);

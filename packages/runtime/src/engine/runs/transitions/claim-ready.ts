@@ -48,7 +48,9 @@ export function claimPicked(worker: string, version: string, now: string, leaseM
  * `$2` and whose queue has no concurrencyLimit (`claim_from_runs`), resumes first (their runs are
  * under way), then starts, oldest first; rows another claim holds are skipped (SKIP LOCKED: workers
  * never wait on each other). A run whose TTL passed is left to the expiry pass. The partial indexes
- * runs_resumable and runs_queued hold only such runs, so a claim reads its batch, not the history.
+ * runs_resumable and runs_queued hold only such runs, so a claim reads its batch, not the history;
+ * their last key column is the task, so that other tasks' ready runs are passed over in the index
+ * rather than fetched (Postgres 17 and later: migration 0056).
  * $4 worker id, $5 worker version, $6 now, $7 the lease in ms. Constant text.
  */
 export const CLAIM_READY_SQL = `WITH resumes AS (
