@@ -12,7 +12,7 @@ import { CLAIM_READY_SQL, FakeClock, triggerRun } from "@svc/runtime/engine";
 import { connectTestEngine, type ConnectedEngine } from "@svc/runtime/testing";
 import { createPool, migrate, type Pool } from "@svc/runtime/db";
 import { startEmbeddedPostgres } from "../../../scripts/embedded-postgres.ts";
-import { claimReady } from "../src/execution/claim.ts";
+import { CLAIM_CONNECTION_SETTINGS, claimReady } from "../src/execution/claim.ts";
 
 const clock = new FakeClock(new Date("2026-11-29T10:00:00Z"));
 let server: Awaited<ReturnType<typeof startEmbeddedPostgres>>;
@@ -26,6 +26,7 @@ interface PlanNode {
   "Index Cond"?: string;
   "Shared Hit Blocks": number;
   "Shared Read Blocks": number;
+  "Rows Removed by Filter"?: number;
   Plans?: PlanNode[];
 }
 
@@ -47,6 +48,30 @@ async function copies(id: string, count: number, set: Record<string, unknown> = 
        FROM runs r, generate_series(1, $2::int) g WHERE r.id = $1) x`,
     [id, count, JSON.stringify(set)],
   );
+}
+
+/** The scan that finds the claim's starts, as EXPLAIN ANALYZE shows it, on a connection with `settings` (rolled back). */
+async function startsScan(db: Pool, tasks: string[], settings: Record<string, string>): Promise<{ index: string; indexCond: string; buffers: number; filtered: number }> {
+  const client = await db.connect();
+  try {
+    await client.query("BEGIN");
+    for (const [k, v] of Object.entries(settings)) await client.query(`SELECT set_config($1, $2, true)`, [k, v]);
+    await client.query(`PREPARE claim_plan(text, text[], int, text, text, timestamptz, int) AS ${CLAIM_READY_SQL}`);
+    const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_plan(${client.escapeLiteral(te.env.id)}, ${client.escapeLiteral(`{${tasks.join(",")}}`)}, 10, 'w', 'v1', ${client.escapeLiteral(clock.now().toISOString())}, 60000)`,
+    );
+    const all = [...nodes(rows[0]!["QUERY PLAN"][0].Plan)];
+    // The starts CTE: the scan of `runs` under the second LockRows (the first is the resumes').
+    const scans = all.filter((n) => n["Node Type"] === "LockRows").map((n) => n.Plans![0]!);
+    const scan = scans[1]!;
+    const leaf = [...nodes(scan)].find((n) => n["Node Type"].endsWith("Scan"))!;
+    // A node's buffers include its children's.
+    return { index: leaf["Index Name"] ?? leaf["Node Type"], indexCond: leaf["Index Cond"] ?? "", buffers: scan["Shared Hit Blocks"] + scan["Shared Read Blocks"], filtered: leaf["Rows Removed by Filter"] ?? 0 };
+  } finally {
+    await client.query("ROLLBACK");
+    await client.query("DEALLOCATE claim_plan");
+    client.release();
+  }
 }
 
 beforeAll(async () => {
@@ -74,26 +99,30 @@ describe("the plain claim beside another task's backlog", () => {
       `SELECT count(*)::int AS n, count(DISTINCT (ctid::text::point)[0])::int AS pages FROM runs WHERE task_identifier = 'nobody-serves-this' AND status = 'QUEUED' AND claim_from_runs`,
     );
     expect(ready[0]!.n).toBe(BACKLOG + 1);
-    const client = await te.db.pool.connect();
-    try {
-      await client.query(`PREPARE claim_plan(text, text[], int, text, text, timestamptz, int) AS ${CLAIM_READY_SQL}`);
-      for (const mode of ["force_generic_plan", "force_custom_plan"]) {
-        await client.query("BEGIN");
-        await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
-        const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_plan(${client.escapeLiteral(te.env.id)}, '{mine}', 10, 'w', 'v1', ${client.escapeLiteral(clock.now().toISOString())}, 60000)`,
-        );
-        await client.query("ROLLBACK");
-        const starts = [...nodes(rows[0]!["QUERY PLAN"][0].Plan)].find((n) => n["Index Name"] === "runs_queued");
-        expect(starts?.["Index Cond"], mode).toContain("task_identifier");
-        // The backlog's index entries fill a few pages; its rows, one fetch each, would be BACKLOG.
-        const buffers = starts!["Shared Hit Blocks"] + starts!["Shared Read Blocks"];
-        expect(buffers, mode).toBeLessThan(ready[0]!.pages);
-      }
-    } finally {
-      client.release();
+    for (const mode of ["force_generic_plan", "force_custom_plan"]) {
+      const starts = await startsScan(te.db.pool, ["mine"], { plan_cache_mode: mode });
+      expect(starts.indexCond, mode).toContain("task_identifier");
+      // The backlog's index entries fill a few pages; its rows, one fetch each, would be BACKLOG.
+      expect(starts.buffers, mode).toBeLessThan(ready[0]!.pages);
     }
     const claimed = await claimReady(te.engine.db, { id: "w", version: "v1", environmentId: te.env.id, tasks: ["mine"] }, 10, clock.now(), 60_000);
     expect(claimed.map((c) => c.run.task_identifier)).toEqual(["mine"]);
+  });
+});
+
+describe("the plain claim of a task the statistics have not seen", () => {
+  it("reads its partial index on the worker's claim connections, where a custom plan would read every run the task had", async () => {
+    // Runs of a task made after the last ANALYZE (a new task, or one that grew since): the
+    // statistics say it has none. One is QUEUED, the rest finished.
+    clock.advance(1);
+    const fresh = await triggerRun(te.engine, te.env, "fresh", { n: 2 });
+    await copies(fresh.id, 3_000, { status: "COMPLETED", finished_at: clock.now(), attempt_number: 1 });
+    const onClaimConnections = await startsScan(te.db.pool, ["fresh"], { ...CLAIM_CONNECTION_SETTINGS });
+    expect(onClaimConnections.index).toBe("runs_queued");
+    expect(onClaimConnections.filtered).toBe(0);
+    // What Postgres would do by itself for a prepared statement's first calls: the task's whole history.
+    const custom = await startsScan(te.db.pool, ["fresh"], { plan_cache_mode: "force_custom_plan" });
+    expect(custom.index).toBe("runs_task_list");
+    expect(custom.filtered).toBeGreaterThanOrEqual(3_000);
   });
 });

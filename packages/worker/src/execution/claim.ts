@@ -102,10 +102,23 @@ export interface Claimer {
 }
 
 /**
+ * The session settings of the connections claims run on (the worker's `claimPool`).
+ * `synchronous_commit` off: a claim lost with the WAL is a run still ready, claimed again.
+ * `plan_cache_mode` generic: a claim's plan must not depend on what the statistics say of its
+ * tasks. A custom plan (Postgres's choice for a prepared statement's first five calls, and later
+ * whenever it looks cheaper) reads a task the statistics have not seen (a new task, or one that grew
+ * since the last ANALYZE, which autovacuum does after 10 % of a large `runs` changed) as having no
+ * runs, and picks runs_task_list: every version of every run the task ever had, fetched and
+ * filtered, for each such call (1,150,000 index entries in 10 calls after four rounds of 12,500
+ * runs over a 1,000,000-run history). The generic plan reads the claim's partial indexes whatever
+ * the task.
+ */
+export const CLAIM_CONNECTION_SETTINGS = { synchronous_commit: "off", plan_cache_mode: "force_generic_plan" } as const;
+
+/**
  * Claims up to `limit` runs of this worker's tasks in queues without a concurrencyLimit straight
  * from `runs` (CLAIM_READY_SQL): due resumes first, then due starts, oldest first, each with a lease
- * of `leaseMs`. Run it on a connection with synchronous_commit off (`claimPool`): a claim lost
- * with the WAL is a run still ready, claimed again.
+ * of `leaseMs`. Run it on a connection with CLAIM_CONNECTION_SETTINGS (`claimPool`).
  */
 export async function claimReady(db: Queryable, worker: Claimer, limit: number, now: Date, leaseMs: number): Promise<Claim[]> {
   const { rows } = await db.query<ReadyClaimRow>(prepared(

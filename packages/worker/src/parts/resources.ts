@@ -5,6 +5,7 @@ import { CHANNELS, SessionInArrivals, type DueWork, type EngineDeps, type RunTal
 import type { Task } from "@svc/runtime/sdk";
 import { runTallyOf, WorkerEvents } from "../events.ts";
 import type { TaskHooks, WorkerIdentity } from "../execution/executor-deps.ts";
+import { CLAIM_CONNECTION_SETTINGS } from "../execution/claim.ts";
 import { LedgerCache } from "../execution/ledger-cache.ts";
 import type { WorkerOptions } from "../worker-options.ts";
 import { taskSide } from "../execution/task-side.ts";
@@ -67,7 +68,7 @@ export function createResources(options: WorkerOptions): WorkerResources {
     worker: { id: `worker_${randomUUID().slice(0, 8)}`, version: options.workerVersion, environment: options.environment, tasks, taskIds: [...tasks.keys()] },
     tasks: options.tasks,
     engine: options.engine,
-    claimPool: createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: { synchronous_commit: "off" }, onError: (error) => report(error, "pool") }),
+    claimPool: createPool(options.databaseUrl, { max: 4, applicationName: "svc-worker-claim", settings: CLAIM_CONNECTION_SETTINGS, onError: (error) => report(error, "pool") }),
     ledgers: new LedgerCache(options.ledgerCache),
     config: {
       databaseUrl: options.databaseUrl,
