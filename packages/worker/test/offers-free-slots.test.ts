@@ -131,10 +131,12 @@ describe("choosing a worker with a free slot", () => {
     const other = await startTestWorker(te, [offered], { concurrency: 4, timerLoop: false });
     for (const { id, tokenId } of runs) {
       const resumed = suspender.worker.events.next("runResumed", (e) => e.runId === id);
+      // Listened for before the completion: the run may finish before its commit's reply arrives.
+      const finished = suspender.worker.events.next("runFinished", (e) => e.runId === id);
       await complete(tokenId);
       // Its copy of the ledger is used: the offer carried only what the completion resolved.
       expect(await resumed).toMatchObject({ via: "offer", ledgerFrom: "cache" });
-      await suspender.worker.events.next("runFinished", (e) => e.runId === id);
+      await finished;
     }
     await Promise.all([suspender.stop(), other.stop()]);
   });

@@ -173,9 +173,11 @@ describe("resume offers", () => {
     expect(free[0]!.taken).toBe(true);
     const { id, tokenId } = await suspended(tw);
     const resumed = tw.worker.events.next("runResumed", (e) => e.runId === id);
+    // Listened for before the completion: the run may finish before its commit's reply arrives.
+    const finished = tw.worker.events.next("runFinished", (e) => e.runId === id);
     await complete(tokenId);
     expect((await resumed).via).toBe("offer");
-    await tw.worker.events.next("runFinished", (e) => e.runId === id);
+    await finished;
   });
 
   it("writes nothing for an offer canceled before it arrived: the execution is abandoned", async () => {
@@ -225,9 +227,10 @@ describe("choosing a worker", () => {
     await eventually(async () => (await getRunRow(te, early.id)).status === "COMPLETED");
     expect((await getRunRow(te, early.id)).worker_id).toBe(live.worker.id);
     const resumed = live.worker.events.next("runResumed", (e) => e.runId === later.id);
+    const finished = live.worker.events.next("runFinished", (e) => e.runId === later.id);
     await complete(later.tokenId);
     expect(await resumed).toMatchObject({ via: "offer" });
-    await live.worker.events.next("runFinished", (e) => e.runId === later.id);
+    await finished;
     expect((await getRunRow(te, later.id)).worker_id).toBe(live.worker.id);
     await live.stop();
     // drain() took the live worker out of the registry; the killed one's row stays until it ages out.
@@ -287,10 +290,11 @@ describe("choosing a worker", () => {
     });
     expect(row).toMatchObject({ attempt_number: 1, claim_token: null, offered_at: null, resume_due_at: completedAt });
     const resumed = full.worker.events.next("runResumed", (e) => e.runId === id);
+    const finished = full.worker.events.next("runFinished", (e) => e.runId === id);
     gates.get(holder)!();
     expect(await resumed).toMatchObject({ attempt: 1 });
     expect(["claimed", "fast-path"]).toContain((await resumed).via);
-    expect((await full.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+    expect((await finished).status).toBe("COMPLETED");
     await full.stop();
   });
 
@@ -302,9 +306,10 @@ describe("choosing a worker", () => {
     // Whichever the completion picks, the free worker runs it: directly, or after the busy one
     // passed it on with a NOTIFY to all.
     const resumed = free.worker.events.next("runResumed", (e) => e.runId === id);
+    const finished = free.worker.events.next("runFinished", (e) => e.runId === id);
     await complete(tokenId);
     expect(["offer", "fast-path"]).toContain((await resumed).via);
-    expect((await free.worker.events.next("runFinished", (e) => e.runId === id)).status).toBe("COMPLETED");
+    expect((await finished).status).toBe("COMPLETED");
     expect((await getRunRow(te, id)).worker_id).toBe(free.worker.id);
     gates.get(holder)!();
     await Promise.all([full.stop(), free.stop()]);
