@@ -31,7 +31,8 @@ beforeAll(async () => {
   apiUrl = `http://127.0.0.1:${port}`;
   dev = startSvc(["dev"], { cwd: project.dir, env: { DATABASE_URL: db.url, PORT: String(port), SVC_STATE_DIR: state, SVC_ENCRYPTION_KEY: undefined } });
   devKey = (await dev.until(/dev key\s+(svc_dev_\S+)/, 1, 80_000))[1]!;
-  await Promise.all([dev.until(/svc api listening/, 1, 80_000), dev.until(/svc worker started/, 1, 80_000)]);
+  // Not the worker's "started": the files it loaded are watched a moment later, and a save before that is missed.
+  await Promise.all([dev.until(/svc api listening/, 1, 80_000), dev.until(/watching \d+ files the tasks loaded for changes/, 1, 80_000)]);
 }, 90_000);
 
 afterAll(async () => {

@@ -181,6 +181,8 @@ export class DevSupervisor {
           previous.terminate();
         }
         if (reason === "reload") this.options.io.stdout(`worker reloaded: ${ready.taskIds?.join(", ") || "no tasks"} (version ${ready.workerVersion})`);
+        // Said once the files are watched: a save from now on reloads (the worker's own "started" comes before).
+        else if (this.watcher && ready.code) this.options.io.stdout(`watching ${ready.code.files.length} files the tasks loaded for changes`);
       },
       async () => {
         await watching;
