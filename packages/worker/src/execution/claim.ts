@@ -109,9 +109,8 @@ export interface Claimer {
  * whenever it looks cheaper) reads a task the statistics have not seen (a new task, or one that grew
  * since the last ANALYZE, which autovacuum does after 10 % of a large `runs` changed) as having no
  * runs, and picks runs_task_list: every version of every run the task ever had, fetched and
- * filtered, for each such call (1,150,000 index entries in 10 calls after four rounds of 12,500
- * runs over a 1,000,000-run history). The generic plan reads the claim's partial indexes whatever
- * the task.
+ * filtered, for each such call. The generic plan reads the claim's partial indexes whatever the
+ * task (so the set_config of LIMITED_QUEUE_LOCK_SQL is needed only on other connections).
  */
 export const CLAIM_CONNECTION_SETTINGS = { synchronous_commit: "off", plan_cache_mode: "force_generic_plan" } as const;
 
