@@ -12,6 +12,32 @@ export interface DocRun {
   bashBlocks: number;
   bashSteps: number;
   tsBlocks: number;
+  /** How long the doc's steps took, all together. */
+  ms: number;
+}
+
+/** Where a doc's time went: its slowest steps, each with its place in the doc. */
+class StepTimes {
+  readonly #times: { where: string; ms: number }[] = [];
+  readonly #started = Date.now();
+
+  async time<T>(where: string, step: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    try {
+      return await step();
+    } finally {
+      this.#times.push({ where, ms: Date.now() - started });
+    }
+  }
+
+  get elapsedMs(): number {
+    return Date.now() - this.#started;
+  }
+
+  describe(): string {
+    const slowest = [...this.#times].sort((a, b) => b.ms - a.ms).slice(0, 5);
+    return `${this.#times.length} steps in ${(this.elapsedMs / 1000).toFixed(1)} s; the slowest: ${slowest.map((t) => `${t.where} ${t.ms} ms`).join(", ")}`;
+  }
 }
 
 const RUNNABLE_BASH = new Set(["bash", "sh", "shell"]);
@@ -24,11 +50,18 @@ const RUNNABLE_TS = new Set(["ts", "typescript"]);
  * run of a task no worker has (svc accepts any task id and queues the run until a worker has the
  * task, so a misspelt task name would otherwise pass) or a run that failed means a broken example.
  */
-export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch, options: { readTimeoutMs?: number } = {}): Promise<DocRun> {
+export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch, options: { readTimeoutMs?: number; budgetMs?: number } = {}): Promise<DocRun> {
   const startedAt = new Date();
   const work = mkdtempSync(join(tmpdir(), "svc-docs-"));
-  const counts: DocRun = { bashBlocks: 0, bashSteps: 0, tsBlocks: 0 };
+  const counts = { bashBlocks: 0, bashSteps: 0, tsBlocks: 0 };
   const stateFile = join(work, "state.sh");
+  const times = new StepTimes();
+  // A doc that runs out of time says where its time went, rather than the bare test timeout.
+  const withinBudget = (where: string) => {
+    if (options.budgetMs !== undefined && times.elapsedMs > options.budgetMs) {
+      throw new Error(`${where}: the doc's examples ran past their ${options.budgetMs / 1000} s: ${times.describe()}`);
+    }
+  };
   try {
     for (const block of blocks) {
       if (block.kind !== "test") continue;
@@ -36,17 +69,15 @@ export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch
         counts.bashBlocks++;
         for (const step of bashSteps(block)) {
           counts.bashSteps++;
-          await runStep(step, {
-            where: `${block.doc}:${step.line}`,
-            env: live.env,
-            cwd: ROOT,
-            stateFile,
-            readTimeoutMs: options.readTimeoutMs ?? 15_000,
-          });
+          const where = `${block.doc}:${step.line}`;
+          withinBudget(where);
+          await times.time(where, () => runStep(step, { where, env: live.env, cwd: ROOT, stateFile, readTimeoutMs: options.readTimeoutMs ?? 15_000 }));
         }
       } else if (RUNNABLE_TS.has(block.lang)) {
         counts.tsBlocks++;
-        await runTsBlock(block, scratch, live.env, stateFile);
+        const where = `${block.doc}:${block.line}`;
+        withinBudget(where);
+        await times.time(where, () => runTsBlock(block, scratch, live.env, stateFile));
       } else {
         throw new Error(`${block.doc}:${block.line}: cannot run a \`${block.lang} test\` block (bash or ts)`);
       }
@@ -56,7 +87,8 @@ export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch
   }
   const problems = await brokenRuns(live, startedAt);
   if (problems.length) throw new Error(`${blocks[0]?.doc ?? "the doc"}: its examples made runs that show a broken example:\n  ${problems.join("\n  ")}`);
-  return counts;
+  if (options.budgetMs !== undefined && times.elapsedMs > options.budgetMs / 2) console.log(`${blocks[0]?.doc ?? "the doc"}: ${times.describe()}`);
+  return { ...counts, ms: times.elapsedMs };
 }
 
 /** Runs created since `since` of a task no worker of their environment has, or that failed. */
