@@ -200,13 +200,9 @@ function stringFor(schema: Schema): fc.Arbitrary<string> {
   const plain = fc.string({ minLength: min, maxLength: Math.max(min, Math.min(max, 32)) });
   const boundaries = [min, max, max + 1, Math.max(0, min - 1)].map((n) => "a".repeat(n));
   const arbitraries: fc.Arbitrary<string>[] = [plain, fc.constantFrom(...boundaries)];
-  if (typeof schema.pattern === "string") {
-    try {
-      arbitraries.push(fc.stringMatching(new RegExp(schema.pattern)));
-    } catch {
-      // A pattern fast-check cannot generate from: the plain strings still exercise it.
-    }
-  }
+  // A pattern fast-check cannot generate from: the plain strings still exercise it.
+  const matched = typeof schema.pattern === "string" ? matching(schema.pattern) : null;
+  if (matched) arbitraries.push(matched);
   return fc.oneof(...arbitraries);
 }
 
@@ -268,9 +264,20 @@ function strictStringFor(schema: Schema): fc.Arbitrary<string> {
   const patterns = [schema.pattern, ...((schema.allOf ?? []) as Schema[]).map((s) => s.pattern)].filter((p): p is string => typeof p === "string");
   const excluded = new Set<string>(schema.not?.enum ?? []);
   const fits = (value: string) => value.length >= min && value.length <= max && !excluded.has(value) && patterns.every((p) => new RegExp(p, "u").test(value));
-  const [first] = patterns;
-  const base = first !== undefined ? fc.stringMatching(new RegExp(first)) : fc.string({ minLength: min, maxLength: Math.max(min, Math.min(max, 32)) });
+  // The first pattern fast-check can generate from; a pattern of lookaheads only (what a key may
+  // not be) it cannot: plain and hostile strings, those the patterns admit kept.
+  const generable = patterns.map(matching).find((a) => a !== null);
+  const base = generable ?? fc.oneof(fc.string({ minLength: min, maxLength: Math.max(min, Math.min(max, 32)) }), fc.constantFrom(...HOSTILE_STRINGS.filter((h) => h.length >= min && !h.includes("\u0000") && h.isWellFormed())));
   return base.filter(fits);
+}
+
+/** Strings matching `pattern`, or null when fast-check cannot generate from it (lookaheads). */
+function matching(pattern: string): fc.Arbitrary<string> | null {
+  try {
+    return fc.stringMatching(new RegExp(pattern));
+  } catch {
+    return null;
+  }
 }
 
 /** Numbers within the schema's bounds only. */

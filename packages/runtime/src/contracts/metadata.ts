@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { metadataKeyProblem } from "../engine/metadata/operations.ts";
+import { METADATA_KEY_PATTERN, metadataKeyProblem } from "../engine/metadata/operations.ts";
 
 /** A JSON value (what metadata holds). */
 const JsonValue = z.unknown().meta({ description: "any JSON value" });
@@ -12,6 +12,10 @@ const MetadataKey = z
   .superRefine((key, ctx) => {
     const problem = metadataKeyProblem(key);
     if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .meta({
+    pattern: METADATA_KEY_PATTERN,
+    description: "A key, or a path into the object starting with `$.` (`$.progress.percent`); neither it nor a path's segment may be __proto__, constructor or prototype, nor a segment empty",
   });
 
 /** One change of a run's metadata (Trigger.dev's RunMetadataChangeOperation). */

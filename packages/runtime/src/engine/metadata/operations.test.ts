@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyMetadataOperations, collapseMetadataOperations, metadataKeyProblem } from "./operations.ts";
+import { applyMetadataOperations, collapseMetadataOperations, METADATA_KEY_PATTERN, metadataKeyProblem } from "./operations.ts";
 
 describe("applyMetadataOperations", () => {
   it("applies paths only where their parent exists, as Trigger.dev's does", () => {
@@ -57,5 +57,22 @@ describe("metadataKeyProblem", () => {
     expect(metadataKeyProblem("$.a.constructor")).toMatch(/__proto__/);
     expect(metadataKeyProblem("a.b")).toBeNull();
     expect(metadataKeyProblem("$.a.b")).toBeNull();
+  });
+
+  it("says what the document's pattern for keys says, key by key", () => {
+    const pattern = new RegExp(METADATA_KEY_PATTERN, "u");
+    const parts = ["", "a", "__proto__", "constructor", "prototype", "x\n__proto__", "proto", "$", "."];
+    const keys = new Set<string>();
+    for (const a of parts) for (const b of parts) for (const c of parts) {
+      keys.add(a + b);
+      keys.add(`${a}.${b}`);
+      keys.add(`$.${a}`);
+      keys.add(`$.${a}.${b}`);
+      keys.add(`$.${a}.${b}.${c}`);
+    }
+    const disagreeing = [...keys].filter((key) => key.length > 0 && pattern.test(key) !== (metadataKeyProblem(key) === null));
+    expect(disagreeing).toEqual([]);
+    expect(pattern.test("$.a.__proto__")).toBe(false);
+    expect(pattern.test("a.__proto__")).toBe(true);
   });
 });

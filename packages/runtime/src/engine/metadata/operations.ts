@@ -25,6 +25,14 @@ function segmentsOf(key: string): string[] {
   return key.startsWith("$.") ? key.slice(2).split(".") : [key];
 }
 
+/**
+ * metadataKeyProblem's rule as a pattern for the API's document (ECMA-262, as JSON Schema reads
+ * it): not one of the unsafe names, and for a `$.` path no segment unsafe or empty. Segments are
+ * matched as `[^.]*`, which spans any character a key may hold, newlines included.
+ */
+export const METADATA_KEY_PATTERN =
+  "^(?!(?:__proto__|constructor|prototype)$)(?!\\$\\.(?:[^.]*\\.)*(?:__proto__|constructor|prototype)(?:\\.|$))(?!\\$\\.(?:[^.]*\\.)*(?:\\.|$))";
+
 /** Why `key` cannot be used, or null: `$.` with nothing after it names the root, and no segment may be `__proto__`, `constructor` or `prototype`. */
 export function metadataKeyProblem(key: string): string | null {
   const segments = segmentsOf(key);
