@@ -14,6 +14,7 @@ let te: TestEngine;
 let tw: TestWorker;
 
 const notify = task({ id: "notify-customer", run: async () => "sent" });
+const late = task({ id: "late-report", run: async () => "done" });
 
 beforeAll(async () => {
   te = await startTestEngine({ clock });
@@ -52,5 +53,27 @@ describe("a worker whose runs carry their own rate", () => {
     await eventually(async () => (await runsOf(ids)).every((r) => r.status === "COMPLETED"));
     const startedAt = (await runsOf(gold)).map((r) => r.started_at!.getTime() - T0.getTime()).sort((x, y) => x - y);
     expect(startedAt).toEqual([0, 0, 60_000, 60_000]);
+  });
+});
+
+describe("a worker that starts after runs with their own rate were queued", () => {
+  it("leaves them to its rate-limited claim: its start moves only runs of queues that changed side", async () => {
+    // No worker has the task yet: the runs wait, each its queue's limited claim's (claim_from_runs false).
+    const triggered = await triggerRuns(
+      te.engine,
+      te.env,
+      Array.from({ length: 3 }, (_, i) => ({ taskIdentifier: "late-report", payload: { i }, options: { rateLimit: { key: "k", limit: 1, period: "1h" } } })),
+    );
+    const ids = triggered.map((r) => r.id);
+    const late2 = await startTestWorker(te, [late], { timerLoop: false, timers: clock, pollIntervalMs: 3_600_000 });
+    try {
+      // Moved to the plain claim, the three would be taken by one claim statement: none still QUEUED.
+      await eventually(async () => (await runsOf(ids)).some((r) => r.status === "COMPLETED"));
+      expect((await runsOf(ids)).map((r) => r.status).sort()).toEqual(["COMPLETED", "QUEUED", "QUEUED"]);
+      const { rows } = await te.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND claim_from_runs`, [ids]);
+      expect(rows[0]!.n).toBe(0);
+    } finally {
+      await late2.stop();
+    }
   });
 });

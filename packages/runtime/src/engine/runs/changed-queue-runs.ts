@@ -16,7 +16,8 @@ import type { EngineDeps } from "../deps.ts";
  * never wait on each other crosswise): a run a plain claim is taking at this moment is moved once
  * that claim commits, and counted.
  *
- * A run that holds a named concurrency limit or has gates never moves: the limited claim always takes it.
+ * A run that holds a named concurrency limit, has gates or its own rate never moves: the limited
+ * claim always takes it.
  */
 export async function moveRunsOfChangedQueues(deps: Pick<EngineDeps, "db" | "dispatcher">, environmentId: string, queues: string[], now: Date, options: { executing?: boolean } = {}): Promise<number> {
   if (queues.length === 0) return 0;
@@ -28,7 +29,7 @@ export async function moveRunsOfChangedQueues(deps: Pick<EngineDeps, "db" | "dis
        moving AS (
          SELECT r.id, w.plain FROM runs r JOIN wanted w ON w.name = r.queue_name
          WHERE r.environment_id = $1 AND r.list_status = 'LIVE' AND r.status = ANY ($3::text[])
-           AND r.claim_from_runs <> w.plain AND r.concurrency_limits IS NULL AND r.gates IS NULL
+           AND r.claim_from_runs <> w.plain AND r.concurrency_limits IS NULL AND r.gates IS NULL AND r.rate_limit IS NULL
          ${options.executing ? "ORDER BY r.id FOR UPDATE OF r" : "FOR UPDATE OF r SKIP LOCKED"})
        UPDATE runs r SET claim_from_runs = moving.plain FROM moving WHERE r.id = moving.id
        RETURNING r.id, r.queue_name,
