@@ -227,12 +227,14 @@ CREATE TABLE queues (
     overridden_by text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    runs_limited boolean,
     CONSTRAINT queues_concurrency_limit_override_check CHECK ((concurrency_limit_override >= 0)),
     CONSTRAINT queues_environment_id_fkey FOREIGN KEY (environment_id) REFERENCES environments(id) ON DELETE CASCADE,
     CONSTRAINT queues_environment_id_id_key UNIQUE (environment_id, id),
     CONSTRAINT queues_pkey PRIMARY KEY (environment_id, name)
 );
 CREATE INDEX queues_controlled ON public.queues USING btree (environment_id, name) WHERE (paused OR (concurrency_limit_override IS NOT NULL));
+CREATE TRIGGER queues_side_controlled BEFORE UPDATE OF paused, concurrency_limit_override ON public.queues FOR EACH ROW WHEN (((old.paused IS DISTINCT FROM new.paused) OR (old.concurrency_limit_override IS DISTINCT FROM new.concurrency_limit_override))) EXECUTE FUNCTION svc_queue_side_changed();
 
 CREATE TABLE rate_limit_windows (
     environment_id text NOT NULL,
@@ -453,6 +455,7 @@ CREATE INDEX runs_gated_live ON public.runs USING btree (environment_id, queue_n
 CREATE UNIQUE INDEX runs_idempotency ON public.runs USING btree (environment_id, task_identifier, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX runs_lease ON public.runs USING btree (lease_expires_at) WHERE (lease_expires_at IS NOT NULL);
 CREATE INDEX runs_limited_executing ON public.runs USING btree (environment_id, queue_name, concurrency_key) WHERE ((status = 'EXECUTING'::text) AND (NOT claim_from_runs));
+CREATE INDEX runs_limited_live ON public.runs USING btree (environment_id, queue_name) WHERE ((NOT claim_from_runs) AND (list_status = 'LIVE'::text));
 CREATE INDEX runs_limited_ready ON public.runs USING btree (environment_id, queue_name, created_at, id) WHERE ((NOT claim_from_runs) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
 CREATE INDEX runs_limited_ready_keyed ON public.runs USING btree (environment_id, queue_name) WHERE ((NOT claim_from_runs) AND (concurrency_key <> ''::text) AND (((status = 'QUEUED'::text) AND (available_at IS NULL)) OR ((status = 'WAITING'::text) AND (resume_due_at IS NOT NULL))));
 CREATE INDEX runs_list ON public.runs USING btree (environment_id, created_at DESC, id DESC);
@@ -673,6 +676,8 @@ CREATE TABLE worker_tasks (
 );
 CREATE INDEX worker_tasks_limited_queues ON public.worker_tasks USING btree (environment_id, queue_name) WHERE ((concurrency_limit IS NOT NULL) OR (rate_limit IS NOT NULL));
 CREATE TRIGGER worker_tasks_enter_version AFTER INSERT OR UPDATE OF worker_version ON public.worker_tasks FOR EACH ROW EXECUTE FUNCTION svc_enter_worker_version();
+CREATE TRIGGER worker_tasks_side_inserted AFTER INSERT OR DELETE ON public.worker_tasks FOR EACH ROW EXECUTE FUNCTION svc_queue_side_changed();
+CREATE TRIGGER worker_tasks_side_updated AFTER UPDATE OF queue_name, concurrency_limit, rate_limit ON public.worker_tasks FOR EACH ROW WHEN (((old.queue_name IS DISTINCT FROM new.queue_name) OR (old.concurrency_limit IS DISTINCT FROM new.concurrency_limit) OR (old.rate_limit IS DISTINCT FROM new.rate_limit))) EXECUTE FUNCTION svc_queue_side_changed();
 
 CREATE TABLE worker_versions (
     environment_id text NOT NULL,
@@ -1331,6 +1336,23 @@ AS $function$
            (SELECT min(wt.concurrency_limit) FROM worker_tasks wt WHERE wt.environment_id = p_environment_id AND wt.queue_name = p_queue_name),
            2147483647),
          coalesce((SELECT q.paused FROM queues q WHERE q.environment_id = p_environment_id AND q.name = p_queue_name), false)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.svc_queue_side_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_TABLE_NAME = 'queues' THEN
+    NEW.runs_limited := NULL;
+    RETURN NEW;
+  END IF;
+  UPDATE queues q SET runs_limited = NULL
+    WHERE q.runs_limited IS NOT NULL
+      AND ((TG_OP <> 'DELETE' AND q.environment_id = NEW.environment_id AND q.name = NEW.queue_name)
+        OR (TG_OP <> 'INSERT' AND q.environment_id = OLD.environment_id AND q.name = OLD.queue_name));
+  RETURN NULL;
+END;
 $function$;
 
 CREATE OR REPLACE FUNCTION public.svc_rate_wait(p_environment_id text, p_queue_name text, p_tasks text[], p_now timestamp with time zone, p_window integer)

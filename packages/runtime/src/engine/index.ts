@@ -57,7 +57,7 @@ export { queuesWithLiveRuns, type QueuesWithLiveRuns } from "./runs/queues-with-
 export { wakeGateWaiters } from "./runs/wake-gate-waiters.ts";
 export { gatesOf, type Gate } from "./runs/gates.ts";
 export { RATE_MARK_DELAYED_SQL, RATE_NEXT_DUE_SQL } from "./runs/rate-limit-sql.ts";
-export { moveRunsOfChangedQueues } from "./runs/changed-queue-runs.ts";
+export { moveRunsOfChangedQueues, runsToMoveSql } from "./runs/changed-queue-runs.ts";
 export { CLAIM_FAST_RESUME_SQL, CLAIM_FAST_RESUMES_SQL } from "./runs/transitions/fast-resume.ts";
 export { FINISH_EXECUTIONS_SQL, FINISH_TARGETS } from "./runs/transitions/finish.ts";
 export { DECLINE_OFFERS_SQL } from "./runs/transitions/offer-decline.ts";
