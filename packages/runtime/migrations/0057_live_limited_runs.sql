@@ -13,19 +13,13 @@
 CREATE INDEX runs_limited_live ON runs (environment_id, queue_name) WHERE NOT claim_from_runs AND list_status = 'LIVE';
 ALTER TABLE queues ADD COLUMN runs_limited boolean;
 
--- What may change a queue's side forgets the record (svc_queue_side_changed, whose current text
--- lives in sql/functions/): a task registered, re-registered with another queue, limit or rate,
--- or removed; an operator's pause or override.
+-- What may change a queue's side forgets the record: a task registered, re-registered with another
+-- queue, limit or rate, or removed; an operator's pause or override. The function's current text
+-- lives in sql/functions/svc_queue_side_changed.sql; this first version lets the triggers be
+-- created here.
 CREATE FUNCTION svc_queue_side_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_TABLE_NAME = 'queues' THEN
-    NEW.runs_limited := NULL;
-    RETURN NEW;
-  END IF;
-  UPDATE queues q SET runs_limited = NULL
-    WHERE q.runs_limited IS NOT NULL
-      AND ((TG_OP <> 'DELETE' AND q.environment_id = NEW.environment_id AND q.name = NEW.queue_name)
-        OR (TG_OP <> 'INSERT' AND q.environment_id = OLD.environment_id AND q.name = OLD.queue_name));
+  IF TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
   RETURN NULL;
 END;
 $$;
