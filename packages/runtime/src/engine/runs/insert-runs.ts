@@ -4,6 +4,7 @@ import { CHANNELS } from "../channels.ts";
 import type { Environment } from "../tenancy/environments.ts";
 import type { RunPlan } from "./plan-run.ts";
 import type { RunRow } from "./store.ts";
+import { wakeCtes } from "./wake-workers.ts";
 import { MAX_START_OFFERS, OFFER_START, pickStartWorker, SEND_START_OFFER, START_OFFER_CLAIM } from "./transitions/offer-start.ts";
 
 const COLUMNS = [
@@ -32,7 +33,9 @@ const CHUNK = 1000;
  * idempotency key another transaction took meanwhile is skipped (ON CONFLICT DO NOTHING); only
  * inserted rows are returned (the columns triggering needs), QUEUED, DELAYED or (offered) EXECUTING.
  * Offers go only to a chunk of at most MAX_START_OFFERS runs: a larger batch is left to the claims
- * of workers, which take as many as they have slots for.
+ * of workers, which take as many as they have slots for. With `offer`, the same statement wakes the
+ * workers of the queues whose QUEUED runs it did not offer (wakeWorkers' choice, as CTEs): a run
+ * that waits for a slot costs its trigger no second statement.
  */
 export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan[], now: Date, options: { offer: boolean }): Promise<InsertedRun[]> {
   const inserted: InsertedRun[] = [];
@@ -147,7 +150,15 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
            UPDATE worker_versions v SET seen_until = $4::timestamptz + interval '1 minute'
            FROM (SELECT DISTINCT worker_version FROM inserted WHERE worker_id IS NOT NULL) s
            WHERE v.environment_id = $2 AND v.version = s.worker_version AND v.seen_until < $4::timestamptz + interval '30 seconds')
-         SELECT ${RETURNED.map((c) => `i.${c}`).join(", ")}, CASE WHEN i.offer IS NOT NULL THEN ${SEND_START_OFFER} END AS offered FROM inserted i`,
+         ${
+           options.offer
+             ? `,
+         -- The queued runs no worker was offered: their queues' workers are woken (wake-workers.ts).
+         wanted AS (SELECT $2::text AS environment_id, i.queue_name AS queue, count(*)::int AS runs FROM inserted i WHERE i.status = 'QUEUED' GROUP BY i.queue_name),
+         ${wakeCtes("$4::timestamptz")}`
+             : ""
+         }
+         SELECT ${RETURNED.map((c) => `i.${c}`).join(", ")}, CASE WHEN i.offer IS NOT NULL THEN ${SEND_START_OFFER} END AS offered FROM inserted i${options.offer ? " CROSS JOIN woke" : ""}`,
         [JSON.stringify(input), env.id, env.projectId, now, options.offer && chunk.length <= MAX_START_OFFERS],
       ),
     ).catch((error: unknown) => {

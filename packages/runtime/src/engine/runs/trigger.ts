@@ -9,7 +9,6 @@ import { pushPendingDebouncedRun, setDebounceKeys } from "./debounce.ts";
 import { insertRuns, type InsertedRun } from "./insert-runs.ts";
 import { planRun, type RunPlan, type TriggerLineage } from "./plan-run.ts";
 import { freesIdempotencyKey } from "./statuses.ts";
-import { startRuns } from "./start-runs.ts";
 import type { RunRow } from "./store.ts";
 
 export { normalizeTags, MAX_TAGS, MAX_TAG_LENGTH, DEFAULT_IDEMPOTENCY_TTL_MS, type TriggerLineage } from "./plan-run.ts";
@@ -34,7 +33,7 @@ export interface TriggerInput {
  * all in `tx`. Unknown task ids are accepted: the run stays QUEUED until a worker has the task.
  */
 export async function triggerRunInTransaction(
-  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  deps: Pick<EngineDeps, "clock">,
   tx: Queryable,
   env: Environment,
   taskIdentifier: string,
@@ -47,15 +46,15 @@ export async function triggerRunInTransaction(
 }
 
 /**
- * Triggers many runs in `tx` with one multi-row INSERT (which also offers first attempts to free
- * workers) and one wake-up for the rest. Inputs with an idempotency key are resolved first (a live
+ * Triggers many runs in `tx` with one multi-row INSERT, which also offers first attempts to free
+ * workers and wakes the workers of the rest's queues. Inputs with an idempotency key are resolved first (a live
  * run with the key is returned, isCached); debounced inputs push back the pending run of their key
  * (returned, isCached) or create one (debounce.ts). Results are in input order. Errors name the failing
  * input's index when there is more than one. `tx` may be a pool when `needsTransaction(inputs)` is
  * false: the INSERT is then the only write, and commits alone (see triggerRuns).
  */
 export async function triggerRunsInTransaction(
-  deps: Pick<EngineDeps, "clock" | "dispatcher">,
+  deps: Pick<EngineDeps, "clock">,
   tx: Queryable,
   env: Environment,
   inputs: TriggerInput[],
@@ -114,9 +113,7 @@ export async function triggerRunsInTransaction(
     if (!cached) throw new Error("idempotent insert conflicted but no run holds the key");
     results[index] = { id: cached.id, isCached: true, run: cached };
   }
-  const queued = plans.map((p) => inserted.get(p.plan.id)).filter((r): r is InsertedRun => r !== undefined && r.status === "QUEUED");
-  // The rest are left for workers to claim, and the workers of their queues woken.
-  await startRuns(deps, tx, queued.map((r) => ({ ...r, environment_id: env.id })), now);
+  // The rest are left for workers to claim, and the workers of their queues were woken by the insert.
   if (delayed || plans.some((p) => p.plan.status === "DELAYED")) await tx.query(`SELECT pg_notify('svc_timers', '')`);
   return results as TriggerResult[];
 }

@@ -39,10 +39,23 @@ export async function wakeWorkers(tx: Queryable, ready: ReadyRuns[], now: Date):
     `WITH wanted AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) AS w(environment_id, queue, runs)
      ),
-     live AS MATERIALIZED (
+     ${wakeCtes("$4")}
+     SELECT n FROM woke`,
+    [ready.map((r) => r.environmentId), ready.map((r) => r.queueName), ready.map((r) => r.count), now],
+  ));
+}
+
+/**
+ * wakeWorkers as common table expressions, for a statement that has a CTE `wanted`
+ * (environment_id, queue, runs: the ready runs of each queue) and the time `now` (SQL). The last,
+ * `woke`, is one row, `n`, the NOTIFYs sent; the statement must read it for them to be sent.
+ * Nothing wanted reads nothing: not the registry, and no listener's lock.
+ */
+export function wakeCtes(now: string): string {
+  return `live AS MATERIALIZED (
        SELECT wk.id, wk.environment_id, wk.queues, coalesce(wk.slots, 1) AS slots, wk.full_since IS NOT NULL AS is_full, random() AS draw
        FROM workers wk
-       WHERE wk.environment_id IN (SELECT environment_id FROM wanted) AND wk.queues IS NOT NULL AND wk.alive_until > $4
+       WHERE wk.environment_id IN (SELECT environment_id FROM wanted) AND wk.queues IS NOT NULL AND wk.alive_until > ${now}
          AND NOT pg_try_advisory_xact_lock_shared(wk.listener_lock)
      ),
      ranked AS (
@@ -55,14 +68,14 @@ export async function wakeWorkers(tx: Queryable, ready: ReadyRuns[], now: Date):
        SELECT id, string_agg(queue, E'\\n') AS queues FROM ranked
        WHERE all_full OR (NOT is_full AND slots_before < runs)
        GROUP BY id
-     )
-     SELECT count(pg_notify($5 || id, queues)) AS n FROM woken
-     UNION ALL
-     SELECT count(pg_notify($6, environment_id)) FROM (
-       SELECT DISTINCT w.environment_id FROM wanted w
-       WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.queue = w.queue)) nobody`,
-    [ready.map((r) => r.environmentId), ready.map((r) => r.queueName), ready.map((r) => r.count), now, CHANNELS.wakePrefix, CHANNELS.runsReady],
-  ));
+     ),
+     woke AS (
+       SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM wanted) THEN 0 ELSE
+         (SELECT count(pg_notify('${CHANNELS.wakePrefix}' || id, queues)) FROM woken)
+         + (SELECT count(pg_notify('${CHANNELS.runsReady}', environment_id)) FROM (
+             SELECT DISTINCT w.environment_id FROM wanted w
+             WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.queue = w.queue)) nobody) END AS n
+     )`;
 }
 
 /**
