@@ -138,7 +138,8 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
              CASE WHEN u.offered_to IS NOT NULL THEN $4::timestamptz END
            FROM planned u
            ON CONFLICT (environment_id, task_identifier, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-           RETURNING ${RETURNED.join(", ")}, tags, created_at, worker_id, worker_version, claim_token, ${START_OFFER_CLAIM} AS offer)${
+           RETURNING ${RETURNED.join(", ")}, tags, created_at, worker_id, worker_version, claim_token, ${START_OFFER_CLAIM} AS offer,
+             concurrency_limits IS NOT NULL OR gates IS NOT NULL OR rate_limit IS NOT NULL AS tells_queues)${
              withTags
                ? `,
          tagged AS (INSERT INTO run_tags (environment_id, tag, created_at, run_id)
@@ -149,7 +150,13 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
            -- As a worker's own claim does (engine/workers/worker-versions.ts).
            UPDATE worker_versions v SET seen_until = $4::timestamptz + interval '1 minute'
            FROM (SELECT DISTINCT worker_version FROM inserted WHERE worker_id IS NOT NULL) s
-           WHERE v.environment_id = $2 AND v.version = s.worker_version AND v.seen_until < $4::timestamptz + interval '30 seconds')
+           WHERE v.environment_id = $2 AND v.version = s.worker_version AND v.seen_until < $4::timestamptz + interval '30 seconds'),
+         -- Runs that hold a named concurrency limit, have gates or their own rate are claimed by their
+         -- queue's limited claim, which a worker runs (with the named limits' or the gate queues'
+         -- locks; with a timer for the next rate slot) only for the queues it knows to have such
+         -- runs: the environment's workers are told to look again. Runs that hold only the limits
+         -- their task declares need no word: the workers serving the task know its queue.
+         told AS (SELECT count(pg_notify('${CHANNELS.queuesChanged}', $2)) AS n FROM (SELECT 1 FROM inserted WHERE tells_queues LIMIT 1) t)
          ${
            options.offer
              ? `,
@@ -158,7 +165,7 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
          ${wakeCtes("$4::timestamptz")}`
              : ""
          }
-         SELECT ${RETURNED.map((c) => `i.${c}`).join(", ")}, CASE WHEN i.offer IS NOT NULL THEN ${SEND_START_OFFER} END AS offered FROM inserted i${options.offer ? " CROSS JOIN woke" : ""}`,
+         SELECT ${RETURNED.map((c) => `i.${c}`).join(", ")}, CASE WHEN i.offer IS NOT NULL THEN ${SEND_START_OFFER} END AS offered FROM inserted i CROSS JOIN told${options.offer ? " CROSS JOIN woke" : ""}`,
         [JSON.stringify(input), env.id, env.projectId, now, options.offer && chunk.length <= MAX_START_OFFERS],
       ),
     ).catch((error: unknown) => {
@@ -169,13 +176,6 @@ export async function insertRuns(db: Queryable, env: Environment, plans: RunPlan
       throw error;
     });
     for (const { offered: _, ...row } of rows as (InsertedRun & { offered: unknown })[]) inserted.push(row);
-    // Runs that hold a named concurrency limit, have gates or their own rate are claimed by their
-    // queue's limited claim, which a worker runs (with the named limits' or the gate queues' locks;
-    // with a timer for the next rate slot) only for the queues it knows to have such runs: tell the
-    // environment's workers to look again (a plain trigger sends nothing). Runs that hold only the
-    // limits their task declares need no word: the workers serving the task know its queue from
-    // their own tasks.
-    if (chunk.some((p) => p.concurrencyLimits !== null || p.gates !== null || p.ownRate !== null)) await db.query(`SELECT pg_notify($1, $2)`, [CHANNELS.queuesChanged, env.id]);
   }
   return inserted;
 }
