@@ -47,10 +47,10 @@ export async function triggerRunInTransaction(
 
 /**
  * Triggers many runs in `tx` with one multi-row INSERT, which also offers first attempts to free
- * workers and wakes the workers of the rest's queues. Inputs with an idempotency key are resolved first (a live
- * run with the key is returned, isCached); debounced inputs push back the pending run of their key
- * (returned, isCached) or create one (debounce.ts). Results are in input order. Errors name the failing
- * input's index when there is more than one. `tx` may be a pool when `needsTransaction(inputs)` is
+ * workers and wakes the workers of the other runs' queues. Inputs with an idempotency key are
+ * resolved first (a live run with the key is returned, isCached); debounced inputs push back the
+ * pending run of their key (returned, isCached) or create one (debounce.ts). Results are in input
+ * order. Errors name the failing input's index when there is more than one. `tx` may be a pool when `needsTransaction(inputs)` is
  * false: the INSERT is then the only write, and commits alone (see triggerRuns).
  */
 export async function triggerRunsInTransaction(
