@@ -230,7 +230,7 @@ interface ServerStats {
   bytes: number;
   fpi: number;
   checkpoints: number;
-  /** Autovacuum and autoanalyze runs finished so far, by table ("vacuum runs", "analyze pgboss.job"). */
+  /** Autovacuum and autoanalyze runs finished so far, by table ("vacuum runs", "analyze runs"). */
   autovacuums: Map<string, number>;
   /** What autovacuum workers are doing now. */
   autovacuumNow: string[];

@@ -108,7 +108,7 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
   const db = await benchDatabase("resume", embedded);
   const stack = await benchStack(db.url, { tasks: [waiter, parent, child], api: true, concurrency: 50 });
   const out = [`## Resume latency (issue #3): token completed → the task code after the wait runs (${n} waits each, after ${warmUp} warm-up resumes)`];
-  const via: Record<string, number> = { offer: 0, "fast-path": 0, job: 0 };
+  const via: Record<string, number> = { offer: 0, "fast-path": 0, claimed: 0 };
   stack.worker!.events.on("runResumed", (e) => via[e.via] = (via[e.via] ?? 0) + 1);
   // Warm-up: JIT-compiles the API's and the worker's hot paths (steady state is what is measured).
   await resumesOverHttp(stack, await suspendedRuns(stack, warmUp));
@@ -171,7 +171,7 @@ export async function resumeLatencyScenario(embedded: { url: string } | undefine
   }
   out.push(line("one at a time, child returns → parent continues", percentiles(childToParent)));
 
-  out.push(`resumed by an offer to the worker: ${via.offer}, through the NOTIFY fast path: ${via["fast-path"]}, through a pg-boss resume job: ${via.job}`);
+  out.push(`resumed by an offer to the worker: ${via.offer}, through the NOTIFY fast path: ${via["fast-path"]}, claimed from \`runs\`: ${via.claimed}`);
   await stack.close();
   await db.close();
   return out;

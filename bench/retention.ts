@@ -13,8 +13,8 @@ const DAY = 86_400_000;
  * steps in its ledger. With the default retention of 30 days every finished run is due; waiting
  * runs, the current runs of the (active) sessions and the runs of the last day that are still
  * queued or executing are kept. Measures how fast one worker deletes them (`batchSize` runs per
- * statement, resting `restRatio` times each batch's time after it), and what triggers cost meanwhile: one trigger at a time through the engine (with its
- * pg-boss job), before the sweep and during it.
+ * statement, resting `restRatio` times each batch's time after it), and what triggers cost meanwhile: one trigger at a time through the engine, before
+ * the sweep and during it.
  */
 export async function retentionScenario(embedded: { url: string } | undefined, options: { runs: number; batchSize: number; restRatio: number; triggers: number }): Promise<string[]> {
   const db = await benchDatabase("retention", embedded);

@@ -30,7 +30,7 @@ interface WorkerProcess {
   /** Claims from `runs` (claim statements), and those that found no run. */
   claims: number;
   emptyClaims: number;
-  /** Statements sent to Postgres, on every connection of the process (pg-boss's included). */
+  /** Statements sent to Postgres, on every connection of the process. */
   statements: number;
   slotSamples: number[];
 }

@@ -260,8 +260,7 @@ async function idleSessions(stack: BenchStack, n: number): Promise<string[]> {
              (SELECT count(*) FROM run_attempts WHERE run_id IN (SELECT run_id FROM run)) AS run_attempts,
              (SELECT count(*) FROM run_ledger WHERE run_id IN (SELECT run_id FROM run)) AS run_ledger,
              (SELECT count(*) FROM session_waits WHERE session_id = (SELECT id FROM s)) AS session_waits,
-             (SELECT count(*) FROM waitpoints w JOIN session_waits sw ON sw.waitpoint_id = w.id WHERE sw.session_id = (SELECT id FROM s)) AS waitpoints,
-             (SELECT count(*) FROM pgboss.job j WHERE j.data->>'runId' IN (SELECT run_id FROM run)) AS pgboss_jobs`);
+             (SELECT count(*) FROM waitpoints w JOIN session_waits sw ON sw.waitpoint_id = w.id WHERE sw.session_id = (SELECT id FROM s)) AS waitpoints`);
     return r[0] as Record<string, string>;
   });
   return [

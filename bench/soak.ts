@@ -110,12 +110,8 @@ function report(o: SoakOptions, windows: Window[], snapshots: Awaited<ReturnType
   };
   const tables = ["public.runs", "public.run_attempts", "public.run_ledger", "public.waitpoints"];
   const at = (snap: Awaited<ReturnType<typeof deadTuples>>, table: string) => snap.find((t) => t.table === table);
-  const boss = (snap: Awaited<ReturnType<typeof deadTuples>>) => snap.filter((t) => t.table.startsWith("pgboss."));
   const cell = (snap: Awaited<ReturnType<typeof deadTuples>>) =>
-    [
-      ...tables.map((t) => at(snap, t)).map((t) => (t ? `${t.dead.toLocaleString("en-US")} / ${t.live.toLocaleString("en-US")} (${(t.bytes / 1_048_576).toFixed(1)} MB, ${t.autovacuums} av)` : "—")),
-      `${boss(snap).reduce((s, t) => s + t.dead, 0).toLocaleString("en-US")} / ${boss(snap).reduce((s, t) => s + t.live, 0).toLocaleString("en-US")} (${(boss(snap).reduce((s, t) => s + t.bytes, 0) / 1_048_576).toFixed(1)} MB)`,
-    ].join(" | ");
+    tables.map((t) => at(snap, t)).map((t) => (t ? `${t.dead.toLocaleString("en-US")} / ${t.live.toLocaleString("en-US")} (${(t.bytes / 1_048_576).toFixed(1)} MB, ${t.autovacuums} av)` : "—")).join(" | ");
   const settingText = Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(", ");
   return [
     `## Soak: ${o.minutes} minutes of ${o.triggersPerSecond} triggers/s, ${o.resumesPerSecond} waits/s completed, ${o.listsPerSecond} run lists/s${o.listsPerSecond > 0 && !o.rareFilter ? " (without the rare filter status=WAITING)" : ""} (own Postgres: ${settingText})`,
@@ -125,8 +121,8 @@ function report(o: SoakOptions, windows: Window[], snapshots: Awaited<ReturnType
     ...windows.map((w, i) => `| ${i + 1} | ${w.triggers.length.toLocaleString("en-US")} | ${p(w.triggers)} | ${p(w.resumes)} | ${p(w.lists)} |`),
     "",
     `Dead / live tuples (size with indexes and TOAST, autovacuums so far) at each window's end`,
-    `| at | runs | run_attempts | run_ledger | waitpoints | pgboss (all tables) |`,
-    `|---|---|---|---|---|---|`,
+    `| at | runs | run_attempts | run_ledger | waitpoints |`,
+    `|---|---|---|---|---|`,
     ...snapshots.map((s, i) => `| ${i === 0 ? "start" : `${i * o.windowMinutes} min`} | ${cell(s)} |`),
   ];
 }

@@ -75,7 +75,6 @@ async function suspendAll(stack: BenchStack, tokens: string[], n: number) {
         })),
       ),
     );
-    if (i % 20_000 === 0) await stack.engine.db.query("ANALYZE pgboss.job").catch(() => {});
   }
   const triggeredMs = now() - t0;
   await allSuspended;

@@ -11,16 +11,13 @@ const TABLES = ["runs", "run_attempts", "run_ledger", "waitpoints", "packets", "
 
 /**
  * Each table's heap (with its TOAST) and index bytes, and its rows as counted by the last ANALYZE
- * (`reltuples`), with pg-boss's schema (its job tables are partitions) as one line.
+ * (`reltuples`).
  */
 export async function tableBytes(pool: Pool): Promise<TableBytes[]> {
   const { rows } = await pool.query<{ table: string; rows: string; heap: string; indexes: string }>(
     `SELECT c.relname AS table, greatest(c.reltuples, 0)::bigint AS rows, pg_table_size(c.oid) AS heap, pg_indexes_size(c.oid) AS indexes
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = 'public' AND c.relname = ANY($1) AND c.relkind = 'r'
-     UNION ALL
-     SELECT 'pgboss.*', coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint, coalesce(sum(pg_table_size(c.oid)), 0), coalesce(sum(pg_indexes_size(c.oid)), 0)
-     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'pgboss' AND c.relkind = 'r'`,
+     WHERE n.nspname = 'public' AND c.relname = ANY($1) AND c.relkind = 'r'`,
     [TABLES],
   );
   return rows
@@ -47,7 +44,7 @@ export function bytesReport(tables: TableBytes[]): string[] {
 export async function deadTuples(pool: Pool): Promise<{ table: string; live: number; dead: number; autovacuums: number; bytes: number }[]> {
   const { rows } = await pool.query<{ table: string; live: string; dead: string; autovacuums: string; bytes: string }>(
     `SELECT schemaname || '.' || relname AS table, n_live_tup AS live, n_dead_tup AS dead, autovacuum_count AS autovacuums, pg_total_relation_size(relid) AS bytes
-     FROM pg_stat_user_tables WHERE (schemaname = 'public' AND relname = ANY($1)) OR schemaname = 'pgboss' ORDER BY n_dead_tup DESC`,
+     FROM pg_stat_user_tables WHERE schemaname = 'public' AND relname = ANY($1) ORDER BY n_dead_tup DESC`,
     [TABLES],
   );
   return rows.map((r) => ({ table: r.table, live: Number(r.live), dead: Number(r.dead), autovacuums: Number(r.autovacuums), bytes: Number(r.bytes) }));
