@@ -16,12 +16,20 @@ export interface DocRun {
   ms: number;
 }
 
-/** Where a doc's time went: its slowest steps, each with its place in the doc. */
+/**
+ * Where a doc's time went: its slowest steps, each with its place in the doc. A step that would
+ * start past `budgetMs` throws instead, naming them, rather than leave the bare test timeout.
+ */
 class StepTimes {
   readonly #times: { where: string; ms: number }[] = [];
   readonly #started = Date.now();
 
+  constructor(readonly budgetMs: number | undefined) {}
+
   async time<T>(where: string, step: () => Promise<T>): Promise<T> {
+    if (this.budgetMs !== undefined && this.elapsedMs > this.budgetMs) {
+      throw new Error(`${where}: the doc's examples ran past their ${this.budgetMs / 1000} s: ${this.describe()}`);
+    }
     const started = Date.now();
     try {
       return await step();
@@ -55,13 +63,7 @@ export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch
   const work = mkdtempSync(join(tmpdir(), "svc-docs-"));
   const counts = { bashBlocks: 0, bashSteps: 0, tsBlocks: 0 };
   const stateFile = join(work, "state.sh");
-  const times = new StepTimes();
-  // A doc that runs out of time says where its time went, rather than the bare test timeout.
-  const withinBudget = (where: string) => {
-    if (options.budgetMs !== undefined && times.elapsedMs > options.budgetMs) {
-      throw new Error(`${where}: the doc's examples ran past their ${options.budgetMs / 1000} s: ${times.describe()}`);
-    }
-  };
+  const times = new StepTimes(options.budgetMs);
   try {
     for (const block of blocks) {
       if (block.kind !== "test") continue;
@@ -70,14 +72,11 @@ export async function runDoc(blocks: DocBlock[], live: LiveSvc, scratch: Scratch
         for (const step of bashSteps(block)) {
           counts.bashSteps++;
           const where = `${block.doc}:${step.line}`;
-          withinBudget(where);
           await times.time(where, () => runStep(step, { where, env: live.env, cwd: ROOT, stateFile, readTimeoutMs: options.readTimeoutMs ?? 15_000 }));
         }
       } else if (RUNNABLE_TS.has(block.lang)) {
         counts.tsBlocks++;
-        const where = `${block.doc}:${block.line}`;
-        withinBudget(where);
-        await times.time(where, () => runTsBlock(block, scratch, live.env, stateFile));
+        await times.time(`${block.doc}:${block.line}`, () => runTsBlock(block, scratch, live.env, stateFile));
       } else {
         throw new Error(`${block.doc}:${block.line}: cannot run a \`${block.lang} test\` block (bash or ts)`);
       }

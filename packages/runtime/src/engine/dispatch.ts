@@ -2,8 +2,9 @@ import type { Queryable } from "../db/queryable.ts";
 import { wakeWorkers, type ReadyRuns } from "./runs/wake-workers.ts";
 
 /**
- * A run that became ready to be claimed from `runs`: a start (triggered, its delay or backoff
- * over, given back) or a resume.
+ * A run that became ready to be claimed from `runs`: a start (its delay or backoff over, given
+ * back, moved to another claim) or a resume. A trigger's INSERT wakes the workers of its runs
+ * itself (insert-runs.ts).
  */
 export interface RunJob {
   kind: "start" | "resume";
