@@ -1179,6 +1179,16 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.svc_input_rows(p_array json)
+ RETURNS SETOF json
+ LANGUAGE plpgsql
+ STABLE ROWS 1
+AS $function$
+BEGIN
+  RETURN QUERY SELECT json_array_elements(p_array);
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.svc_make_channel_wait(p_waitpoint_id text, p_environment_id text, p_ref text, p_run_id text, p_io text, p_after_seq bigint, p_timeout_at timestamp with time zone, p_out_appended integer, p_now timestamp with time zone, p_closed_error text, p_output_type text, p_timers_channel text)
  RETURNS text
  LANGUAGE plpgsql

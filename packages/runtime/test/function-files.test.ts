@@ -33,7 +33,7 @@ describe("function files", () => {
   it("define the functions of a fresh database, with their checksums recorded", async () => {
     const { db } = await migratedDatabase();
     const files = await loadFunctionFiles();
-    expect(files.map((f) => f.name)).toEqual(["svc_append_run_stream_records", "svc_append_session_records", "svc_batch_trigger", "svc_channel_wait_output", "svc_claimed_ledger", "svc_complete_waitpoint", "svc_make_channel_wait", "svc_notify_credentials_changed", "svc_offer_at_commit", "svc_offer_worker", "svc_parse_duration", "svc_queue_is_limited", "svc_queue_limit", "svc_queue_side_changed", "svc_rate_wait", "svc_run_changed", "svc_runs_inserted", "svc_time_ordered_id", "svc_trigger", "svc_trigger_environment", "svc_trigger_run"]);
+    expect(files.map((f) => f.name)).toEqual(["svc_append_run_stream_records", "svc_append_session_records", "svc_batch_trigger", "svc_channel_wait_output", "svc_claimed_ledger", "svc_complete_waitpoint", "svc_input_rows", "svc_make_channel_wait", "svc_notify_credentials_changed", "svc_offer_at_commit", "svc_offer_worker", "svc_parse_duration", "svc_queue_is_limited", "svc_queue_limit", "svc_queue_side_changed", "svc_rate_wait", "svc_run_changed", "svc_runs_inserted", "svc_time_ordered_id", "svc_trigger", "svc_trigger_environment", "svc_trigger_run"]);
     const { rows } = await db.pool.query<{ name: string; checksum: string }>("SELECT name, checksum FROM svc_functions ORDER BY name");
     expect(rows).toEqual(files.map((f) => ({ name: f.name, checksum: f.checksum })));
     // The text in force is the file's (the body between the dollar quotes is kept verbatim).

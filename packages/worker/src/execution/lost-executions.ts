@@ -12,7 +12,9 @@ export async function lostExecutions(db: Queryable, active: ActiveExecutions): P
   if (active.size === 0) return [];
   const input = active.all().map((e) => ({ run_id: e.runId, claim_token: e.claimToken }));
   const { rows } = await db.query<{ claim_token: string; status: string }>(
-    `SELECT i.claim_token, r.status FROM runs r JOIN json_to_recordset($1::json) AS i(run_id text, claim_token text) ON r.id = i.run_id
+    // Each execution's run found by its primary key (svc_input_rows: planned as one row).
+    `SELECT i.claim_token, r.status FROM svc_input_rows($1::json) e CROSS JOIN LATERAL json_to_record(e) AS i(run_id text, claim_token text)
+     JOIN runs r ON r.id = i.run_id
      WHERE r.status = 'CANCELED' OR (r.status = 'EXECUTING' AND r.claim_token <> i.claim_token)`,
     [JSON.stringify(input)],
   );

@@ -29,6 +29,11 @@ export const resumeDue = `${statusGuard("r.status", CLAIM_RESUME)} AND r.resume_
  * `version`, `now` and `leaseMs` are the parameters that give them. One text for the plain claim
  * and the limited queues' claim (CLAIM_LIMITED_SQL, below). `after`: more CTEs (each with its
  * leading comma) that read `claimed`.
+ *
+ * `picked` carries each run's tuple id (`tid`, current: picked holds the row's lock), and the
+ * UPDATE finds the run by it. Joined by id, the UPDATE was planned as a scan of the whole table
+ * whenever the connection's cached plan was made while `runs` was small or not yet analyzed, and
+ * kept it as the table grew (test/run-lookup-plans.test.ts).
  */
 export function claimPicked(worker: string, version: string, now: string, leaseMs: string, after = ""): string {
   return `claimed AS (
@@ -38,7 +43,7 @@ export function claimPicked(worker: string, version: string, now: string, leaseM
          available_at = NULL, expire_at = NULL, resume_due_at = NULL, offered_at = NULL, offered_start = false,
          lease_expires_at = ${now}::timestamptz + make_interval(secs => ${leaseMs}::double precision / 1000),
          started_at = coalesce(r.started_at, ${now}), updated_at = ${now}
-       FROM picked WHERE r.id = picked.id AND ${statusGuard("r.status", READY)}
+       FROM picked WHERE r.ctid = picked.tid AND r.id = picked.id AND ${statusGuard("r.status", READY)}
        RETURNING ${RETURN_CLAIMED}, picked.status AS previous_status)${versionSeenTouch(version, now)}${after}
      ${SELECT_CLAIMED_READY_WITH_LEDGER}`;
 }
@@ -54,12 +59,12 @@ export function claimPicked(worker: string, version: string, now: string, leaseM
  * $4 worker id, $5 worker version, $6 now, $7 the lease in ms. Constant text.
  */
 export const CLAIM_READY_SQL = `WITH resumes AS (
-       SELECT r.id, r.status FROM runs r
+       SELECT r.id, r.status, r.ctid AS tid FROM runs r
        WHERE r.environment_id = $1 AND ${resumeDue} AND r.claim_from_runs AND r.task_identifier = ANY ($2::text[])
        ORDER BY r.resume_due_at, r.id
        LIMIT $3 FOR UPDATE OF r SKIP LOCKED),
      starts AS (
-       SELECT r.id, r.status FROM runs r
+       SELECT r.id, r.status, r.ctid AS tid FROM runs r
        WHERE r.environment_id = $1 AND ${startDue("$6")} AND r.claim_from_runs AND r.task_identifier = ANY ($2::text[])
        ORDER BY r.created_at, r.id
        LIMIT $3 - (SELECT count(*) FROM resumes) FOR UPDATE OF r SKIP LOCKED),
@@ -246,7 +251,7 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
          row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
-       SELECT r.id, r.status, x.rk, x.rp FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${rateUsedJoins()}
+       SELECT r.id, r.status, r.ctid AS tid, x.rk, x.rp FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${rateUsedJoins()}
        WHERE x.rank + coalesce(running.n, 0) + coalesce(gr.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
          AND NOT EXISTS (SELECT 1 FROM named_blocked b WHERE b.id = x.id) AND ${GATES_ALLOW}
          AND ((${startDue("$7")}) OR (${resumeDue}))

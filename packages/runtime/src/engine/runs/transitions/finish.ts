@@ -24,8 +24,9 @@ export const FINISH_ENDINGS = Object.values(FINISH_TARGETS).map((to) => transiti
  * like any other, fenced by its claim token, and its offer marks are cleared with its claim.
  */
 export const FINISH_EXECUTIONS_SQL = `WITH input AS (
-       SELECT * FROM json_to_recordset($1::json) AS i(run_id text, claim_token text, status text, output text, output_type text,
-         error jsonb, retry boolean, retry_at timestamptz, attempt_status text, started_at timestamptz)),
+       -- One row as planned (svc_input_rows): each run is found by its primary key.
+       SELECT i.* FROM svc_input_rows($1::json) e CROSS JOIN LATERAL json_to_record(e) AS i(run_id text, claim_token text, status text,
+         output text, output_type text, error jsonb, retry boolean, retry_at timestamptz, attempt_status text, started_at timestamptz)),
      finished AS (
        UPDATE runs r SET status = i.status, updated_at = $2, claim_token = NULL, lease_expires_at = NULL, offered_at = NULL, offered_start = false,
          output = i.output, output_type = i.output_type, error = i.error,
