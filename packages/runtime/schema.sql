@@ -1073,6 +1073,8 @@ DECLARE
   offer_max_bytes int := (p_offers->>'maxPayloadBytes')::int;
   keyed_epoch int := (p_offers->>'keyedEpoch')::int;
   resolved_runs text[];
+  offer_env text;
+  offer_version text;
 BEGIN
   UPDATE waitpoints SET status = p_status, completed_at = p_now, output = p_output,
          output_type = p_output_type, output_is_error = p_output_is_error
@@ -1157,12 +1159,14 @@ BEGIN
   END IF;
 
   -- Offered runs now carry their worker's version: keep that version's worker_versions.seen_until
-  -- past this claim, as a worker's own claims do (engine/workers/worker-versions.ts).
-  IF offer_runs IS NOT NULL THEN
-    UPDATE worker_versions v SET seen_until = p_now + interval '1 minute'
-    FROM (SELECT DISTINCT o.environment_id, o.worker_version FROM unnest(offer_runs) o) s
-    WHERE v.environment_id = s.environment_id AND v.version = s.worker_version AND v.seen_until < p_now + interval '30 seconds';
-  END IF;
+  -- past this claim, as a worker's own claims do (engine/workers/worker-versions.ts). One UPDATE
+  -- per version, by its key: the statement's cached plan serves every call. Joined to the unnest
+  -- of the offered runs, it was planned anew at every completion (its generic plan, costed for
+  -- ten array elements, never looked cheaper than one planned for the one run): 0.16 ms each.
+  FOR offer_env, offer_version IN SELECT DISTINCT o.environment_id, o.worker_version FROM unnest(offer_runs) o LOOP
+    UPDATE worker_versions SET seen_until = p_now + interval '1 minute'
+    WHERE environment_id = offer_env AND version = offer_version AND seen_until < p_now + interval '30 seconds';
+  END LOOP;
 
   RETURN QUERY SELECT true, resumed, w, offer_runs, offer_ledgers;
 END;
