@@ -1,12 +1,13 @@
 // The worker's two statements per run, the claim and the ending, find their runs by primary key
-// or tuple id in the plan a connection caches for them (the generic plan, made once per
+// or tuple id in the plan a connection caches for them (and so do a limited queue's claim and its
+// rate marking, which run on generic plans) (the generic plan, made once per
 // connection and kept until the table is analyzed again), however few runs the table held when
 // the plan was made. Before: the ending joined its JSON input (estimated at 100 rows) to `runs`
 // by hashing the table whole, and the claim's UPDATE joined its two picked CTEs to `runs` the same
 // way; on a server without autovacuum (or any table not yet analyzed) that plan, made when the
 // database was new, read every run at every ending and every claim.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_READY_SQL, FINISH_EXECUTIONS_SQL, FakeClock, triggerRun } from "@svc/runtime/engine";
+import { CLAIM_LIMITED_SQL, CLAIM_READY_SQL, FINISH_EXECUTIONS_SQL, FakeClock, RATE_MARK_DELAYED_SQL, triggerRun } from "@svc/runtime/engine";
 import { connectTestEngine, createTestDatabase, type ConnectedEngine, type TestDatabase } from "@svc/runtime/testing";
 
 interface PlanNode {
@@ -43,6 +44,15 @@ async function scansOfRuns(sql: string): Promise<string[]> {
   }
 }
 
+/** The limited claim and the rate marking read `runs` through indexes and tuple ids only. */
+async function expectNoSequentialScans(stage: string) {
+  for (const [name, sql] of [["limited claim", CLAIM_LIMITED_SQL], ["rate marking", RATE_MARK_DELAYED_SQL]] as const) {
+    const scans = await scansOfRuns(sql);
+    expect(scans.length, `${name}, ${stage}`).toBeGreaterThan(0);
+    expect(scans.filter((s) => s === "Seq Scan"), `${name}, ${stage}`).toEqual([]);
+  }
+}
+
 /** Copies of run `id`, finished, as a deployment's history holds them. */
 async function history(id: string, count: number) {
   const { rows } = await db.pool.query<{ name: string }>(
@@ -74,6 +84,7 @@ describe("the claim's and the ending's cached plans", () => {
     expect(rows[0]!.reltuples).toBeLessThan(0);
     expect(await scansOfRuns(FINISH_EXECUTIONS_SQL), "never analyzed").toEqual(["Index Scan runs_pkey"]);
     expect((await scansOfRuns(CLAIM_READY_SQL)).sort(), "never analyzed").toEqual(["Index Scan runs_queued", "Index Scan runs_resumable", "Tid Scan"]);
+    await expectNoSequentialScans("never analyzed");
 
     // 3,000 finished runs, analyzed: a sequential scan costs less than 100 index probes, the
     // estimate of a JSON input's rows.
@@ -82,5 +93,6 @@ describe("the claim's and the ending's cached plans", () => {
     await db.pool.query("ANALYZE runs");
     expect(await scansOfRuns(FINISH_EXECUTIONS_SQL), "analyzed").toEqual(["Index Scan runs_pkey"]);
     expect((await scansOfRuns(CLAIM_READY_SQL)).sort(), "analyzed").toEqual(["Index Scan runs_queued", "Index Scan runs_resumable", "Tid Scan"]);
+    await expectNoSequentialScans("analyzed");
   });
 });

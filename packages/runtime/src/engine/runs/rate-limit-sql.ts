@@ -157,18 +157,20 @@ export const RATE_NEXT_DUE_SQL = `SELECT w.due_at, w.waiting FROM svc_rate_wait(
  * once, by one worker (svc_runs_rate_delayed_total). Only a queue whose rate binds pays for it.
  */
 export const RATE_MARK_DELAYED_SQL = `WITH ready AS (
-       SELECT r.id, r.rk, r.rl, r.rp, true AS start, r.rate_delayed_at,
+       SELECT r.id, r.tid, r.rk, r.rl, r.rp, true AS start, r.rate_delayed_at,
          row_number() OVER (PARTITION BY r.rk ORDER BY r.created_at, r.id) AS rate_rank
        FROM (
-         SELECT r.id, ${RATE_COLUMNS}, r.rate_delayed_at, r.created_at FROM runs r
+         SELECT r.id, r.ctid AS tid, ${RATE_COLUMNS}, r.rate_delayed_at, r.created_at FROM runs r
          WHERE r.environment_id = $1 AND r.queue_name = $2 AND NOT r.claim_from_runs
            AND r.status = 'QUEUED' AND r.available_at IS NULL AND r.task_identifier = ANY ($3::text[])
          ORDER BY r.created_at, r.id LIMIT 1000) r)${rateUsedCtes("$1", "$2", "$4")},
      held AS (
-       SELECT x.id FROM ready x ${rateUsedJoins()}
+       SELECT x.id, x.tid FROM ready x ${rateUsedJoins()}
        WHERE x.rate_delayed_at IS NULL AND NOT ${RATE_ALLOWS}),
      marked AS (
+       -- By tuple id, as the claims find their runs (claimPicked): a run updated since this
+       -- statement's snapshot is left for the next pass.
        UPDATE runs r SET rate_delayed_at = $4 FROM held
-       WHERE r.id = held.id AND r.status = 'QUEUED' AND r.rate_delayed_at IS NULL
+       WHERE r.ctid = held.tid AND r.id = held.id AND r.status = 'QUEUED' AND r.rate_delayed_at IS NULL
        RETURNING 1)
      SELECT count(*)::int AS marked FROM marked`;

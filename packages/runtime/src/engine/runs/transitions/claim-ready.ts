@@ -147,8 +147,8 @@ const LIMITED_READY = `r.environment_id = $1 AND r.queue_name = $2 AND NOT r.cla
            SELECT 1 FROM concurrency_limits c WHERE c.environment_id = $1 AND c.name = ANY (r.concurrency_limits) AND c.paused))))
          AND ${GATE_READY}`;
 
-/** What the limited claim ranks of each ready run `r`: its concurrency key `k`, its rate key `rk` and own rate bound, whether it is a start, its named limits `cl`, its gates. */
-const LIMITED_READY_COLUMNS = `r.id, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_COLUMNS}, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates`;
+/** What the limited claim ranks of each ready run `r` (and its tuple id, `tid`: picked finds the run by it): its concurrency key `k`, its rate key `rk` and own rate bound, whether it is a start, its named limits `cl`, its gates. */
+const LIMITED_READY_COLUMNS = `r.id, r.ctid AS tid, coalesce(r.concurrency_key, '') AS k, r.created_at, ${RATE_COLUMNS}, r.status = 'QUEUED' AS start, r.concurrency_limits AS cl, r.gates`;
 
 /**
  * The CTEs (after `lim`, `running` and `rate`) that spare a limited claim its window when the first
@@ -251,7 +251,7 @@ export const CLAIM_LIMITED_SQL = `WITH lim AS (
        SELECT ready.*, row_number() OVER (PARTITION BY ready.k ORDER BY ready.created_at, ready.id) AS rank,
          row_number() OVER (PARTITION BY ready.rk, ready.start ORDER BY ready.created_at, ready.id) AS rate_rank FROM ready),
      picked AS (
-       SELECT r.id, r.status, r.ctid AS tid, x.rk, x.rp FROM runs r JOIN ranked x ON x.id = r.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${rateUsedJoins()}
+       SELECT r.id, r.status, r.ctid AS tid, x.rk, x.rp FROM runs r JOIN ranked x ON r.ctid = x.tid AND r.id = x.id LEFT JOIN running ON running.k = x.k ${GATED_RUNNING_JOIN} ${rateUsedJoins()}
        WHERE x.rank + coalesce(running.n, 0) + coalesce(gr.n, 0) <= (SELECT n FROM lim) AND ${RATE_ALLOWS}
          AND NOT EXISTS (SELECT 1 FROM named_blocked b WHERE b.id = x.id) AND ${GATES_ALLOW}
          AND ((${startDue("$7")}) OR (${resumeDue}))
