@@ -30,10 +30,12 @@ export const resumeDue = `${statusGuard("r.status", CLAIM_RESUME)} AND r.resume_
  * and the limited queues' claim (CLAIM_LIMITED_SQL, below). `after`: more CTEs (each with its
  * leading comma) that read `claimed`.
  *
- * `picked` carries each run's tuple id (`tid`, current: picked holds the row's lock), and the
- * UPDATE finds the run by it. Joined by id, the UPDATE was planned as a scan of the whole table
- * whenever the connection's cached plan was made while `runs` was small or not yet analyzed, and
- * kept it as the table grew (test/run-lookup-plans.test.ts).
+ * `picked` carries each run's tuple id (`tid`), and the UPDATE finds the run by it. Joined by id,
+ * the UPDATE was planned as a scan of the whole table whenever the connection's cached plan was
+ * made while `runs` was small or not yet analyzed, and kept it as the table grew
+ * (test/run-lookup-plans.test.ts). A run another transaction updated after this statement's
+ * snapshot (and left ready) has a tuple id the UPDATE cannot see: it is not claimed this time and
+ * stays ready for the next claim (the worker's poll, at the latest), as a run another claim held.
  */
 export function claimPicked(worker: string, version: string, now: string, leaseMs: string, after = ""): string {
   return `claimed AS (
